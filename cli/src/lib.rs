@@ -1,0 +1,7 @@
+//! The `vwr` command line: local all-in-one server (`vwr dev`), table bootstrap, key
+//! generation and the admin client.
+
+pub mod admin;
+pub mod client;
+pub mod dev;
+pub mod devstate;

@@ -1,0 +1,97 @@
+//! `vwr`: run the waiting room locally, bootstrap tables, generate keys, administer events.
+#![allow(clippy::print_stdout)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use vwr::admin::{AdminCommand, AdminTarget};
+use vwr::dev::DevOptions;
+
+#[derive(Debug, Parser)]
+#[command(name = "vwr", version, about = "vwr — a serverless two-tier virtual waiting room")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run everything locally on one port (tier-1 API, admin API, advancer).
+    Dev(DevOptions),
+    /// Create the DynamoDB table (and index, TTL) if missing, against AWS or AWS_ENDPOINT_URL.
+    Bootstrap {
+        #[arg(long, default_value = "vwr-tier1", env = "VWR_TABLE")]
+        table: String,
+    },
+    /// Key material.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Call the admin API.
+    Admin {
+        #[command(flatten)]
+        target: AdminTarget,
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Print fresh keys: env lines for local use and the Secrets Manager JSON.
+    Generate {
+        /// Key id of the new key (default: k + today's date).
+        #[arg(long)]
+        kid: Option<String>,
+    },
+}
+
+fn default_kid() -> String {
+    let days = vwr_core::time::now_secs() / 86_400;
+    format!("k{days}")
+}
+
+async fn generate_keys(kid: Option<String>) -> Result<(), String> {
+    let kid = kid.unwrap_or_else(default_kid);
+    let ring = vwr_core::HmacKeyring::generate(&kid).map_err(|e| e.to_string())?;
+    let admin = vwr::devstate::random_secret(24).map_err(|e| e.to_string())?;
+    println!("# Tier-1 HMAC key (HS256). Keep secret. To rotate, prepend the new key and keep the old");
+    println!("# one until every ticket and token signed with it has expired.");
+    println!("VWR_TIER1_KEYS={}", ring.to_text());
+    println!("VWR_TIER1_SIGNING_KID={kid}");
+    println!("# Admin bearer key for the local server:");
+    println!("VWR_ADMIN_KEY={admin}");
+    println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");
+    println!("# {}", ring.to_json());
+    Ok(())
+}
+
+async fn bootstrap(table: String) -> Result<(), String> {
+    let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let store = vwr_tier1::dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone());
+    store.ensure_table().await.map_err(|e| format!("table {table}: {e}"))?;
+    println!("table {table} ready");
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    vwr_core::logging::init_pretty();
+    let result = match cli.command {
+        Command::Dev(opts) => vwr::dev::run(opts).await.map_err(|e| e.to_string()),
+        Command::Bootstrap { table } => bootstrap(table).await,
+        Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
+        Command::Admin { target, command } => vwr::admin::run(target, command).await.map(|v| {
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vwr: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

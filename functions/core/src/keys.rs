@@ -1,0 +1,274 @@
+//! HMAC key rings (tier-1 tokens and tickets): several keys by `kid`, one of them signing, all
+//! of them verifying, so keys rotate without logging anyone out.
+//!
+//! Text form (env `VWR_TIER1_KEYS`): `kid:base64url,kid2:base64url`, signing kid from
+//! `VWR_TIER1_SIGNING_KID` (default: the first). JSON form (Secrets Manager):
+//! `{"signingKid":"k1","keys":{"k1":"base64url…","k0":"…"}}`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use aws_lc_rs::hmac;
+use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use serde::{Deserialize, Serialize};
+
+/// Minimum HMAC key length in bytes (HS256 wants at least the hash size).
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// A problem with key material or key configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("no keys configured")]
+    Empty,
+    #[error("key entry {0:?} is not of the form kid:base64key")]
+    BadEntry(String),
+    #[error("kid {0:?} is invalid: use 1-32 characters of A-Z a-z 0-9 _ -")]
+    BadKid(String),
+    #[error("key {0:?} is not valid base64")]
+    BadBase64(String),
+    #[error("key {kid:?} has {len} bytes; at least {MIN_KEY_BYTES} are required")]
+    TooShort { kid: String, len: usize },
+    #[error("kid {0:?} appears twice")]
+    Duplicate(String),
+    #[error("signing kid {0:?} is not among the configured keys")]
+    UnknownSigningKid(String),
+    #[error("key document is not valid JSON: {0}")]
+    BadJson(String),
+    #[error("random generator failed")]
+    Random,
+}
+
+/// Checks a key id.
+pub fn validate_kid(kid: &str) -> Result<(), KeyError> {
+    if kid.is_empty() || kid.len() > 32 || !kid.bytes().all(crate::ids::is_event_id_byte) {
+        return Err(KeyError::BadKid(kid.to_owned()));
+    }
+    Ok(())
+}
+
+/// Decodes base64 (URL-safe or standard, padded or not).
+pub fn decode_b64(s: &str) -> Option<Vec<u8>> {
+    let t = s.trim().trim_end_matches('=');
+    URL_SAFE_NO_PAD
+        .decode(t)
+        .ok()
+        .or_else(|| base64::engine::general_purpose::STANDARD_NO_PAD.decode(t).ok())
+        .or_else(|| STANDARD.decode(s.trim()).ok())
+}
+
+/// `n` bytes from the system's secure random generator.
+pub fn random_bytes(n: usize) -> Result<Vec<u8>, KeyError> {
+    let mut b = vec![0u8; n];
+    SystemRandom::new().fill(&mut b).map_err(|_| KeyError::Random)?;
+    Ok(b)
+}
+
+/// A set of HMAC keys by `kid`; one of them signs.
+#[derive(Clone)]
+pub struct HmacKeyring {
+    signing_kid: String,
+    keys: BTreeMap<String, Vec<u8>>,
+}
+
+impl fmt::Debug for HmacKeyring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print key material.
+        f.debug_struct("HmacKeyring")
+            .field("signing_kid", &self.signing_kid)
+            .field("kids", &self.keys.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyDoc {
+    signing_kid: Option<String>,
+    keys: BTreeMap<String, String>,
+}
+
+impl HmacKeyring {
+    /// Builds a key ring from raw keys; checks kids, lengths and the signing kid.
+    pub fn new(signing_kid: &str, keys: BTreeMap<String, Vec<u8>>) -> Result<Self, KeyError> {
+        if keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        for (kid, key) in &keys {
+            validate_kid(kid)?;
+            if key.len() < MIN_KEY_BYTES {
+                return Err(KeyError::TooShort { kid: kid.clone(), len: key.len() });
+            }
+        }
+        if !keys.contains_key(signing_kid) {
+            return Err(KeyError::UnknownSigningKid(signing_kid.to_owned()));
+        }
+        Ok(Self { signing_kid: signing_kid.to_owned(), keys })
+    }
+
+    /// Parses the text form `kid:base64,kid2:base64`; `signing_kid` defaults to the first.
+    pub fn from_text(text: &str, signing_kid: Option<&str>) -> Result<Self, KeyError> {
+        let mut keys = BTreeMap::new();
+        let mut first = None;
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (kid, b64) = entry.split_once(':').ok_or_else(|| KeyError::BadEntry(redact(entry)))?;
+            let kid = kid.trim();
+            validate_kid(kid)?;
+            let key = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.to_owned()))?;
+            if keys.insert(kid.to_owned(), key).is_some() {
+                return Err(KeyError::Duplicate(kid.to_owned()));
+            }
+            first.get_or_insert_with(|| kid.to_owned());
+        }
+        let first = first.ok_or(KeyError::Empty)?;
+        let signing = signing_kid.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(&first).to_owned();
+        Self::new(&signing, keys)
+    }
+
+    /// Parses the JSON form kept in Secrets Manager.
+    pub fn from_json(json: &str) -> Result<Self, KeyError> {
+        let doc: KeyDoc = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
+        let mut keys = BTreeMap::new();
+        for (kid, b64) in &doc.keys {
+            validate_kid(kid)?;
+            let key = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.clone()))?;
+            keys.insert(kid.clone(), key);
+        }
+        let signing = match doc.signing_kid {
+            Some(s) => s,
+            None => keys.keys().next_back().cloned().ok_or(KeyError::Empty)?,
+        };
+        Self::new(&signing, keys)
+    }
+
+    /// A fresh ring with one random 32-byte key.
+    pub fn generate(kid: &str) -> Result<Self, KeyError> {
+        validate_kid(kid)?;
+        let key = random_bytes(MIN_KEY_BYTES)?;
+        Self::new(kid, BTreeMap::from([(kid.to_owned(), key)]))
+    }
+
+    pub fn signing_kid(&self) -> &str {
+        &self.signing_kid
+    }
+
+    /// The signing key (there always is one).
+    pub fn signing_key(&self) -> &[u8] {
+        self.keys.get(&self.signing_kid).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// The key for `kid`, if known.
+    pub fn key(&self, kid: &str) -> Option<&[u8]> {
+        self.keys.get(kid).map(Vec::as_slice)
+    }
+
+    pub fn kids(&self) -> impl Iterator<Item = &str> {
+        self.keys.keys().map(String::as_str)
+    }
+
+    /// Text form (for env files). Contains secrets.
+    pub fn to_text(&self) -> String {
+        self.keys
+            .iter()
+            .map(|(k, v)| format!("{k}:{}", URL_SAFE_NO_PAD.encode(v)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// JSON form (for Secrets Manager). Contains secrets.
+    pub fn to_json(&self) -> String {
+        let doc = KeyDoc {
+            signing_kid: Some(self.signing_kid.clone()),
+            keys: self.keys.iter().map(|(k, v)| (k.clone(), URL_SAFE_NO_PAD.encode(v))).collect(),
+        };
+        serde_json::to_string(&doc).unwrap_or_default()
+    }
+
+    /// Derives a purpose-specific key ring (same kids) so one secret never signs two kinds of
+    /// message: `HMAC(key, label)` per kid.
+    pub fn derive(&self, label: &str) -> Self {
+        let keys = self
+            .keys
+            .iter()
+            .map(|(kid, key)| {
+                let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+                (kid.clone(), hmac::sign(&k, label.as_bytes()).as_ref().to_vec())
+            })
+            .collect();
+        Self { signing_kid: self.signing_kid.clone(), keys }
+    }
+}
+
+fn redact(entry: &str) -> String {
+    match entry.split_once(':') {
+        Some((kid, _)) => format!("{kid}:…"),
+        None => entry.chars().take(8).collect::<String>() + "…",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b64(n: usize, fill: u8) -> String {
+        URL_SAFE_NO_PAD.encode(vec![fill; n])
+    }
+
+    #[test]
+    fn parses_text_form_with_default_and_explicit_signing_kid() {
+        let text = format!("k2:{},k1:{}", b64(32, 2), b64(32, 1));
+        let ring = HmacKeyring::from_text(&text, None).unwrap();
+        assert_eq!(ring.signing_kid(), "k2");
+        assert_eq!(ring.key("k1"), Some(&[1u8; 32][..]));
+        let ring = HmacKeyring::from_text(&text, Some("k1")).unwrap();
+        assert_eq!(ring.signing_key(), &[1u8; 32][..]);
+    }
+
+    #[test]
+    fn rejects_bad_configs() {
+        assert_eq!(HmacKeyring::from_text("", None).unwrap_err(), KeyError::Empty);
+        assert!(matches!(HmacKeyring::from_text("nocolon", None), Err(KeyError::BadEntry(_))));
+        assert!(matches!(
+            HmacKeyring::from_text(&format!("k1:{}", b64(16, 1)), None),
+            Err(KeyError::TooShort { .. })
+        ));
+        assert!(matches!(HmacKeyring::from_text("k1:!!!", None), Err(KeyError::BadBase64(_))));
+        assert!(matches!(
+            HmacKeyring::from_text(&format!("bad kid:{}", b64(32, 1)), None),
+            Err(KeyError::BadKid(_))
+        ));
+        let dup = format!("k1:{},k1:{}", b64(32, 1), b64(32, 2));
+        assert!(matches!(HmacKeyring::from_text(&dup, None), Err(KeyError::Duplicate(_))));
+        let one = format!("k1:{}", b64(32, 1));
+        assert!(matches!(HmacKeyring::from_text(&one, Some("k9")), Err(KeyError::UnknownSigningKid(_))));
+    }
+
+    #[test]
+    fn error_messages_never_contain_key_material() {
+        let secret = b64(8, 7);
+        let err = HmacKeyring::from_text(&format!("k1{secret}"), None).unwrap_err().to_string();
+        assert!(!err.contains(&secret[4..]), "{err}");
+    }
+
+    #[test]
+    fn json_round_trip_and_generation() {
+        let ring = HmacKeyring::generate("k2026").unwrap();
+        let back = HmacKeyring::from_json(&ring.to_json()).unwrap();
+        assert_eq!(back.signing_kid(), "k2026");
+        assert_eq!(back.signing_key(), ring.signing_key());
+        let back = HmacKeyring::from_text(&ring.to_text(), None).unwrap();
+        assert_eq!(back.signing_key(), ring.signing_key());
+        assert!(!format!("{ring:?}").contains(&URL_SAFE_NO_PAD.encode(ring.signing_key())));
+    }
+
+    #[test]
+    fn derived_keys_differ_per_label() {
+        let ring = HmacKeyring::generate("k").unwrap();
+        let a = ring.derive("a");
+        let b = ring.derive("b");
+        assert_ne!(a.signing_key(), b.signing_key());
+        assert_ne!(a.signing_key(), ring.signing_key());
+        assert_eq!(a.signing_key(), ring.derive("a").signing_key());
+    }
+}

@@ -1,0 +1,19 @@
+//! Shared core of vwr: identifiers, the error contract, signing keys, tier-1 tokens,
+//! tickets (`requestId`s), poll hints and logging set-up. Nothing here knows about Lambda,
+//! DynamoDB or Redis.
+
+pub mod admin_auth;
+pub mod config;
+pub mod error;
+pub mod hints;
+pub mod ids;
+pub mod keys;
+pub mod logging;
+pub mod metrics;
+pub mod ticket;
+pub mod time;
+pub mod token;
+
+pub use error::ApiError;
+pub use ids::EventId;
+pub use keys::{HmacKeyring, KeyError};

@@ -1,0 +1,177 @@
+//! Tickets: the opaque `requestId` that `assign` hands out. A ticket carries the event, the
+//! position and the issue time, signed with a key derived from the tier-1 key ring, so `check`
+//! needs no per-user read and nobody can forge or alter a place in line.
+//!
+//! Form: `v1.<kid>.<payload>.<mac>` where `payload` is base64url of `eventId:position:issuedAt`
+//! and `mac` is the first 16 bytes of HMAC-SHA256 over `v1.<kid>.<payload>`, base64url.
+
+use aws_lc_rs::{constant_time, hmac};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::ids::EventId;
+use crate::keys::{HmacKeyring, validate_kid};
+
+/// Label from which the ticket key ring is derived.
+pub const TICKET_KEY_LABEL: &str = "vwr/ticket/v1";
+/// Longest ticket accepted (far above any real one; a guard against huge inputs).
+pub const MAX_TICKET_LEN: usize = 256;
+const MAC_BYTES: usize = 16;
+
+/// The content of a ticket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    pub event: EventId,
+    pub position: u64,
+    pub issued_at: u64,
+}
+
+/// Why a ticket was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TicketError {
+    #[error("request id is malformed")]
+    Malformed,
+    #[error("request id was signed with an unknown key")]
+    UnknownKid,
+    #[error("request id signature does not match")]
+    BadSignature,
+    #[error("request id belongs to another event")]
+    WrongEvent,
+    #[error("request id has expired")]
+    Expired,
+}
+
+/// Signs and verifies tickets.
+#[derive(Debug, Clone)]
+pub struct TicketSigner {
+    ring: HmacKeyring,
+    ttl_secs: u64,
+}
+
+impl TicketSigner {
+    /// `ring` is the tier-1 key ring; the ticket keys are derived from it.
+    pub fn new(tier1_ring: &HmacKeyring, ttl_secs: u64) -> Self {
+        Self { ring: tier1_ring.derive(TICKET_KEY_LABEL), ttl_secs }
+    }
+
+    pub fn ttl_secs(&self) -> u64 {
+        self.ttl_secs
+    }
+
+    fn mac(key: &[u8], signed: &str) -> Vec<u8> {
+        let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+        hmac::sign(&k, signed.as_bytes()).as_ref()[..MAC_BYTES].to_vec()
+    }
+
+    /// Issues a ticket string.
+    pub fn issue(&self, t: &Ticket) -> String {
+        let kid = self.ring.signing_kid();
+        let payload = URL_SAFE_NO_PAD.encode(format!("{}:{}:{}", t.event, t.position, t.issued_at));
+        let signed = format!("v1.{kid}.{payload}");
+        let mac = URL_SAFE_NO_PAD.encode(Self::mac(self.ring.signing_key(), &signed));
+        format!("{signed}.{mac}")
+    }
+
+    /// Verifies a ticket for `event` at time `now`.
+    pub fn verify(&self, s: &str, event: &EventId, now: u64) -> Result<Ticket, TicketError> {
+        if s.len() > MAX_TICKET_LEN || !s.is_ascii() {
+            return Err(TicketError::Malformed);
+        }
+        let mut parts = s.split('.');
+        let (Some(ver), Some(kid), Some(payload), Some(mac), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(TicketError::Malformed);
+        };
+        if ver != "v1" || validate_kid(kid).is_err() {
+            return Err(TicketError::Malformed);
+        }
+        let signed = &s[..s.len() - mac.len() - 1];
+        let mac = URL_SAFE_NO_PAD.decode(mac).map_err(|_| TicketError::Malformed)?;
+        if mac.len() != MAC_BYTES {
+            return Err(TicketError::Malformed);
+        }
+        let key = self.ring.key(kid).ok_or(TicketError::UnknownKid)?;
+        let want = Self::mac(key, signed);
+        constant_time::verify_slices_are_equal(&want, &mac).map_err(|_| TicketError::BadSignature)?;
+        let raw = URL_SAFE_NO_PAD.decode(payload).map_err(|_| TicketError::Malformed)?;
+        let raw = String::from_utf8(raw).map_err(|_| TicketError::Malformed)?;
+        let mut f = raw.split(':');
+        let (Some(ev), Some(pos), Some(iat), None) = (f.next(), f.next(), f.next(), f.next()) else {
+            return Err(TicketError::Malformed);
+        };
+        let ticket_event = EventId::parse(ev).map_err(|_| TicketError::Malformed)?;
+        let position: u64 = pos.parse().map_err(|_| TicketError::Malformed)?;
+        let issued_at: u64 = iat.parse().map_err(|_| TicketError::Malformed)?;
+        if position == 0 {
+            return Err(TicketError::Malformed);
+        }
+        if &ticket_event != event {
+            return Err(TicketError::WrongEvent);
+        }
+        if now >= issued_at.saturating_add(self.ttl_secs) {
+            return Err(TicketError::Expired);
+        }
+        Ok(Ticket { event: ticket_event, position, issued_at })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signer() -> TicketSigner {
+        TicketSigner::new(&HmacKeyring::generate("k1").unwrap(), 3600)
+    }
+
+    fn ev(s: &str) -> EventId {
+        EventId::parse(s).unwrap()
+    }
+
+    #[test]
+    fn round_trip() {
+        let s = signer();
+        let t = Ticket { event: ev("e1"), position: 42, issued_at: 1000 };
+        let id = s.issue(&t);
+        assert!(id.len() < 100, "{id}");
+        assert_eq!(s.verify(&id, &ev("e1"), 1001), Ok(t));
+    }
+
+    #[test]
+    fn refuses_foreign_event_tamper_expiry_and_garbage() {
+        let s = signer();
+        let id = s.issue(&Ticket { event: ev("e1"), position: 42, issued_at: 1000 });
+        assert_eq!(s.verify(&id, &ev("e2"), 1001), Err(TicketError::WrongEvent));
+        assert_eq!(s.verify(&id, &ev("e1"), 4600), Err(TicketError::Expired));
+        // A payload for another position under the old MAC.
+        let parts: Vec<&str> = id.split('.').collect();
+        let forged_payload = URL_SAFE_NO_PAD.encode("e1:1:1000");
+        let forged = format!("v1.{}.{}.{}", parts[1], forged_payload, parts[3]);
+        assert_eq!(s.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
+        // Flip one character of the MAC.
+        let mut bytes = id.clone().into_bytes();
+        let last = bytes.len() - 2;
+        bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
+        let flipped = String::from_utf8(bytes).unwrap();
+        assert_eq!(s.verify(&flipped, &ev("e1"), 1001), Err(TicketError::BadSignature));
+        // Signed by another ring.
+        let other = signer().issue(&Ticket { event: ev("e1"), position: 42, issued_at: 1000 });
+        assert_eq!(s.verify(&other, &ev("e1"), 1001), Err(TicketError::BadSignature));
+        for junk in ["", "v1", "v1.k1.x.y", "v2.k1.a.b", "v1.k1.a.b.c", &"v".repeat(300), "v1.k!.YQ.YQ"] {
+            assert_eq!(s.verify(junk, &ev("e1"), 1001), Err(TicketError::Malformed), "{junk}");
+        }
+        let unknown = id.replacen("v1.k1.", "v1.k9.", 1);
+        assert_eq!(s.verify(&unknown, &ev("e1"), 1001), Err(TicketError::UnknownKid));
+    }
+
+    #[test]
+    fn old_kid_still_verifies_after_rotation() {
+        let old = HmacKeyring::generate("old").unwrap();
+        let id = TicketSigner::new(&old, 60).issue(&Ticket { event: ev("e"), position: 1, issued_at: 0 });
+        let mut text = HmacKeyring::generate("new").unwrap().to_text();
+        text.push(',');
+        text.push_str(&old.to_text());
+        let rotated = HmacKeyring::from_text(&text, Some("new")).unwrap();
+        assert!(TicketSigner::new(&rotated, 60).verify(&id, &ev("e"), 1).is_ok());
+    }
+}

@@ -1,0 +1,216 @@
+//! Tier-1 tokens: JWT HS256 with a `kid` header and the claims `iss`, `aud`, `sub` (requestId),
+//! `eid` (eventId), `pos`, `tier: 1`, `iat`, `nbf`, `exp`, `jti` (SPEC "Tokens").
+//!
+//! Verification rejects a bad signature, an unknown `kid`, any `alg` but HS256 (`none`
+//! included), a missing or past `exp`, a future `nbf` (beyond a small leeway), a wrong `tier`,
+//! a wrong event, and a wrong issuer or audience.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use crate::ids::EventId;
+use crate::keys::HmacKeyring;
+
+/// Longest token accepted before any parsing.
+pub const MAX_TOKEN_LEN: usize = 4096;
+/// Clock skew allowed for `nbf`.
+pub const NBF_LEEWAY_SECS: u64 = 30;
+
+/// Claims of a tier-1 token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tier1Claims {
+    pub iss: String,
+    pub aud: String,
+    pub sub: String,
+    pub eid: String,
+    pub pos: u64,
+    pub tier: u8,
+    pub iat: u64,
+    pub nbf: u64,
+    pub exp: u64,
+    pub jti: String,
+}
+
+/// Claims as read from an untrusted token: everything optional so a missing claim is a
+/// typed refusal rather than a parse error.
+#[derive(Debug, Deserialize)]
+struct RawClaims {
+    iss: Option<String>,
+    aud: Option<serde_json::Value>,
+    sub: Option<String>,
+    eid: Option<String>,
+    pos: Option<u64>,
+    tier: Option<serde_json::Value>,
+    iat: Option<u64>,
+    nbf: Option<u64>,
+    exp: Option<u64>,
+    jti: Option<String>,
+}
+
+/// Why a token was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("token is malformed")]
+    Malformed,
+    #[error("token algorithm is not accepted")]
+    UnsupportedAlg,
+    #[error("token key id is missing or unknown")]
+    UnknownKid,
+    #[error("token signature does not match")]
+    BadSignature,
+    #[error("token has no expiry")]
+    MissingExp,
+    #[error("token has expired")]
+    Expired,
+    #[error("token is not valid yet")]
+    NotYetValid,
+    #[error("token is for another tier")]
+    WrongTier,
+    #[error("token is for another event")]
+    WrongEvent,
+    #[error("token is for another user")]
+    WrongUser,
+    #[error("token has the wrong issuer or audience")]
+    WrongIssuer,
+    #[error("token lacks a required claim")]
+    MissingClaim,
+}
+
+impl TokenError {
+    /// Stable machine code for logs and metrics.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Malformed => "malformed",
+            Self::UnsupportedAlg => "unsupported_alg",
+            Self::UnknownKid => "unknown_kid",
+            Self::BadSignature => "bad_signature",
+            Self::MissingExp => "missing_exp",
+            Self::Expired => "expired",
+            Self::NotYetValid => "not_yet_valid",
+            Self::WrongTier => "wrong_tier",
+            Self::WrongEvent => "wrong_event",
+            Self::WrongUser => "wrong_user",
+            Self::WrongIssuer => "wrong_issuer",
+            Self::MissingClaim => "missing_claim",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawHeader {
+    alg: Option<String>,
+    kid: Option<String>,
+}
+
+/// Reads the `alg` and `kid` of a JWT header, refusing anything but `expected_alg`.
+pub fn read_header(token: &str, expected_alg: &str) -> Result<String, TokenError> {
+    if token.len() > MAX_TOKEN_LEN || !token.is_ascii() {
+        return Err(TokenError::Malformed);
+    }
+    let head = token.split('.').next().ok_or(TokenError::Malformed)?;
+    if token.split('.').count() != 3 {
+        return Err(TokenError::Malformed);
+    }
+    let raw = URL_SAFE_NO_PAD.decode(head).map_err(|_| TokenError::Malformed)?;
+    let h: RawHeader = serde_json::from_slice(&raw).map_err(|_| TokenError::Malformed)?;
+    if h.alg.as_deref() != Some(expected_alg) {
+        return Err(TokenError::UnsupportedAlg);
+    }
+    h.kid.ok_or(TokenError::UnknownKid)
+}
+
+/// Issues and verifies tier-1 tokens.
+#[derive(Debug, Clone)]
+pub struct Tier1Tokens {
+    ring: HmacKeyring,
+    issuer: String,
+    audience: String,
+}
+
+impl Tier1Tokens {
+    pub fn new(ring: HmacKeyring, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        Self { ring, issuer: issuer.into(), audience: audience.into() }
+    }
+
+    pub fn ring(&self) -> &HmacKeyring {
+        &self.ring
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// Signs `claims` with the signing key. HS256 is deterministic: the same claims give the
+    /// same token.
+    pub fn sign(&self, claims: &Tier1Claims) -> Result<String, TokenError> {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some(self.ring.signing_kid().to_owned());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(self.ring.signing_key()))
+            .map_err(|_| TokenError::Malformed)
+    }
+
+    /// Verifies a tier-1 token for `event` at time `now`.
+    pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
+        let kid = read_header(token, "HS256")?;
+        let key = self.ring.key(&kid).ok_or(TokenError::UnknownKid)?;
+        let mut v = Validation::new(Algorithm::HS256);
+        v.validate_exp = false;
+        v.validate_nbf = false;
+        v.validate_aud = false;
+        v.required_spec_claims.clear();
+        let data = jsonwebtoken::decode::<RawClaims>(token, &DecodingKey::from_secret(key), &v).map_err(
+            |e| match e.kind() {
+                jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
+                jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
+                _ => TokenError::Malformed,
+            },
+        )?;
+        let c = data.claims;
+        let exp = c.exp.ok_or(TokenError::MissingExp)?;
+        if now >= exp {
+            return Err(TokenError::Expired);
+        }
+        if c.nbf.is_some_and(|nbf| nbf > now.saturating_add(NBF_LEEWAY_SECS)) {
+            return Err(TokenError::NotYetValid);
+        }
+        if c.tier != Some(serde_json::Value::from(1)) {
+            return Err(TokenError::WrongTier);
+        }
+        if c.eid.as_deref() != Some(event.as_str()) {
+            return Err(TokenError::WrongEvent);
+        }
+        let aud_ok = match &c.aud {
+            Some(serde_json::Value::String(a)) => a == &self.audience,
+            Some(serde_json::Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(&self.audience)),
+            _ => false,
+        };
+        if c.iss.as_deref() != Some(self.issuer.as_str()) || !aud_ok {
+            return Err(TokenError::WrongIssuer);
+        }
+        let (Some(sub), Some(pos), Some(jti)) = (c.sub, c.pos, c.jti) else {
+            return Err(TokenError::MissingClaim);
+        };
+        let nbf = c.nbf.unwrap_or(0);
+        Ok(Tier1Claims {
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            sub,
+            eid: event.as_str().to_owned(),
+            pos,
+            tier: 1,
+            iat: c.iat.unwrap_or(nbf),
+            nbf,
+            exp,
+            jti,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,44 @@
+//! Lambda: the tier-1 advancer. EventBridge Scheduler invokes it every minute
+//! (`rate(1 minute)`); each invocation ticks until shortly before its deadline, so a 10 s
+//! event gets 6 steps per invocation. Overlapping or repeated invocations never
+//! double-advance a step (conditional writes keyed on the step).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lambda_runtime::{LambdaEvent, service_fn};
+use vwr_core::metrics::MetricsSink;
+use vwr_core::time::now_millis;
+use vwr_lambda::startup_error;
+
+/// Stop ticking this long before the invocation deadline.
+const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
+/// Never run longer than one schedule period.
+const MAX_RUN: Duration = Duration::from_secs(60);
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    vwr_core::logging::init_json();
+    let sdk = vwr_lambda::sdk_config().await;
+    let env = vwr_core::config::Env::from_process();
+    let tick = vwr_tier1::config::Tier1Config::from_env(&env)
+        .map_err(|e| startup_error("tier-1 configuration", e))?
+        .advancer_tick;
+    let svc = vwr_tier1::config::dynamo_service(&env, &sdk)
+        .await
+        .map_err(|e| startup_error("tier-1 configuration", e))?;
+
+    lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| {
+        let svc = Arc::clone(&svc);
+        async move {
+            let left = Duration::from_millis(ev.context.deadline.saturating_sub(now_millis()));
+            let budget = left.saturating_sub(DEADLINE_MARGIN).min(MAX_RUN);
+            let summary = vwr_tier1::advancer::run_for(&svc, tick, budget, MetricsSink::Emf).await;
+            tracing::info!(event = "tier1.advancer_run", ticks = summary.ticks, advanced = summary.advanced, served = summary.served, errors = summary.errors);
+            Ok::<_, lambda_runtime::Error>(serde_json::json!({
+                "ticks": summary.ticks, "advanced": summary.advanced, "served": summary.served, "errors": summary.errors
+            }))
+        }
+    }))
+    .await
+}

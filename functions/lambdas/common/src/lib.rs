@@ -1,0 +1,68 @@
+//! Glue shared by the vwr Lambda entry points. Library crates never see Lambda types: this
+//! crate turns the API Gateway request context into plain request extensions.
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use lambda_http::RequestExt;
+use lambda_http::request::RequestContext;
+use vwr_core::admin_auth::AdminCaller;
+
+/// The caller's identity as set by an upstream API Gateway authorizer (JWT or Lambda
+/// authorizer): the `sub` claim or the authorizer's `principalId`/`userId` context field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorizerSubject(pub String);
+
+/// Logs a start-up failure with context (Lambda would otherwise only show "dispatch failure")
+/// and turns it into the runtime's error type.
+pub fn startup_error(what: &str, err: impl std::fmt::Display) -> lambda_http::Error {
+    tracing::error!(event = "startup_failed", what, error = %err);
+    format!("{what}: {err}").into()
+}
+
+/// Loads the AWS SDK configuration (honours `AWS_ENDPOINT_URL`).
+pub async fn sdk_config() -> aws_config::SdkConfig {
+    aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await
+}
+
+fn iam_caller(ctx: &RequestContext) -> Option<String> {
+    match ctx {
+        RequestContext::ApiGatewayV2(c) => c.authorizer.as_ref()?.iam.as_ref()?.user_arn.clone(),
+        RequestContext::ApiGatewayV1(c) => c.identity.user_arn.clone(),
+        _ => None,
+    }
+}
+
+fn authorizer_subject(ctx: &RequestContext) -> Option<String> {
+    let auth = match ctx {
+        RequestContext::ApiGatewayV2(c) => c.authorizer.as_ref()?,
+        RequestContext::ApiGatewayV1(c) => &c.authorizer,
+        _ => return None,
+    };
+    if let Some(sub) = auth.jwt.as_ref().and_then(|j| j.claims.get("sub")) {
+        return Some(sub.clone());
+    }
+    let field = |k: &str| auth.fields.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+    field("userId").or_else(|| field("principalId")).or_else(|| {
+        auth.fields.get("lambda").and_then(|l| l.get("userId")).and_then(|v| v.as_str()).map(str::to_owned)
+    })
+}
+
+async fn identity_layer(mut req: Request, next: Next) -> Response {
+    let ctx = req.request_context_ref().cloned();
+    if let Some(ctx) = ctx {
+        if let Some(arn) = iam_caller(&ctx).filter(|a| !a.is_empty()) {
+            req.extensions_mut().insert(AdminCaller(arn));
+        }
+        if let Some(sub) = authorizer_subject(&ctx).filter(|s| !s.is_empty()) {
+            req.extensions_mut().insert(AuthorizerSubject(sub));
+        }
+    }
+    next.run(req).await
+}
+
+/// Serves `router` on the Lambda runtime, with the API Gateway identity mapped to extensions.
+pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
+    lambda_http::run(router.layer(middleware::from_fn(identity_layer))).await
+}

@@ -1,0 +1,90 @@
+//! The advancer loop. In AWS, EventBridge Scheduler invokes it every minute and it ticks
+//! until just before the invocation's deadline (6 steps of a 10 s event per invocation); in
+//! `vwr dev` it ticks forever. Overlapping runs are safe: each step is a conditional write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use vwr_core::metrics::{MetricsSink, Unit};
+use vwr_core::time::now_millis;
+
+use crate::service::{StepOutcome, Tier1Service};
+
+/// Totals of one run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub ticks: u64,
+    pub advanced: u64,
+    pub served: u64,
+    pub errors: u64,
+}
+
+/// One pass over the active events; logs and emits metrics per event.
+pub async fn tick(svc: &Tier1Service, metrics: MetricsSink, summary: &mut RunSummary) {
+    summary.ticks += 1;
+    let outcomes = match svc.advance_due().await {
+        Ok(o) => o,
+        Err(e) => {
+            summary.errors += 1;
+            tracing::warn!(event = "tier1.advancer_list_failed", error = %e);
+            return;
+        }
+    };
+    for o in outcomes {
+        match o {
+            StepOutcome::Advanced { event, step, from, to, waiting } => {
+                summary.advanced += 1;
+                summary.served += to - from;
+                tracing::info!(event = "tier1.advanced", event_id = %event, step, from, to, waiting);
+                metrics.emit(
+                    &[("EventId", event.as_str())],
+                    &[
+                        ("Served", (to - from) as f64, Unit::Count),
+                        ("ServingCounter", to as f64, Unit::Count),
+                        ("QueueLength", waiting as f64, Unit::Count),
+                    ],
+                    now_millis(),
+                );
+            }
+            StepOutcome::Idle { event, step, waiting } => {
+                tracing::debug!(event = "tier1.advance_idle", event_id = %event, step, waiting);
+            }
+            StepOutcome::AlreadyDone { .. } | StepOutcome::NotDue { .. } => {}
+        }
+    }
+}
+
+fn until_next_boundary(tick: Duration) -> Duration {
+    let tick_ms = u64::try_from(tick.as_millis()).unwrap_or(1000).max(1);
+    let now = now_millis();
+    Duration::from_millis(tick_ms - now % tick_ms)
+}
+
+/// Ticks on whole `tick` boundaries for at most `budget` (one Lambda invocation).
+pub async fn run_for(
+    svc: &Tier1Service,
+    tick_every: Duration,
+    budget: Duration,
+    metrics: MetricsSink,
+) -> RunSummary {
+    let start = tokio::time::Instant::now();
+    let mut summary = RunSummary::default();
+    loop {
+        tick(svc, metrics, &mut summary).await;
+        let wait = until_next_boundary(tick_every);
+        if start.elapsed() + wait >= budget {
+            break;
+        }
+        tokio::time::sleep(wait).await;
+    }
+    summary
+}
+
+/// Ticks forever (local server).
+pub async fn run_forever(svc: Arc<Tier1Service>, tick_every: Duration, metrics: MetricsSink) {
+    let mut summary = RunSummary::default();
+    loop {
+        tick(&svc, metrics, &mut summary).await;
+        tokio::time::sleep(until_next_boundary(tick_every)).await;
+    }
+}

@@ -1,0 +1,155 @@
+//! Axum routers of tier 1: the public API (`/vwr/...`) and the admin API
+//! (`/api/admin/vwr/...`). The same routers run under `lambda_http` and in `vwr dev`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, middleware};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::error::not_found_fallback;
+use vwr_core::{ApiError, EventId};
+
+use crate::model::ConfigPatch;
+use crate::service::{CheckOutcome, Tier1Service};
+
+/// Largest request body the tier-1 routes read.
+pub const MAX_BODY_BYTES: usize = 4 * 1024;
+
+type Svc = Arc<Tier1Service>;
+
+/// Validates the event id of a path.
+pub fn event_id(raw: &str) -> Result<EventId, ApiError> {
+    EventId::parse(raw).map_err(|e| ApiError::bad_request("invalid_event_id", e.to_string()))
+}
+
+fn path_error(rej: PathRejection) -> ApiError {
+    ApiError::bad_request("invalid_path", rej.body_text())
+}
+
+/// Reads an optional JSON object body: empty means `T::default()`.
+pub fn json_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))
+}
+
+fn no_store(mut res: Response) -> Response {
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The public tier-1 API: `POST /vwr/assign/{eventId}`, `GET /vwr/check/{eventId}/{requestId}`.
+pub fn public_router(svc: Svc) -> Router {
+    Router::new()
+        .route("/vwr/assign/{event_id}", post(assign))
+        .route("/vwr/check/{event_id}/{request_id}", get(check))
+        .fallback(not_found_fallback)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(svc)
+}
+
+async fn assign(
+    State(svc): State<Svc>,
+    path: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(path_error)?;
+    let event = event_id(&raw)?;
+    // The body is optional; when present it must be a JSON object (no fields are read yet).
+    let _: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
+    let res = svc.assign(&event).await?;
+    Ok(no_store((StatusCode::OK, Json(res)).into_response()))
+}
+
+async fn check(
+    State(svc): State<Svc>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path((raw, request_id)) = path.map_err(path_error)?;
+    let event = event_id(&raw)?;
+    match svc.check(&event, &request_id).await? {
+        CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
+        CheckOutcome::Admitted(a) => {
+            let cookie = HeaderValue::from_str(&a.cookie).map_err(|_| ApiError::internal("bad cookie"))?;
+            let mut res = no_store(Json(a).into_response());
+            res.headers_mut().insert(header::SET_COOKIE, cookie);
+            Ok(res)
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdvanceBody {
+    by: Option<u64>,
+}
+
+/// The admin API under `/api/admin/vwr/...`, behind `auth`.
+pub fn admin_router(svc: Svc, auth: AdminAuth) -> Router {
+    Router::new()
+        .route("/api/admin/vwr/activate/{event_id}", post(activate))
+        .route("/api/admin/vwr/deactivate/{event_id}", post(deactivate))
+        .route("/api/admin/vwr/status/{event_id}", get(status))
+        .route("/api/admin/vwr/advance/{event_id}", post(advance))
+        .route("/api/admin/vwr/events", get(list_active))
+        .fallback(not_found_fallback)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(svc)
+        .layer(middleware::from_fn_with_state(auth, require_admin))
+}
+
+async fn activate(
+    State(svc): State<Svc>,
+    path: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(path_error)?;
+    let event = event_id(&raw)?;
+    let patch: ConfigPatch = json_body(&body)?;
+    Ok(no_store(Json(svc.activate(&event, patch).await?).into_response()))
+}
+
+async fn deactivate(
+    State(svc): State<Svc>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(path_error)?;
+    Ok(no_store(Json(svc.deactivate(&event_id(&raw)?).await?).into_response()))
+}
+
+async fn status(
+    State(svc): State<Svc>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(path_error)?;
+    Ok(no_store(Json(svc.status(&event_id(&raw)?).await?).into_response()))
+}
+
+async fn advance(
+    State(svc): State<Svc>,
+    path: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(path_error)?;
+    let event = event_id(&raw)?;
+    let body: AdvanceBody = json_body(&body)?;
+    let by = body
+        .by
+        .ok_or_else(|| ApiError::bad_request("invalid_body", "body must be {\"by\": <positive integer>}"))?;
+    Ok(no_store(Json(svc.advance(&event, by).await?).into_response()))
+}
+
+async fn list_active(State(svc): State<Svc>) -> Result<Response, ApiError> {
+    let events = svc.store().list_active().await?;
+    let ids: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    Ok(no_store(Json(serde_json::json!({ "events": ids })).into_response()))
+}

@@ -1,0 +1,18 @@
+//! vwr tier 1: flow control in front of the whole site.
+//!
+//! - [`store::PositionStore`] with [`dynamo::DynamoStore`] and [`memory::MemoryStore`];
+//! - [`service::Tier1Service`]: assign, check, admin operations, advancer steps;
+//! - [`http`]: the public and admin axum routers;
+//! - [`advancer`]: the loop run by the scheduled Lambda and by `vwr dev`;
+//! - [`config`]: start-up configuration from the environment.
+
+pub mod advancer;
+pub mod config;
+pub mod dynamo;
+pub mod http;
+pub mod memory;
+pub mod model;
+pub mod service;
+pub mod store;
+
+pub use service::Tier1Service;

@@ -1,0 +1,314 @@
+//! Tier-1 data: event configuration, counters, rate samples, redemptions and store errors.
+
+use serde::{Deserialize, Serialize};
+use vwr_core::EventId;
+
+/// Defaults of SPEC §2.
+pub const DEFAULT_BATCH_SIZE: u64 = 500;
+pub const DEFAULT_INTERVAL_SECONDS: u64 = 10;
+pub const DEFAULT_SHARDS: u32 = 1;
+pub const DEFAULT_TOKEN_TTL_SECONDS: u64 = 600;
+
+/// Limits on configuration values.
+pub const MAX_BATCH_SIZE: u64 = 1_000_000;
+pub const MAX_INTERVAL_SECONDS: u64 = 3_600;
+pub const MAX_SHARDS: u32 = 64;
+pub const MIN_TOKEN_TTL_SECONDS: u64 = 30;
+pub const MAX_TOKEN_TTL_SECONDS: u64 = 86_400;
+/// Largest manual advance in one call.
+pub const MAX_ADVANCE_BY: u64 = 10_000_000;
+/// Window of the admission-rate figures.
+pub const RATE_WINDOW_SECS: u64 = 60;
+
+/// Configuration of one event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventConfig {
+    /// Positions admitted per interval by the advancer; 0 = manual advancing only.
+    pub batch_size: u64,
+    pub interval_seconds: u64,
+    /// Counter items the positions are spread over; fixed at first activation.
+    pub shards: u32,
+    pub token_ttl_seconds: u64,
+}
+
+impl Default for EventConfig {
+    fn default() -> Self {
+        Self {
+            batch_size: DEFAULT_BATCH_SIZE,
+            interval_seconds: DEFAULT_INTERVAL_SECONDS,
+            shards: DEFAULT_SHARDS,
+            token_ttl_seconds: DEFAULT_TOKEN_TTL_SECONDS,
+        }
+    }
+}
+
+/// The body of `activate`: every field optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigPatch {
+    pub batch_size: Option<u64>,
+    pub interval_seconds: Option<u64>,
+    pub shards: Option<u32>,
+    pub token_ttl_seconds: Option<u64>,
+}
+
+impl ConfigPatch {
+    /// Checks the given values against the limits; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(b) = self.batch_size
+            && b > MAX_BATCH_SIZE
+        {
+            return Err(format!("batchSize must be between 0 and {MAX_BATCH_SIZE}"));
+        }
+        if let Some(i) = self.interval_seconds
+            && !(1..=MAX_INTERVAL_SECONDS).contains(&i)
+        {
+            return Err(format!("intervalSeconds must be between 1 and {MAX_INTERVAL_SECONDS}"));
+        }
+        if let Some(s) = self.shards
+            && !(1..=MAX_SHARDS).contains(&s)
+        {
+            return Err(format!("shards must be between 1 and {MAX_SHARDS}"));
+        }
+        if let Some(t) = self.token_ttl_seconds
+            && !(MIN_TOKEN_TTL_SECONDS..=MAX_TOKEN_TTL_SECONDS).contains(&t)
+        {
+            return Err(format!(
+                "tokenTtlSeconds must be between {MIN_TOKEN_TTL_SECONDS} and {MAX_TOKEN_TTL_SECONDS}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The configuration after applying this patch to `base`. `shards` is not changed here:
+    /// the store enforces that it is fixed after creation.
+    pub fn apply(&self, base: EventConfig) -> EventConfig {
+        EventConfig {
+            batch_size: self.batch_size.unwrap_or(base.batch_size),
+            interval_seconds: self.interval_seconds.unwrap_or(base.interval_seconds),
+            shards: base.shards,
+            token_ttl_seconds: self.token_ttl_seconds.unwrap_or(base.token_ttl_seconds),
+        }
+    }
+}
+
+/// A point of the serving-counter history, written with every advance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the epoch.
+    pub at: u64,
+    /// `servingCounter` after the advance.
+    pub serving: u64,
+    /// Positions issued when the advance was computed.
+    pub issued: u64,
+}
+
+/// The event item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    pub event: EventId,
+    pub active: bool,
+    pub config: EventConfig,
+    pub serving_counter: u64,
+    /// Last advancer step applied (`now / intervalSeconds`); 0 = none yet.
+    pub last_step: u64,
+    pub samples: Vec<Sample>,
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+impl EventRecord {
+    /// Positions admitted per second over the last [`RATE_WINDOW_SECS`], if known.
+    ///
+    /// `servingCounter` only changes through advances, and every advance records a sample, so
+    /// the newest sample at or before `now - 60` is exactly the counter 60 s ago.
+    pub fn served_per_second(&self, now: u64) -> Option<f64> {
+        rate(&self.samples, now, self.serving_counter, |s| s.serving)
+    }
+}
+
+fn rate(samples: &[Sample], now: u64, current: u64, pick: impl Fn(&Sample) -> u64) -> Option<f64> {
+    let cutoff = now.checked_sub(RATE_WINDOW_SECS)?;
+    let (base, dt) = match samples.iter().rev().find(|s| s.at <= cutoff) {
+        Some(s) => (pick(s), RATE_WINDOW_SECS),
+        None => {
+            let first = samples.first()?;
+            let dt = now.saturating_sub(first.at);
+            if dt < 10 {
+                return None;
+            }
+            (pick(first), dt)
+        }
+    };
+    Some(current.saturating_sub(base) as f64 / dt as f64)
+}
+
+/// Joins per second over the last minute, from the samples (approximate: `issued` is only
+/// sampled at advances).
+pub fn joins_per_second(samples: &[Sample], now: u64, issued_now: u64) -> Option<f64> {
+    rate(samples, now, issued_now, |s| s.issued)
+}
+
+/// Keeps the samples of the last window plus the newest older one (the window's base), and
+/// appends `new`.
+pub fn push_sample(samples: &[Sample], new: Sample) -> Vec<Sample> {
+    let cutoff = new.at.saturating_sub(RATE_WINDOW_SECS);
+    let base = samples.iter().rposition(|s| s.at <= cutoff).unwrap_or(0);
+    let mut out: Vec<Sample> = samples[base..].iter().copied().filter(|s| s.at <= new.at).collect();
+    if out.last().is_some_and(|s| s.at == new.at) {
+        out.pop();
+    }
+    out.push(new);
+    out
+}
+
+/// Per-shard counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShardCounts {
+    /// Positions handed out by shard k (index k-1).
+    pub issued: Vec<u64>,
+    /// Tickets redeemed (first admissions) whose position belongs to shard k.
+    pub redeemed: Vec<u64>,
+}
+
+impl ShardCounts {
+    pub fn shards(&self) -> u64 {
+        self.issued.len() as u64
+    }
+
+    /// Total positions handed out.
+    pub fn total_issued(&self) -> u64 {
+        self.issued.iter().sum()
+    }
+
+    pub fn total_redeemed(&self) -> u64 {
+        self.redeemed.iter().sum()
+    }
+
+    /// The highest position handed out (0 if none).
+    pub fn highest(&self) -> u64 {
+        let n = self.shards();
+        self.issued
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| position_of(i as u64 + 1, *c, n))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Positions handed out and not yet served by `serving`.
+    pub fn waiting(&self, serving: u64) -> u64 {
+        let n = self.shards();
+        self.issued
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let k = i as u64 + 1;
+                let served = if serving < k { 0 } else { ((serving - k) / n + 1).min(*c) };
+                c - served
+            })
+            .sum()
+    }
+}
+
+/// Position of the `count`-th ticket of shard `k` (1-based) of `n`: k, k+n, k+2n, …
+pub fn position_of(k: u64, count: u64, n: u64) -> u64 {
+    (count - 1) * n + k
+}
+
+/// Shard (1-based) that hands out `position` among `n`.
+pub fn shard_of(position: u64, n: u64) -> u64 {
+    (position - 1) % n + 1
+}
+
+/// Result of redeeming a ticket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redemption {
+    pub jti: String,
+    pub redeemed_at: u64,
+    /// True for the first redemption of this ticket.
+    pub fresh: bool,
+}
+
+/// A store failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The backing service is unreachable, throttling or failing: retry later (503).
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("event not found")]
+    NotFound,
+    #[error("shards is fixed at {current} for this event")]
+    ShardsImmutable { current: u32 },
+    /// Stored data cannot be read (a bug or manual tampering).
+    #[error("corrupt store data: {0}")]
+    Corrupt(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_positions_interleave() {
+        assert_eq!((1..=3).map(|c| position_of(2, c, 4)).collect::<Vec<_>>(), vec![2, 6, 10]);
+        for p in 1..100 {
+            let k = shard_of(p, 4);
+            assert!((1..=4).contains(&k));
+            assert_eq!((p - k) % 4, 0);
+        }
+    }
+
+    #[test]
+    fn counts_highest_and_waiting() {
+        // shards: 1 → 1,4,7 ; 2 → 2 ; 3 → none
+        let c = ShardCounts { issued: vec![3, 1, 0], redeemed: vec![0, 0, 0] };
+        assert_eq!(c.total_issued(), 4);
+        assert_eq!(c.highest(), 7);
+        assert_eq!(c.waiting(0), 4);
+        assert_eq!(c.waiting(1), 3);
+        assert_eq!(c.waiting(2), 2);
+        assert_eq!(c.waiting(4), 1);
+        assert_eq!(c.waiting(7), 0);
+        assert_eq!(c.waiting(100), 0);
+        assert_eq!(ShardCounts { issued: vec![0], redeemed: vec![0] }.highest(), 0);
+    }
+
+    #[test]
+    fn samples_keep_one_window_and_rate_is_exact() {
+        let mut s = Vec::new();
+        for t in (0..=200).step_by(10) {
+            s = push_sample(&s, Sample { at: t, serving: t * 5, issued: t * 10 });
+        }
+        assert_eq!(s.first().map(|x| x.at), Some(140));
+        assert_eq!(s.len(), 7);
+        let rec = EventRecord {
+            event: EventId::parse("e").unwrap(),
+            active: true,
+            config: EventConfig::default(),
+            serving_counter: 1000,
+            last_step: 20,
+            samples: s.clone(),
+            created_at: 0,
+            updated_at: 200,
+        };
+        // At 205 the counter 60 s earlier (145) was the 140 sample: 700.
+        assert_eq!(rec.served_per_second(205), Some((1000.0 - 700.0) / 60.0));
+        assert_eq!(joins_per_second(&s, 205, 2000), Some((2000.0 - 1400.0) / 60.0));
+        let young = EventRecord { samples: vec![Sample { at: 100, serving: 0, issued: 0 }], ..rec };
+        assert_eq!(young.served_per_second(105), None);
+        assert_eq!(young.served_per_second(120), Some(1000.0 / 20.0));
+    }
+
+    #[test]
+    fn patch_validation_names_the_field() {
+        assert!(
+            ConfigPatch { shards: Some(0), ..Default::default() }.validate().unwrap_err().contains("shards")
+        );
+        assert!(ConfigPatch { interval_seconds: Some(0), ..Default::default() }.validate().is_err());
+        assert!(ConfigPatch { token_ttl_seconds: Some(5), ..Default::default() }.validate().is_err());
+        assert!(ConfigPatch { batch_size: Some(0), ..Default::default() }.validate().is_ok());
+    }
+}
