@@ -1,1 +1,80 @@
-fn main() {}
+//! Tier-1 micro-benchmarks (in-memory store): token sign/verify, ticket issue/verify, assign,
+//! and check with the 1 s serving-counter cache against the same check without it (baseline).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use vwr_core::ticket::{Ticket, TicketSigner};
+use vwr_core::time::SystemClock;
+use vwr_core::token::{Tier1Claims, Tier1Tokens};
+use vwr_core::{EventId, HmacKeyring};
+use vwr_tier1::Tier1Service;
+use vwr_tier1::memory::MemoryStore;
+use vwr_tier1::model::ConfigPatch;
+use vwr_tier1::service::Tier1Settings;
+
+fn tokens() -> Tier1Tokens {
+    Tier1Tokens::new(HmacKeyring::generate("b1").unwrap(), "vwr", "vwr-edge")
+}
+
+fn crypto(c: &mut Criterion) {
+    let t = tokens();
+    let ev = EventId::parse("e1").unwrap();
+    let now = vwr_core::time::now_secs();
+    let claims = Tier1Claims {
+        iss: "vwr".into(),
+        aud: "vwr-edge".into(),
+        sub: "v1.b1.ZTE6MToxODAwMDAwMDAw.AAAAAAAAAAAAAAAAAAAAAA".into(),
+        eid: "e1".into(),
+        pos: 12345,
+        tier: 1,
+        iat: now,
+        nbf: now,
+        exp: now + 600,
+        jti: "jti-123".into(),
+    };
+    let tok = t.sign(&claims).unwrap();
+    c.bench_function("token/sign", |b| b.iter(|| t.sign(&claims).unwrap()));
+    c.bench_function("token/verify", |b| b.iter(|| t.verify(&tok, &ev, now).unwrap()));
+    let signer = TicketSigner::new(t.ring(), 86_400);
+    let ticket = Ticket { event: ev.clone(), position: 12345, issued_at: now };
+    let id = signer.issue(&ticket);
+    c.bench_function("ticket/issue", |b| b.iter(|| signer.issue(&ticket)));
+    c.bench_function("ticket/verify", |b| b.iter(|| signer.verify(&id, &ev, now).unwrap()));
+}
+
+fn service(cache: Duration) -> Arc<Tier1Service> {
+    let settings = Tier1Settings { cache_ttl: cache, ..Default::default() };
+    Arc::new(Tier1Service::new(Arc::new(MemoryStore::new()), tokens(), settings, Arc::new(SystemClock)))
+}
+
+fn api(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let ev = EventId::parse("e1").unwrap();
+    let cached = service(Duration::from_secs(1));
+    let uncached = service(Duration::ZERO);
+    let mut ids = Vec::new();
+    for svc in [&cached, &uncached] {
+        rt.block_on(async {
+            let p = ConfigPatch { batch_size: Some(0), ..Default::default() };
+            svc.activate(&ev, p).await.unwrap();
+            ids.push(svc.assign(&ev).await.unwrap().request_id);
+        });
+    }
+    c.bench_function("assign/memory", |b| {
+        b.to_async(&rt).iter(|| async { cached.assign(&ev).await.unwrap() })
+    });
+    let id = ids[0].clone();
+    c.bench_function("check_waiting/cached", |b| {
+        b.to_async(&rt).iter(|| async { cached.check(&ev, &id).await.unwrap() })
+    });
+    let id = ids[1].clone();
+    c.bench_function("check_waiting/uncached_baseline", |b| {
+        b.to_async(&rt).iter(|| async { uncached.check(&ev, &id).await.unwrap() })
+    });
+}
+
+criterion_group!(benches, crypto, api);
+criterion_main!(benches);

@@ -96,6 +96,7 @@ impl Tier1Config {
                 ticket_ttl_secs: env.u64_in("VWR_TICKET_TTL_SECONDS", 86_400, 60..=7 * 86_400)?,
                 cookie_prefix,
                 cache_ttl: Duration::from_millis(env.u64_in("VWR_CACHE_TTL_MS", 1000, 0..=1000)?),
+                shard_start: None,
             },
             advancer_tick: Duration::from_secs(env.u64_in("VWR_ADVANCER_TICK_SECONDS", 1, 1..=10)?),
         })

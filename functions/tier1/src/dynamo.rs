@@ -38,6 +38,7 @@ type Item = HashMap<String, AttributeValue>;
 pub struct DynamoStore {
     client: Client,
     table: String,
+    page_size: Option<i32>,
 }
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -121,7 +122,13 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
 
 impl DynamoStore {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
-        Self { client, table: table.into() }
+        Self { client, table: table.into(), page_size: None }
+    }
+
+    /// Limits the items per page of listings (tests use it to force pagination).
+    pub fn with_page_size(mut self, items: i32) -> Self {
+        self.page_size = Some(items);
+        self
     }
 
     pub fn table(&self) -> &str {
@@ -509,6 +516,7 @@ impl PositionStore for DynamoStore {
                 .key_condition_expression("gsi1pk = :a")
                 .expression_attribute_values(":a", s(ACTIVE))
                 .set_exclusive_start_key(start.take())
+                .set_limit(self.page_size)
                 .send()
                 .await
                 .map_err(|e| unavailable("Query(active)", e))?;

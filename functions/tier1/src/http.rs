@@ -14,7 +14,6 @@ use axum::{Json, middleware};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
-use vwr_core::error::not_found_fallback;
 use vwr_core::{ApiError, EventId};
 
 use crate::model::ConfigPatch;
@@ -47,12 +46,14 @@ fn no_store(mut res: Response) -> Response {
     res
 }
 
+/// Routers here have no fallback so they can be merged; the caller adds
+/// [`vwr_core::error::not_found_fallback`] at the top.
+///
 /// The public tier-1 API: `POST /vwr/assign/{eventId}`, `GET /vwr/check/{eventId}/{requestId}`.
 pub fn public_router(svc: Svc) -> Router {
     Router::new()
         .route("/vwr/assign/{event_id}", post(assign))
         .route("/vwr/check/{event_id}/{request_id}", get(check))
-        .fallback(not_found_fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(svc)
 }
@@ -101,7 +102,6 @@ pub fn admin_router(svc: Svc, auth: AdminAuth) -> Router {
         .route("/api/admin/vwr/status/{event_id}", get(status))
         .route("/api/admin/vwr/advance/{event_id}", post(advance))
         .route("/api/admin/vwr/events", get(list_active))
-        .fallback(not_found_fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(svc)
         .layer(middleware::from_fn_with_state(auth, require_admin))

@@ -74,11 +74,18 @@ pub struct Tier1Settings {
     pub cookie_prefix: String,
     /// How long an event item (and so `servingCounter`) may be served from the instance cache.
     pub cache_ttl: Duration,
+    /// First shard of the round robin; `None` = random (so instances spread). Tests fix it.
+    pub shard_start: Option<u64>,
 }
 
 impl Default for Tier1Settings {
     fn default() -> Self {
-        Self { ticket_ttl_secs: 86_400, cookie_prefix: "vwr_t1_".into(), cache_ttl: Duration::from_secs(1) }
+        Self {
+            ticket_ttl_secs: 86_400,
+            cookie_prefix: "vwr_t1_".into(),
+            cache_ttl: Duration::from_secs(1),
+            shard_start: None,
+        }
     }
 }
 
@@ -210,6 +217,7 @@ impl Tier1Service {
         let mut seed = [0u8; 8];
         // Start instances at different shards; a failed random fill just starts at 0.
         let _ = rng.fill(&mut seed);
+        let start = settings.shard_start.unwrap_or(u64::from_le_bytes(seed));
         Self {
             store,
             tokens,
@@ -217,7 +225,7 @@ impl Tier1Service {
             settings,
             clock,
             cache: EventCache::default(),
-            round_robin: AtomicU64::new(u64::from_le_bytes(seed)),
+            round_robin: AtomicU64::new(start),
             rng,
         }
     }

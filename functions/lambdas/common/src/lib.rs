@@ -64,5 +64,8 @@ async fn identity_layer(mut req: Request, next: Next) -> Response {
 
 /// Serves `router` on the Lambda runtime, with the API Gateway identity mapped to extensions.
 pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
-    lambda_http::run(router.layer(middleware::from_fn(identity_layer))).await
+    lambda_http::run(
+        router.fallback(vwr_core::error::not_found_fallback).layer(middleware::from_fn(identity_layer)),
+    )
+    .await
 }

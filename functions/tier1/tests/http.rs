@@ -1,0 +1,360 @@
+//! HTTP tests of the tier-1 routers (in-memory store): status codes and bodies of SPEC §2,
+//! bad input → 4xx with no state change, admin auth.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use vwr_core::admin_auth::AdminAuth;
+use vwr_core::time::ManualClock;
+use vwr_tier1::Tier1Service;
+use vwr_tier1::http::{admin_router, public_router};
+use vwr_tier1::memory::MemoryStore;
+
+const KEY: &str = "test-admin-key-0123456789";
+const T0: u64 = 1_800_000_000;
+
+struct App {
+    router: Router,
+    svc: Arc<Tier1Service>,
+    clock: Arc<ManualClock>,
+}
+
+fn app() -> App {
+    let clock = Arc::new(ManualClock::new(T0));
+    let svc = Arc::new(common::service(Arc::new(MemoryStore::new()), Arc::clone(&clock)));
+    let router = public_router(Arc::clone(&svc))
+        .merge(admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()))
+        .fallback(vwr_core::error::not_found_fallback);
+    App { router, svc, clock }
+}
+
+struct Res {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    body: Value,
+}
+
+async fn call(app: &App, method: &str, uri: &str, body: Option<&str>, admin: bool) -> Res {
+    let mut req = Request::builder().method(method).uri(uri);
+    if admin {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {KEY}"));
+    }
+    if body.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/json");
+    }
+    let req = req.body(Body::from(body.unwrap_or("").to_owned())).unwrap();
+    let res = app.router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Res { status, headers, body }
+}
+
+async fn activate(app: &App, event: &str, body: &str) -> Res {
+    call(app, "POST", &format!("/api/admin/vwr/activate/{event}"), Some(body), true).await
+}
+
+async fn assign(app: &App, event: &str) -> Res {
+    call(app, "POST", &format!("/vwr/assign/{event}"), None, false).await
+}
+
+async fn check(app: &App, event: &str, rid: &str) -> Res {
+    call(app, "GET", &format!("/vwr/check/{event}/{rid}"), None, false).await
+}
+
+async fn status(app: &App, event: &str) -> Value {
+    let r = call(app, "GET", &format!("/api/admin/vwr/status/{event}"), None, true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    r.body
+}
+
+fn assert_error(r: &Res, status: StatusCode, code: &str) {
+    assert_eq!(r.status, status, "body {:?}", r.body);
+    assert_eq!(r.body["error"], code, "body {:?}", r.body);
+    assert!(r.body["message"].as_str().is_some_and(|m| !m.is_empty()), "message missing: {:?}", r.body);
+}
+
+#[tokio::test]
+async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
+    let app = app();
+    let r = activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(
+        r.body["config"],
+        json!({"batchSize":0,"intervalSeconds":10,"shards":1,"tokenTtlSeconds":600})
+    );
+
+    let a1 = assign(&app, "e1").await;
+    assert_eq!(a1.status, StatusCode::OK);
+    assert_eq!(a1.headers.get(header::CACHE_CONTROL).unwrap(), "no-store");
+    let keys: Vec<&str> = a1.body.as_object().unwrap().keys().map(String::as_str).collect();
+    for k in
+        ["requestId", "position", "queueLength", "servingCounter", "estimatedWaitSeconds", "nextPollSeconds"]
+    {
+        assert!(keys.contains(&k), "{k} missing in {:?}", a1.body);
+    }
+    assert_eq!(a1.body["position"], 1);
+    let a2 = assign(&app, "e1").await;
+    assert_eq!(a2.body["position"], 2);
+    assert_eq!(a2.body["queueLength"], 2);
+    let rid2 = a2.body["requestId"].as_str().unwrap().to_owned();
+
+    let w = check(&app, "e1", &rid2).await;
+    assert_eq!(w.status, StatusCode::OK);
+    assert_eq!(
+        w.body,
+        json!({"admitted":false,"position":2,"servingCounter":0,"peopleAhead":1,"estimatedWaitSeconds":5,"nextPollSeconds":1})
+    );
+
+    let adv = call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":1}"#), true).await;
+    assert_eq!(adv.body["servingCounter"], 1);
+    let w = check(&app, "e1", &rid2).await;
+    assert_eq!(w.body["peopleAhead"], 0);
+    assert_eq!(w.body["admitted"], false);
+
+    // Advance far past: capped at the highest issued position (2).
+    let adv = call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":1000}"#), true).await;
+    assert_eq!(adv.body["servingCounter"], 2);
+
+    let ok = check(&app, "e1", &rid2).await;
+    assert_eq!(ok.status, StatusCode::OK);
+    assert_eq!(ok.body["admitted"], true);
+    let token = ok.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(ok.body["expiresAt"], T0 + 600);
+    let cookie = ok.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap();
+    assert!(cookie.starts_with(&format!("vwr_t1_e1={token};")), "{cookie}");
+    for attr in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=600"] {
+        assert!(cookie.contains(attr), "{attr} missing in {cookie}");
+    }
+    let claims = app.svc.tokens().verify(&token, &common::ev("e1"), T0).unwrap();
+    assert_eq!(claims.pos, 2);
+    assert_eq!(claims.sub, rid2);
+    assert_eq!(claims.tier, 1);
+
+    // A later check with the same ticket: same jti, same expiry (no fresh identity).
+    app.clock.advance(30);
+    let again = check(&app, "e1", &rid2).await;
+    let claims2 =
+        app.svc.tokens().verify(again.body["token"].as_str().unwrap(), &common::ev("e1"), T0 + 30).unwrap();
+    assert_eq!(claims2.jti, claims.jti);
+    assert_eq!(claims2.exp, claims.exp);
+    assert_eq!(again.body["token"], ok.body["token"]);
+
+    let st = status(&app, "e1").await;
+    assert_eq!(
+        (
+            st["issued"].as_u64(),
+            st["servingCounter"].as_u64(),
+            st["waiting"].as_u64(),
+            st["admitted"].as_u64()
+        ),
+        (Some(2), Some(2), Some(0), Some(1))
+    );
+
+    // After the token lifetime the admission is over: 410, the page joins again.
+    app.clock.advance(600);
+    assert_error(&check(&app, "e1", &rid2).await, StatusCode::GONE, "admission_expired");
+}
+
+#[tokio::test]
+async fn unknown_and_inactive_events() {
+    let app = app();
+    assert_error(&assign(&app, "nope").await, StatusCode::NOT_FOUND, "event_not_found");
+    activate(&app, "e1", "").await;
+    let a = assign(&app, "e1").await;
+    let rid = a.body["requestId"].as_str().unwrap().to_owned();
+    let r = call(&app, "POST", "/api/admin/vwr/deactivate/e1", None, true).await;
+    assert_eq!(r.body["active"], false);
+    assert_error(&assign(&app, "e1").await, StatusCode::CONFLICT, "event_not_active");
+    assert_error(&check(&app, "e1", &rid).await, StatusCode::CONFLICT, "event_not_active");
+    assert_error(
+        &call(&app, "POST", "/api/admin/vwr/deactivate/nope", None, true).await,
+        StatusCode::NOT_FOUND,
+        "event_not_found",
+    );
+    assert_error(
+        &call(&app, "GET", "/api/admin/vwr/status/nope", None, true).await,
+        StatusCode::NOT_FOUND,
+        "event_not_found",
+    );
+}
+
+#[tokio::test]
+async fn bad_event_ids_are_400_and_change_nothing() {
+    let app = app();
+    activate(&app, "e1", "").await;
+    let long = "x".repeat(65);
+    for bad in ["a.b", "a%20b", "%E2%82%AC", long.as_str(), "a%2Fb", "%ZZ"] {
+        let r = assign(&app, bad).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", r.body);
+        let r = check(&app, bad, "v1.t1.YQ.YQ").await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", r.body);
+        let r = activate(&app, bad, "").await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", r.body);
+    }
+    let ids = call(&app, "GET", "/api/admin/vwr/events", None, true).await;
+    assert_eq!(ids.body, json!({"events":["e1"]}));
+    assert_eq!(status(&app, "e1").await["issued"], 0);
+}
+
+#[tokio::test]
+async fn tampered_foreign_and_malformed_tickets_are_4xx_without_state_change() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    activate(&app, "e2", r#"{"batchSize":0}"#).await;
+    let rid = assign(&app, "e1").await.body["requestId"].as_str().unwrap().to_owned();
+    let foreign = assign(&app, "e2").await.body["requestId"].as_str().unwrap().to_owned();
+    call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":5}"#), true).await;
+    call(&app, "POST", "/api/admin/vwr/advance/e2", Some(r#"{"by":5}"#), true).await;
+    let before = (status(&app, "e1").await, status(&app, "e2").await);
+
+    assert_error(&check(&app, "e1", &foreign).await, StatusCode::FORBIDDEN, "wrong_event");
+    let mut mac_flipped = rid.clone();
+    let last = mac_flipped.pop().unwrap();
+    mac_flipped.push(if last == 'A' { 'B' } else { 'A' });
+    assert_error(&check(&app, "e1", &mac_flipped).await, StatusCode::FORBIDDEN, "invalid_request_id");
+    for junk in ["x", "v1.t1.a.b", "v1..", &"v".repeat(300)] {
+        assert_error(&check(&app, "e1", junk).await, StatusCode::BAD_REQUEST, "invalid_request_id");
+    }
+    // A ticket signed with other keys.
+    let other = common::service(Arc::new(MemoryStore::new()), Arc::clone(&app.clock));
+    other.activate(&common::ev("e1"), Default::default()).await.unwrap();
+    let alien = other.assign(&common::ev("e1")).await.unwrap().request_id;
+    assert_error(&check(&app, "e1", &alien).await, StatusCode::FORBIDDEN, "invalid_request_id");
+
+    assert_eq!((status(&app, "e1").await, status(&app, "e2").await), before, "refused checks changed state");
+    // The genuine ticket still works afterwards.
+    assert_eq!(check(&app, "e1", &rid).await.body["admitted"], true);
+}
+
+#[tokio::test]
+async fn expired_ticket_is_410() {
+    let app = app();
+    activate(&app, "e1", "").await;
+    let rid = assign(&app, "e1").await.body["requestId"].as_str().unwrap().to_owned();
+    app.clock.advance(86_400);
+    assert_error(&check(&app, "e1", &rid).await, StatusCode::GONE, "request_id_expired");
+}
+
+#[tokio::test]
+async fn bad_bodies_are_400_and_change_nothing() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":7}"#).await;
+    let cases = [
+        ("/api/admin/vwr/activate/e1", "{", "invalid_body"),
+        ("/api/admin/vwr/activate/e1", "[]", "invalid_body"),
+        ("/api/admin/vwr/activate/e1", r#"{"batchSize":-1}"#, "invalid_body"),
+        ("/api/admin/vwr/activate/e1", r#"{"batchSize":"10"}"#, "invalid_body"),
+        ("/api/admin/vwr/activate/e1", r#"{"bogus":1}"#, "invalid_body"),
+        ("/api/admin/vwr/activate/e1", r#"{"shards":0}"#, "invalid_config"),
+        ("/api/admin/vwr/activate/e1", r#"{"shards":65}"#, "invalid_config"),
+        ("/api/admin/vwr/activate/e1", r#"{"intervalSeconds":0}"#, "invalid_config"),
+        ("/api/admin/vwr/activate/e1", r#"{"tokenTtlSeconds":1}"#, "invalid_config"),
+        ("/api/admin/vwr/activate/e1", r#"{"batchSize":1000001}"#, "invalid_config"),
+        ("/api/admin/vwr/advance/e1", "", "invalid_body"),
+        ("/api/admin/vwr/advance/e1", r#"{"by":0}"#, "invalid_body"),
+        ("/api/admin/vwr/advance/e1", r#"{"by":-3}"#, "invalid_body"),
+        ("/api/admin/vwr/advance/e1", r#"{"by":99999999999}"#, "invalid_body"),
+        ("/api/admin/vwr/advance/e1", r#"{"by":1.5}"#, "invalid_body"),
+    ];
+    let before = status(&app, "e1").await;
+    for (path, body, code) in cases {
+        let r = call(&app, "POST", path, Some(body), true).await;
+        assert_error(&r, StatusCode::BAD_REQUEST, code);
+    }
+    let r = call(&app, "POST", "/vwr/assign/e1", Some("not json"), false).await;
+    assert_error(&r, StatusCode::BAD_REQUEST, "invalid_body");
+    let huge = format!("{{\"a\":\"{}\"}}", "x".repeat(10_000));
+    let r = call(&app, "POST", "/api/admin/vwr/activate/e1", Some(&huge), true).await;
+    assert!(r.status.is_client_error(), "{:?}", r.status);
+    assert_eq!(status(&app, "e1").await, before);
+}
+
+#[tokio::test]
+async fn shards_are_fixed_after_creation_and_reactivation_keeps_counters() {
+    let app = app();
+    activate(&app, "e1", r#"{"shards":4,"batchSize":0}"#).await;
+    let mut positions: Vec<u64> = Vec::new();
+    for _ in 0..8 {
+        positions.push(assign(&app, "e1").await.body["position"].as_u64().unwrap());
+    }
+    positions.sort_unstable();
+    assert_eq!(positions, (1..=8).collect::<Vec<_>>());
+    call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":3}"#), true).await;
+    assert_error(&activate(&app, "e1", r#"{"shards":2}"#).await, StatusCode::CONFLICT, "shards_immutable");
+    let r = activate(&app, "e1", r#"{"shards":4,"batchSize":9,"tokenTtlSeconds":120}"#).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!((r.body["issued"].as_u64(), r.body["servingCounter"].as_u64()), (Some(8), Some(3)));
+    assert_eq!(r.body["config"]["batchSize"], 9);
+    let r = activate(&app, "e1", "").await;
+    assert_eq!(r.body["config"]["batchSize"], 9, "an empty activate keeps the config");
+    let next = assign(&app, "e1").await.body["position"].as_u64().unwrap();
+    assert!((9..=12).contains(&next), "positions continue after re-activation, got {next}");
+}
+
+#[tokio::test]
+async fn admin_routes_need_the_key() {
+    let app = app();
+    for (method, path) in [
+        ("POST", "/api/admin/vwr/activate/e1"),
+        ("POST", "/api/admin/vwr/deactivate/e1"),
+        ("GET", "/api/admin/vwr/status/e1"),
+        ("POST", "/api/admin/vwr/advance/e1"),
+        ("GET", "/api/admin/vwr/events"),
+    ] {
+        let r = call(&app, method, path, Some("{}"), false).await;
+        assert_error(&r, StatusCode::UNAUTHORIZED, "unauthorized");
+        let req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, "Bearer wrong-key-wrong-key-wrong")
+            .body(Body::empty())
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    }
+    assert!(call(&app, "GET", "/api/admin/vwr/events", None, false).await.body["events"].is_null());
+    // IAM mode refuses requests that arrive without an IAM identity.
+    let iam = admin_router(Arc::clone(&app.svc), AdminAuth::Iam);
+    let res = iam.oneshot(Request::get("/api/admin/vwr/events").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert!(AdminAuth::bearer("short").is_err());
+}
+
+#[tokio::test]
+async fn advancer_steps_in_http_view() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":2,"intervalSeconds":10}"#).await;
+    for _ in 0..5 {
+        assign(&app, "e1").await;
+    }
+    app.clock.set(T0 + 10);
+    let out = app.svc.advance_due().await.unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(status(&app, "e1").await["servingCounter"], 2);
+    // Same step again: nothing.
+    app.svc.advance_due().await.unwrap();
+    assert_eq!(status(&app, "e1").await["servingCounter"], 2);
+    for t in [20, 30, 40] {
+        app.clock.set(T0 + t);
+        app.svc.advance_due().await.unwrap();
+    }
+    let st = status(&app, "e1").await;
+    assert_eq!(st["servingCounter"], 5, "capped at the highest issued position");
+    assert_eq!(st["waiting"], 0);
+}
+
+#[tokio::test]
+async fn unknown_routes_are_404_json() {
+    let app = app();
+    assert_error(&call(&app, "GET", "/nope", None, false).await, StatusCode::NOT_FOUND, "not_found");
+}

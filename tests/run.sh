@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every vwr test: lints, Rust unit/integration/property tests (against a real Redis and
+# a DynamoDB/SQS emulator), JS tests. Installs and starts what it needs:
+#   - moto server (DynamoDB/SQS emulator) in tests/.venv, on a free loopback port;
+#   - Redis on 127.0.0.1:6379 if it is not already answering.
+# Environment knobs: VWR_SKIP_LINT=1 skips fmt/clippy; VWR_MOTO_PORT picks the moto port;
+# VWR_MODEL_CASES sets the property-test case count.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/tests/.venv"
+LOGDIR="$ROOT/target/test-logs"
+mkdir -p "$LOGDIR"
+START=$(date +%s)
+
+step() { printf '\n\033[1m==> %s\033[0m (%ss)\n' "$*" "$(( $(date +%s) - START ))"; }
+die() { printf '\033[31mtests/run.sh: %s\033[0m\n' "$*" >&2; exit 1; }
+
+command -v cargo >/dev/null || die "cargo is required (https://rustup.rs)"
+command -v python3 >/dev/null || die "python3 is required"
+
+cleanup() {
+  if [[ -n "${MOTO_PID:-}" ]]; then kill "$MOTO_PID" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+
+step "Python tools (moto) in tests/.venv"
+if [[ ! -x "$VENV/bin/moto_server" ]] || ! cmp -s tests/requirements.txt "$VENV/.requirements"; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/requirements.txt
+  cp tests/requirements.txt "$VENV/.requirements"
+fi
+
+step "moto server"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+MOTO_PORT="${VWR_MOTO_PORT:-$(free_port)}"
+"$VENV/bin/moto_server" -H 127.0.0.1 -p "$MOTO_PORT" >"$LOGDIR/moto.log" 2>&1 &
+MOTO_PID=$!
+for _ in $(seq 1 100); do
+  if curl -fsS "http://127.0.0.1:$MOTO_PORT/moto-api/" >/dev/null 2>&1; then break; fi
+  kill -0 "$MOTO_PID" 2>/dev/null || die "moto server exited; see $LOGDIR/moto.log"
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$MOTO_PORT/moto-api/" >/dev/null || die "moto server did not start; see $LOGDIR/moto.log"
+echo "moto on 127.0.0.1:$MOTO_PORT"
+
+step "Redis"
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  command -v redis-server >/dev/null || die "Redis is not running on 127.0.0.1:6379 and redis-server is not installed"
+  mkdir -p "$ROOT/target/redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+    --dir "$ROOT/target/redis" --logfile "$LOGDIR/redis.log"
+  for _ in $(seq 1 50); do redis-cli ping >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null || die "Redis did not answer on 127.0.0.1:6379"
+echo "redis on 127.0.0.1:6379"
+
+export VWR_TEST_AWS_ENDPOINT="http://127.0.0.1:$MOTO_PORT"
+export VWR_TEST_REDIS_URL="${VWR_TEST_REDIS_URL:-redis://127.0.0.1:6379}"
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+unset AWS_ENDPOINT_URL AWS_PROFILE
+
+if [[ "${VWR_SKIP_LINT:-}" != "1" ]]; then
+  step "cargo fmt --check"
+  cargo fmt --all -- --check
+  step "cargo clippy (all targets, warnings are errors)"
+  cargo clippy --workspace --all-targets --quiet -- -D warnings
+fi
+
+step "Rust tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast --failure-output final
+  cargo test --workspace --doc --quiet
+else
+  cargo test --workspace --no-fail-fast
+fi
+
+if [[ -d edge/test ]]; then
+  command -v node >/dev/null || die "node is required for the edge tests"
+  step "Edge verifier (node --test)"
+  node --test edge/test/
+fi
+
+step "All tests passed in $(( $(date +%s) - START ))s"
