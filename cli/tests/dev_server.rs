@@ -1,0 +1,144 @@
+//! End-to-end test of the README walk: the real `vwr dev` binary, `vwr admin activate`, assign
+//! through `/vwr-api`, and `check` turning to admitted once the advancer passes the position —
+//! on the in-memory store and on DynamoDB (moto server).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use http::Method;
+use serde_json::Value;
+use vwr::client::{Auth, HttpClient};
+
+struct Server {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "vwr-test-{tag}-{}-{}",
+        std::process::id(),
+        vwr_core::time::now_millis()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+async fn start(tag: &str, extra: &[&str], env: &[(&str, String)]) -> Server {
+    let port = free_port();
+    let dir = temp_dir(tag);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vwr"));
+    cmd.args(["dev", "--addr", &format!("127.0.0.1:{port}")])
+        .args(extra)
+        .env("VWR_DEV_DIR", &dir)
+        .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("VWR_ADMIN_KEY")
+        .env_remove("VWR_TIER1_KEYS")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
+    let client = HttpClient::new(Duration::from_secs(2)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
+            && r.status.is_success()
+        {
+            return server;
+        }
+        assert!(Instant::now() < deadline, "vwr dev did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn admin(server: &Server, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_vwr"))
+        .args(["admin", "--url", &server.base])
+        .args(args)
+        .env("VWR_DEV_DIR", &server.dir)
+        .env_remove("VWR_ADMIN_KEY")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "vwr admin {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn walk(server: &Server) {
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let act = admin(server, &["activate", "e1", "--batch-size", "1", "--interval-seconds", "1"]);
+    assert_eq!(act["active"], true);
+    let url = |p: &str| format!("{}{p}", server.base);
+    let mut tickets = Vec::new();
+    for want in 1..=3u64 {
+        let r = client.send(Method::POST, &url("/vwr-api/vwr/assign/e1"), None, &Auth::None).await.unwrap();
+        assert_eq!(r.status, 200, "{:?}", r.json());
+        let body = r.json();
+        assert_eq!(body["position"], want);
+        tickets.push(body["requestId"].as_str().unwrap().to_owned());
+    }
+    // The third ticket is admitted after the advancer passes position 3 (one per second).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut saw_waiting = false;
+    loop {
+        let r = client
+            .send(Method::GET, &url(&format!("/vwr-api/vwr/check/e1/{}", tickets[2])), None, &Auth::None)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{:?}", r.json());
+        let body = r.json();
+        if body["admitted"] == true {
+            assert!(r.headers.get("set-cookie").unwrap().to_str().unwrap().starts_with("vwr_t1_e1="));
+            assert!(body["token"].as_str().is_some());
+            break;
+        }
+        saw_waiting = true;
+        assert!(Instant::now() < deadline, "never admitted: {body}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(saw_waiting, "position 3 should wait at least one step");
+    let st = admin(server, &["status", "e1"]);
+    assert_eq!(st["issued"], 3);
+    assert_eq!(st["admitted"], 1);
+    // Admin without a key is refused.
+    let r = client.send(Method::GET, &url("/api/admin/vwr/status/e1"), None, &Auth::None).await.unwrap();
+    assert_eq!(r.status, 401);
+}
+
+#[tokio::test]
+async fn readme_walk_on_the_memory_store() {
+    let server = start("mem", &["--store", "memory"], &[]).await;
+    walk(&server).await;
+}
+
+#[tokio::test]
+async fn readme_walk_on_dynamodb() {
+    let endpoint =
+        std::env::var("VWR_TEST_AWS_ENDPOINT").expect("VWR_TEST_AWS_ENDPOINT (tests/run.sh sets it)");
+    let table = format!("vwr-dev-{}-{}", std::process::id(), vwr_core::time::now_millis());
+    let env = [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+        ("AWS_REGION", "us-east-1".to_owned()),
+    ];
+    let server = start("ddb", &["--store", "dynamodb", "--table", &table], &env).await;
+    walk(&server).await;
+}
