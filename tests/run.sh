@@ -76,10 +76,10 @@ else
   cargo test --workspace --no-fail-fast
 fi
 
-if [[ -d edge/test ]]; then
+if [[ -d edge/test && -d static/test ]]; then
   command -v node >/dev/null || die "node is required for the edge tests"
-  step "Edge verifier (node --test)"
-  node --test edge/test/
+  step "Edge verifier and waiting page (node --test)"
+  node --test edge/test/*.test.mjs static/test/*.test.mjs
 fi
 
 step "All tests passed in $(( $(date +%s) - START ))s"

@@ -1,0 +1,81 @@
+// vwr edge check as a CloudFront Function (runtime cloudfront-js-2.0, viewer request).
+// Source: edge/build.mjs inlines edge/src/verifier-core.js at the VWR_CORE marker and
+// writes edge/dist/cloudfront-function.js, the file to deploy (see edge/README.md).
+//
+// Reads two KeyValueStore entries: `config` (JSON: events, rules, cookie prefix, issuer,
+// audience, failMode, leeway) and `keys` (`kid:base64url,…`, read only when a cookie has
+// to be checked).
+import crypto from 'crypto';
+import cf from 'cloudfront';
+
+// Deployment placeholders, replaced by Terraform (or `node edge/build.mjs --kvs-id …`):
+// the KeyValueStore id, and what to do when the `config` entry cannot be read: 'open'
+// lets requests through, anything else (the default) answers 503 outside the waiting room.
+var KVS_ID = '__VWR_KVS_ID__';
+var FAIL_MODE = '__VWR_FAIL_MODE__' === 'open' ? 'open' : 'closed';
+
+/*@@VWR_CORE@@*/
+
+async function kvsGet(name) {
+  try {
+    return await cf.kvs(KVS_ID).get(name);
+  } catch (e) {
+    return null;
+  }
+}
+
+// Neutral response → CloudFront Functions response.
+function toViewer(res) {
+  var headers = {};
+  for (var k in res.headers) headers[k] = { value: res.headers[k] };
+  var out = { statusCode: res.status, statusDescription: STATUS_TEXT[res.status], headers: headers };
+  if (res.body) out.body = { encoding: 'text', data: res.body };
+  return out;
+}
+
+function cookieValues(cookies, name) {
+  var c = cookies && has(cookies, name) ? cookies[name] : null;
+  if (!c) return [];
+  var list = c.multiValue && c.multiValue.length ? c.multiValue : [c];
+  var out = [];
+  for (var i = 0; i < list.length && i < 4; i++) if (typeof list[i].value === 'string') out.push(list[i].value);
+  return out;
+}
+
+// The query string as received: CloudFront hands it over parsed, values still encoded.
+function queryText(qs) {
+  var parts = [];
+  for (var k in qs) {
+    var list = qs[k].multiValue && qs[k].multiValue.length ? qs[k].multiValue : [qs[k]];
+    for (var i = 0; i < list.length; i++) parts.push(k + '=' + list[i].value);
+  }
+  return parts.join('&');
+}
+
+async function handler(event) {
+  var r = event.request;
+  var segs = segments(r.uri);
+  if (isWaitingRoom(segs)) return r;
+  var req = { uri: r.uri, query: queryText(r.querystring || {}), accept: r.headers && r.headers.accept ? r.headers.accept.value : '' };
+  var raw = await kvsGet('config');
+  var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
+  if (typeof cfg === 'string') {
+    log('config_unavailable', { entry: 'config', reason: cfg, failMode: FAIL_MODE });
+    var res = failResponse(FAIL_MODE, req, segs);
+    return res ? toViewer(res) : r;
+  }
+  var eventId = gatedEvent(cfg, segs);
+  if (eventId === null) return r;
+  var tokens = cookieValues(r.cookies, cfg.cookiePrefix + eventId);
+  var keys = null;
+  if (tokens.length) {
+    keys = parseKeys(await kvsGet('keys'));
+    if (!keys) {
+      log('config_unavailable', { entry: 'keys', reason: 'missing, unreadable or invalid', failMode: cfg.failMode });
+      res = failResponse(cfg.failMode, req, segs);
+      return res ? toViewer(res) : r;
+    }
+  }
+  res = checkTokens(req, segs, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000));
+  return res ? toViewer(res) : r;
+}

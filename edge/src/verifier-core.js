@@ -1,0 +1,268 @@
+// vwr edge verifier core: tier-1 token verification and the gate decision, shared by the
+// CloudFront Function and the Lambda@Edge handler (build.mjs inlines this file into both).
+//
+// Written for the CloudFront Functions JavaScript runtime 2.0: var/let/const, function
+// declarations, arrow functions and template literals only (no for-of, classes,
+// destructuring, spread, optional chaining or default parameters), and only `Buffer` and
+// `crypto.createHmac` from the platform. Keep it small: the built CloudFront Function,
+// this file included, must stay under 10 KB (a test checks it).
+//
+// Token checks mirror functions/core/src/token.rs one by one, in the same order, with the
+// same reason codes (TokenError::code()); edge/test/vectors.json holds the proof.
+
+var MAX_TOKEN_LEN = 4096;
+var B64URL = /^[A-Za-z0-9_-]*$/;
+var KID = /^[A-Za-z0-9_-]{1,32}$/;
+var NAME = /^[A-Za-z0-9_-]+$/;
+// JWT header fields the Rust decoder reads as strings / lists of strings; another type there
+// makes it refuse the token as malformed before looking at the signature.
+var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'nonce', 'enc', 'zip'];
+var HEADER_LISTS = ['x5c', 'crit'];
+var STATUS_TEXT = { 302: 'Found', 403: 'Forbidden', 503: 'Service Unavailable' };
+var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+
+function parseJson(text) {
+  if (typeof text !== 'string') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return undefined;
+  }
+}
+
+function isObject(x) {
+  return x !== null && typeof x === 'object' && !Array.isArray(x);
+}
+
+// Absent and null are both "not there", as for a Rust Option.
+function optString(x) {
+  return x == null || typeof x === 'string';
+}
+
+function optU64(x) {
+  return x == null || (typeof x === 'number' && x >= 0 && x % 1 === 0 && x < 18446744073709551616);
+}
+
+function optStringList(x) {
+  if (x == null) return true;
+  if (!Array.isArray(x)) return false;
+  for (var i = 0; i < x.length; i++) if (typeof x[i] !== 'string') return false;
+  return true;
+}
+
+// Canonical unpadded base64url → UTF-8 text, or null. Encoding the result again must give
+// the input back, which refuses padding, foreign characters, non-zero trailing bits and
+// invalid UTF-8, exactly as the Rust decoder followed by serde_json does.
+function b64Text(s) {
+  if (!B64URL.test(s)) return null;
+  var text = Buffer.from(s, 'base64url').toString('utf8');
+  return Buffer.from(text, 'utf8').toString('base64url') === s ? text : null;
+}
+
+// Constant-time comparison of two ASCII strings.
+function sameString(a, b) {
+  if (a.length !== b.length) return false;
+  var diff = 0;
+  for (var i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+function refuse(code) {
+  return { ok: false, error: code };
+}
+
+// Verifies a tier-1 token for `eventId` at `now` (epoch seconds). `keys` maps kid → key
+// bytes (Buffer); `cfg` gives issuer, audience and leeway. Answers {ok: true, claims} or
+// {ok: false, error: <TokenError::code()>}. Never throws.
+function verifyToken(token, eventId, now, keys, cfg) {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LEN || /[^\x00-\x7f]/.test(token)) {
+    return refuse('malformed');
+  }
+  var seg = token.split('.');
+  if (seg.length !== 3) return refuse('malformed');
+  var head = parseJson(b64Text(seg[0]));
+  if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse('malformed');
+  if (head.alg !== 'HS256') return refuse('unsupported_alg');
+  if (head.kid == null || !has(keys, head.kid)) return refuse('unknown_kid');
+  for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse('malformed');
+  for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse('malformed');
+  // The signature must be canonical base64url; comparing the text then compares the bytes.
+  if (!B64URL.test(seg[2]) || Buffer.from(seg[2], 'base64url').toString('base64url') !== seg[2]) {
+    return refuse('malformed');
+  }
+  var mac = crypto.createHmac('sha256', keys[head.kid]).update(seg[0] + '.' + seg[1]).digest('base64url');
+  if (!sameString(mac, seg[2])) return refuse('bad_signature');
+  var c = parseJson(b64Text(seg[1]));
+  if (!isObject(c)) return refuse('malformed');
+  if (!optString(c.iss) || !optString(c.sub) || !optString(c.eid) || !optString(c.jti)) return refuse('malformed');
+  if (!optU64(c.pos) || !optU64(c.iat) || !optU64(c.nbf) || !optU64(c.exp)) return refuse('malformed');
+  if (c.exp == null) return refuse('missing_exp');
+  if (now >= c.exp) return refuse('expired');
+  if (c.nbf != null && c.nbf > now + cfg.leewaySeconds) return refuse('not_yet_valid');
+  if (c.tier !== 1) return refuse('wrong_tier');
+  if (c.eid !== eventId) return refuse('wrong_event');
+  var aud = c.aud;
+  var audOk = aud === cfg.audience || (Array.isArray(aud) && aud.indexOf(cfg.audience) >= 0);
+  if (c.iss !== cfg.issuer || !audOk) return refuse('wrong_issuer');
+  if (c.sub == null || c.pos == null || c.jti == null) return refuse('missing_claim');
+  return { ok: true, claims: c };
+}
+
+// Parses key text `kid:base64url,kid2:base64url` (standard base64, padded or not, is accepted
+// too, as in Rust) into kid → Buffer. Any bad entry makes the whole set invalid (null): a
+// typo must not silently drop a key.
+function parseKeys(text) {
+  if (typeof text !== 'string') return null;
+  var keys = {};
+  var count = 0;
+  var entries = text.split(',');
+  for (var i = 0; i < entries.length; i++) {
+    var entry = entries[i].trim();
+    if (!entry) continue;
+    var at = entry.indexOf(':');
+    var kid = entry.slice(0, at).trim();
+    var b64 = entry.slice(at + 1).trim().replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+    if (at < 0 || !KID.test(kid) || !B64URL.test(b64) || has(keys, kid)) return null;
+    keys[kid] = Buffer.from(b64, 'base64url');
+    if (keys[kid].length < 32) return null;
+    count++;
+  }
+  return count ? keys : null;
+}
+
+// Validates the configuration object (shape in edge/README.md) and fills in defaults.
+// Answers the normalized config, or a string saying what is wrong.
+function parseConfig(o, defaultFailMode) {
+  if (!isObject(o)) return 'not a JSON object';
+  var cfg = {
+    active: {},
+    rules: [],
+    cookiePrefix: o.cookiePrefix == null ? 'vwr_t1_' : o.cookiePrefix,
+    issuer: o.issuer == null ? 'vwr' : o.issuer,
+    audience: o.audience == null ? 'vwr-edge' : o.audience,
+    failMode: o.failMode == null ? defaultFailMode : o.failMode,
+    leewaySeconds: o.leewaySeconds == null ? 30 : o.leewaySeconds,
+  };
+  if (typeof cfg.cookiePrefix !== 'string' || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
+  if (typeof cfg.issuer !== 'string' || typeof cfg.audience !== 'string') return 'bad issuer or audience';
+  if (cfg.failMode !== 'open' && cfg.failMode !== 'closed') return 'failMode must be "open" or "closed"';
+  if (!optU64(cfg.leewaySeconds) || cfg.leewaySeconds > 300) return 'bad leewaySeconds';
+  // Events: {"e1": {"active": true}} or, more compact, a list of active ids ["e1"].
+  var ev = o.events == null ? [] : o.events;
+  if (!isObject(ev) && !Array.isArray(ev)) return 'bad events';
+  var ids = Array.isArray(ev) ? ev : Object.keys(ev);
+  for (var i = 0; i < ids.length; i++) {
+    if (typeof ids[i] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(ids[i])) return 'bad event id';
+    if (Array.isArray(ev) || (isObject(ev[ids[i]]) && ev[ids[i]].active === true)) cfg.active[ids[i]] = true;
+  }
+  if (!Array.isArray(o.rules)) return 'rules must be a list';
+  for (i = 0; i < o.rules.length; i++) {
+    var r = o.rules[i];
+    var prefix = isObject(r) && typeof r.pathPrefix === 'string' ? segments(r.pathPrefix) : null;
+    if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
+      return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
+    }
+    cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), at: r.eventSegment - 1 });
+  }
+  return cfg;
+}
+
+// Splits a request path into segments as an origin would resolve it: percent-escapes
+// decoded (never throwing), "\" taken as "/", ";params" cut, empty and "." segments dropped
+// and ".." going up. Gating on this form means /events/%65%31, //events/e1,
+// /x/../events/e1 or /events/e1;x=1 cannot slip past the check.
+function segments(uri) {
+  var path = String(uri).split('?')[0].replace(/%([0-9A-Fa-f]{2})/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
+  var raw = path.split(/[\/\\]/);
+  var out = [];
+  for (var i = 0; i < raw.length; i++) {
+    var s = raw[i].split(';')[0];
+    if (s === '..') out.pop();
+    else if (s !== '' && s !== '.') out.push(s);
+  }
+  return out;
+}
+
+// The waiting room itself (/vwr/…, /vwr-api/…) is never gated.
+function isWaitingRoom(segs) {
+  return segs[0] === 'vwr' || segs[0] === 'vwr-api';
+}
+
+// The active event whose protected path this is, or null.
+function gatedEvent(cfg, segs) {
+  for (var i = 0; i < cfg.rules.length; i++) {
+    var rule = cfg.rules[i];
+    var ok = segs.length > rule.at;
+    for (var j = 0; ok && j < rule.prefix.length; j++) ok = segs[j].toLowerCase() === rule.prefix[j];
+    if (ok && has(cfg.active, segs[rule.at])) return segs[rule.at];
+  }
+  return null;
+}
+
+// `req` is the platform-neutral request: {uri, query (raw, without "?"), accept}.
+function isApiCall(req, segs) {
+  return (segs.length > 0 && segs[0].toLowerCase() === 'api') || /application\/json/i.test(req.accept || '');
+}
+
+function jsonResponse(status, body, headers) {
+  headers['content-type'] = 'application/json';
+  headers['cache-control'] = 'no-store';
+  return { status: status, headers: headers, body: JSON.stringify(body) };
+}
+
+// No valid token: navigation → 302 to the waiting page with `next` = where the user was
+// going; API call → 403 JSON naming the same place. Responses are platform-neutral
+// {status, headers: {name: value}, body}; the handlers translate them.
+function gateResponse(req, segs, eventId) {
+  var next = req.uri + (req.query ? '?' + req.query : '');
+  if (next.length > 2000) next = req.uri.length > 2000 ? '' : req.uri;
+  var to = '/vwr/' + eventId;
+  try {
+    if (next) to += '?next=' + encodeURIComponent(next);
+  } catch (e) {
+    // A lone surrogate cannot be encoded: send the user to the waiting page without `next`.
+  }
+  if (isApiCall(req, segs)) {
+    return jsonResponse(403, {
+      error: 'waiting_room_token_required',
+      message: 'This page is behind the waiting room; join the queue first.',
+      redirectTo: to,
+    }, {});
+  }
+  return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
+}
+
+// The configured failure policy when configuration or keys cannot be read: "open" lets the
+// request through (null); "closed" answers 503 so the origin stays shielded. A 503 rather
+// than a redirect: without keys or event list the waiting page could only loop.
+function failResponse(mode, req, segs) {
+  if (mode === 'open') return null;
+  var retry = { 'retry-after': '5' };
+  if (isApiCall(req, segs)) {
+    return jsonResponse(503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, retry);
+  }
+  retry['content-type'] = 'text/plain; charset=utf-8';
+  retry['cache-control'] = 'no-store';
+  return { status: 503, headers: retry, body: 'The waiting room is unavailable. Please retry in a few seconds.\n' };
+}
+
+// One JSON log line of a stable shape: {"src":"vwr-edge","evt":…, …fields}.
+function log(evt, fields) {
+  var line = { src: 'vwr-edge', evt: evt };
+  for (var k in fields) line[k] = fields[k];
+  console.log(JSON.stringify(line));
+}
+
+// Decides a request for an active event's protected path given the cookie values found
+// (at most a few; duplicates are tried in turn). Answers null to let it through, or the
+// gate response. A cookie that is present but invalid is logged with the reason.
+function checkTokens(req, segs, cfg, eventId, tokens, keys, now) {
+  var reason = null;
+  for (var i = 0; i < tokens.length; i++) {
+    var res = verifyToken(tokens[i], eventId, now, keys, cfg);
+    if (res.ok) return null;
+    reason = reason || res.error;
+  }
+  if (reason) log('token_rejected', { eventId: eventId, reason: reason });
+  return gateResponse(req, segs, eventId);
+}

@@ -1,0 +1,12 @@
+// CloudFront Function (runtime cloudfront-js-2.0, viewer request) for the waiting page's
+// cache behavior (/vwr/*, S3 origin): /vwr/{eventId} (with or without a trailing slash) is
+// served from the one static page, /vwr/index.html; the page reads the event id from the
+// address bar. Assets live two segments deep (/vwr/assets/…) so they never look like an
+// event id; everything else is left as it is.
+function handler(event) {
+  var request = event.request;
+  if (/^\/vwr\/[A-Za-z0-9_-]{1,64}\/?$/.test(request.uri) && request.uri !== '/vwr/assets' && request.uri !== '/vwr/assets/') {
+    request.uri = '/vwr/index.html';
+  }
+  return request;
+}

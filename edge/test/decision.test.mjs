@@ -1,0 +1,339 @@
+// The decision table of the edge check, run through BOTH shipped handlers (the built
+// CloudFront Function and the built Lambda@Edge handler) with keys generated at test time.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import {
+  LAYOUT_RULES,
+  captureLogs,
+  cloudFrontEvent,
+  keysText,
+  lambdaEdgeEvent,
+  loadCloudFrontFunction,
+  loadLambdaEdge,
+  newKey,
+  outcome,
+  runBoth,
+  signToken,
+  tier1Claims,
+} from './harness.mjs';
+
+const NOW = Math.floor(Date.now() / 1000);
+const K1 = newKey();
+const K0 = newKey();
+const KEYS = keysText({ k1: K1, k0: K0 });
+const CONFIG = {
+  events: { e1: { active: true }, e2: { active: true }, off: { active: false } },
+  rules: LAYOUT_RULES,
+  cookiePrefix: 'vwr_t1_',
+  issuer: 'vwr',
+  audience: 'vwr-edge',
+  failMode: 'closed',
+  leewaySeconds: 30,
+};
+const VALID = signToken(K1, 'k1', tier1Claims(NOW));
+
+async function both(spec, opts = {}) {
+  return runBoth(spec, { config: CONFIG, keys: KEYS, now: NOW, ...opts });
+}
+
+function assertRedirect(results, location) {
+  for (const { platform, outcome: o } of results) {
+    assert.equal(o.status, 302, `${platform}: status`);
+    assert.equal(o.headers.location, location, `${platform}: location`);
+    assert.equal(o.headers['cache-control'], 'no-store', `${platform}: cache-control`);
+  }
+}
+
+function assertPass(results) {
+  for (const { platform, outcome: o } of results) assert.deepEqual(o, { pass: true }, platform);
+}
+
+describe('gating', () => {
+  test('a navigation without a token is sent to the waiting page with next = path and query', async () => {
+    const r = await both({ uri: '/events/e1', query: 'seat=A1&q=%20x', accept: 'text/html,application/xhtml+xml' });
+    assertRedirect(r, `/vwr/e1?next=${encodeURIComponent('/events/e1?seat=A1&q=%20x')}`);
+    for (const { logs } of r) assert.deepEqual(logs, [], 'no cookie: nothing to log');
+  });
+
+  test('an API call without a token gets 403 JSON naming the waiting page', async () => {
+    for (const spec of [
+      { uri: '/api/seats/e1/A12', query: 'x=1' },
+      { uri: '/events/e1', accept: 'application/json' },
+    ]) {
+      const next = spec.uri + (spec.query ? `?${spec.query}` : '');
+      for (const { platform, outcome: o } of await both(spec)) {
+        assert.equal(o.status, 403, platform);
+        assert.equal(o.headers['content-type'], 'application/json');
+        const body = JSON.parse(o.body);
+        assert.equal(body.error, 'waiting_room_token_required');
+        assert.equal(typeof body.message, 'string');
+        assert.equal(body.redirectTo, `/vwr/e1?next=${encodeURIComponent(next)}`);
+      }
+    }
+  });
+
+  test('a valid token passes the request through unchanged', async () => {
+    const event = cloudFrontEvent({ uri: '/events/e1', query: 'a=1', cookies: [['vwr_t1_e1', VALID]] });
+    const before = JSON.stringify(event.request);
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    assert.equal(await cff.handler(event), event.request);
+    assert.equal(JSON.stringify(event.request), before);
+
+    const edge = loadLambdaEdge();
+    assert.equal(edge.setConfig({ ...CONFIG, keys: KEYS }), null);
+    const le = lambdaEdgeEvent({ uri: '/api/seats/e1/A1', cookies: [['other', 'x'], ['vwr_t1_e1', VALID]] });
+    const request = le.Records[0].cf.request;
+    const beforeLe = JSON.stringify(request);
+    assert.equal(await edge.handler(le), request);
+    assert.equal(JSON.stringify(request), beforeLe);
+  });
+
+  test('a token signed with the older kid still passes (rotation)', async () => {
+    assertPass(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', signToken(K0, 'k0', tier1Claims(NOW))]] }));
+  });
+
+  test('a token of another event, or in the other event\'s cookie, does not pass', async () => {
+    const forE2 = signToken(K1, 'k1', tier1Claims(NOW, { eid: 'e2' }));
+    assertRedirect(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', forE2]] }), `/vwr/e1?next=${encodeURIComponent('/events/e1')}`);
+    const r = await both({ uri: '/events/e2', cookies: [['vwr_t1_e2', VALID]] });
+    assertRedirect(r, `/vwr/e2?next=${encodeURIComponent('/events/e2')}`);
+    for (const { logs } of r) assert.deepEqual(logs, [{ src: 'vwr-edge', evt: 'token_rejected', eventId: 'e2', reason: 'wrong_event' }]);
+    assertPass(await both({ uri: '/events/e2', cookies: [['vwr_t1_e2', forE2]] }));
+  });
+
+  test('an expired token, or one that is not a tier-1 token, does not pass', async () => {
+    for (const claims of [tier1Claims(NOW - 700), tier1Claims(NOW, { tier: 2 }), tier1Claims(NOW, { exp: undefined })]) {
+      assertRedirect(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', signToken(K1, 'k1', claims)]] }), `/vwr/e1?next=${encodeURIComponent('/events/e1')}`);
+    }
+  });
+
+  test('the cookie prefix is configurable', async () => {
+    const config = { ...CONFIG, cookiePrefix: 'wr_' };
+    assertPass(await both({ uri: '/events/e1', cookies: [['wr_e1', VALID]] }, { config }));
+    assertRedirect(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }, { config }), `/vwr/e1?next=${encodeURIComponent('/events/e1')}`);
+  });
+
+  test('a very long address keeps only its path in next, or nothing', async () => {
+    const longQuery = `q=${'x'.repeat(3000)}`;
+    assertRedirect(await both({ uri: '/events/e1/seats', query: longQuery }), `/vwr/e1?next=${encodeURIComponent('/events/e1/seats')}`);
+    const longPath = `/events/e1/${'p'.repeat(2100)}`;
+    assertRedirect(await both({ uri: longPath }), '/vwr/e1');
+  });
+});
+
+describe('what is never gated', () => {
+  test('the waiting room itself, even with no configuration at all', async () => {
+    for (const uri of ['/vwr/e1', '/vwr/assets/app.js', '/vwr-api/vwr/assign/e1', '/vwr-api/vwr/check/e1/abc']) {
+      const cff = loadCloudFrontFunction({ kvs: {} });
+      assert.deepEqual(outcome(await cff.handler(cloudFrontEvent({ uri }))), { pass: true }, uri);
+      assert.deepEqual(cff.kvs.reads, [], 'the waiting room needs no KeyValueStore read');
+      const edge = loadLambdaEdge();
+      assert.deepEqual(outcome(await edge.handler(lambdaEdgeEvent({ uri }))), { pass: true }, uri);
+    }
+  });
+
+  test('inactive and unknown events, and paths outside the rules', async () => {
+    for (const uri of ['/events/off', '/events/zzz', '/events', '/events/', '/', '/about', '/api/other/e1', '/api/seats', '/static/e1.css']) {
+      assertPass(await both({ uri }));
+    }
+  });
+});
+
+describe('paths an origin would resolve to a protected page are gated', () => {
+  for (const uri of ['/events/%65%31', '//events/e1', '/x/../events/e1', '/vwr/../events/e1', '/EVENTS/e1', '/events/e1;jsessionid=1', '/events\\e1', '/events/./e1/', '/events%2Fe1']) {
+    test(uri, async () => {
+      for (const { platform, outcome: o } of await both({ uri })) {
+        assert.equal(o.status, 302, `${platform} ${uri}`);
+        assert.ok(o.headers.location.startsWith('/vwr/e1?next='), o.headers.location);
+      }
+    });
+  }
+});
+
+describe('malformed cookies never throw', () => {
+  const redirect = `/vwr/e1?next=${encodeURIComponent('/events/e1')}`;
+
+  test('bad percent escapes, huge values, empty values', async () => {
+    for (const value of ['%', '%E0%A4%A', '%%%', 'a'.repeat(10000), '', '"', `${VALID}%`, 'é.é.é', '\u0000']) {
+      assertRedirect(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', value]] }), redirect);
+    }
+  });
+
+  test('duplicate names: a valid one among the first four passes', async () => {
+    assertPass(await both({ uri: '/events/e1', cookies: [['vwr_t1_e1', 'junk'], ['vwr_t1_e1', VALID]] }));
+    // Only four values are tried: the verification work per request stays bounded.
+    const many = [...Array(4)].map(() => ['vwr_t1_e1', 'junk']).concat([['vwr_t1_e1', VALID]]);
+    assertRedirect(await both({ uri: '/events/e1', cookies: many }), redirect);
+  });
+
+  test('hundreds of cookies', async () => {
+    const cookies = [...Array(400)].map((_, i) => [`c${i}`, `v${i}%zz`]);
+    assertPass(await both({ uri: '/events/e1', cookies: [...cookies, ['vwr_t1_e1', VALID]] }));
+    assertRedirect(await both({ uri: '/events/e1', cookies }), redirect);
+  });
+
+  test('raw Cookie headers of any shape (Lambda@Edge parses them itself)', async () => {
+    const edge = loadLambdaEdge();
+    edge.setConfig({ ...CONFIG, keys: KEYS });
+    const headers = [
+      ['vwr_t1_e1=%E0%A4%A; =; ;;; novalue; =x; a=b=c'],
+      [`vwr_t1_e1="${VALID}"`],
+      [`${'x=y; '.repeat(2000)}vwr_t1_e1=${VALID}`],
+      ['', 'vwr_t1_e1', `  vwr_t1_e1 =  ${VALID}  `],
+    ];
+    const expected = ['redirect', 'pass', 'pass', 'pass'];
+    for (let i = 0; i < headers.length; i++) {
+      const { result } = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/events/e1', cookieHeaders: headers[i] })));
+      const o = outcome(result);
+      assert.equal(o.pass ? 'pass' : 'redirect', expected[i], `case ${i}`);
+    }
+  });
+
+  test('random bytes in cookies, paths and queries (fuzz)', async () => {
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    const edge = loadLambdaEdge();
+    edge.setConfig({ ...CONFIG, keys: KEYS });
+    let seed = 12345;
+    const rnd = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = 'ab%;=., "\\/éE1e.%2F%zz\u0000\u00ff\ud800-_';
+    const junk = (len) => [...Array(len)].map(() => alphabet[rnd(alphabet.length)]).join('');
+    for (let i = 0; i < 500; i++) {
+      const spec = { uri: `/events/e1${junk(rnd(8))}`, query: junk(rnd(10)), cookies: [['vwr_t1_e1', junk(rnd(60))]], cookieHeaders: [junk(rnd(80))] };
+      const a = outcome(await cff.handler(cloudFrontEvent(spec)));
+      const { result } = await captureLogs(() => edge.handler(lambdaEdgeEvent(spec)));
+      const b = outcome(result);
+      assert.ok(a.pass || [302, 403].includes(a.status), `cloudfront-function case ${i}`);
+      assert.ok(b.pass || [302, 403].includes(b.status), `lambda-edge case ${i}`);
+    }
+  });
+});
+
+describe('missing or unreadable configuration follows failMode, and is logged', () => {
+  const config = JSON.stringify(CONFIG);
+
+  test('CloudFront Function: no config entry, closed by default (placeholder kept)', async () => {
+    const cff = loadCloudFrontFunction({ kvs: { keys: KEYS } });
+    const page = outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1' })));
+    assert.equal(page.status, 503);
+    assert.equal(page.headers['retry-after'], '5');
+    assert.match(page.headers['content-type'], /^text\/plain/);
+    const api = outcome(await cff.handler(cloudFrontEvent({ uri: '/api/seats/e1/A1' })));
+    assert.equal(api.status, 503);
+    assert.equal(JSON.parse(api.body).error, 'waiting_room_unavailable');
+    // Without configuration nothing is known to be unprotected.
+    assert.equal(outcome(await cff.handler(cloudFrontEvent({ uri: '/about' }))).status, 503);
+    assert.deepEqual(JSON.parse(cff.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'config', reason: 'entry missing or unreadable', failMode: 'closed' });
+  });
+
+  test('CloudFront Function: fail mode "open" lets requests through, and still logs', async () => {
+    const cff = loadCloudFrontFunction({ kvs: {}, failMode: 'open' });
+    assert.deepEqual(outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1' }))), { pass: true });
+    assert.equal(JSON.parse(cff.logs[0]).failMode, 'open');
+  });
+
+  test('CloudFront Function: a broken store, a wrong KVS id or invalid config are unavailable too', async () => {
+    const broken = loadCloudFrontFunction({ kvs: { config, keys: KEYS } });
+    broken.kvs.broken = true;
+    assert.equal(outcome(await broken.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 503);
+    const placeholder = loadCloudFrontFunction({ kvs: { config, keys: KEYS }, kvsId: null });
+    assert.equal(outcome(await placeholder.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 503);
+    for (const bad of ['{not json', '[]', JSON.stringify({ ...CONFIG, failMode: 'maybe' }), JSON.stringify({ ...CONFIG, rules: undefined })]) {
+      const cff = loadCloudFrontFunction({ kvs: { config: bad, keys: KEYS } });
+      assert.equal(outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 503, bad);
+      assert.equal(JSON.parse(cff.logs[0]).evt, 'config_unavailable');
+    }
+  });
+
+  test('CloudFront Function: keys are read only when a cookie must be checked; missing keys follow config.failMode', async () => {
+    const noKeys = loadCloudFrontFunction({ kvs: { config } });
+    noKeys.setNow(NOW);
+    assert.equal(outcome(await noKeys.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 302);
+    assert.deepEqual(noKeys.kvs.reads, ['config']);
+    const withCookie = outcome(await noKeys.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
+    assert.equal(withCookie.status, 503);
+    assert.deepEqual(JSON.parse(noKeys.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'keys', reason: 'missing, unreadable or invalid', failMode: 'closed' });
+    const open = loadCloudFrontFunction({ kvs: { config: JSON.stringify({ ...CONFIG, failMode: 'open' }), keys: 'k1:tooshort' } });
+    assert.deepEqual(outcome(await open.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }))), { pass: true });
+  });
+
+  test('Lambda@Edge: no config.json, invalid config.json, or setConfig(null): closed by default', async () => {
+    const cases = [
+      { edge: loadLambdaEdge(), reason: 'config.json missing, unreadable or not JSON' },
+      { edge: loadLambdaEdge({ configText: '{oops' }), reason: 'config.json missing, unreadable or not JSON' },
+      { edge: loadLambdaEdge({ config: { ...CONFIG, rules: 'x', keys: KEYS } }), reason: 'rules must be a list' },
+    ];
+    const nulled = loadLambdaEdge({ config: { ...CONFIG, keys: KEYS } });
+    assert.equal(nulled.setConfig(null), 'config.json missing, unreadable or not JSON');
+    cases.push({ edge: nulled, reason: 'config.json missing, unreadable or not JSON' });
+    for (const { edge, reason } of cases) {
+      const { result, lines } = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/api/seats/e1/A1' })));
+      const o = outcome(result);
+      assert.equal(o.status, 503);
+      assert.equal(JSON.parse(o.body).error, 'waiting_room_unavailable');
+      assert.deepEqual(JSON.parse(lines[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'config.json', reason, failMode: 'closed' });
+    }
+  });
+
+  test('Lambda@Edge: a bundled config.json is used; fail mode "open" passes', async () => {
+    const bundled = loadLambdaEdge({ config: { ...CONFIG, keys: KEYS } });
+    const { result } = await captureLogs(() => bundled.handler(lambdaEdgeEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
+    assert.deepEqual(outcome(result), { pass: true });
+    const open = loadLambdaEdge({ failMode: 'open' });
+    const r = await captureLogs(() => open.handler(lambdaEdgeEvent({ uri: '/events/e1' })));
+    assert.deepEqual(outcome(r.result), { pass: true });
+    assert.equal(JSON.parse(r.lines[0]).failMode, 'open');
+  });
+
+  test('Lambda@Edge: keys missing with a cookie to check follow config.failMode', async () => {
+    const edge = loadLambdaEdge();
+    assert.equal(edge.setConfig({ ...CONFIG }), 'keys missing or invalid');
+    const { result } = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
+    assert.equal(outcome(result).status, 503);
+    const { result: noCookie } = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/events/e1' })));
+    assert.equal(outcome(noCookie).status, 302);
+  });
+});
+
+describe('configuration is validated', () => {
+  const edge = loadLambdaEdge();
+  const cases = [
+    [{ ...CONFIG, keys: KEYS }, null],
+    [{ rules: [], keys: KEYS }, null],
+    [{ ...CONFIG, events: ['e1', 'e2'], keys: KEYS }, null],
+    [{ ...CONFIG, keys: KEYS, cookiePrefix: 'bad prefix' }, 'bad cookiePrefix'],
+    [{ ...CONFIG, keys: KEYS, failMode: 'sometimes' }, 'failMode must be "open" or "closed"'],
+    [{ ...CONFIG, keys: KEYS, events: { 'bad id': { active: true } } }, 'bad event id'],
+    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: '/events/', eventSegment: 1 }] }, 'rule 0 needs pathPrefix "/a/b/" and eventSegment after it'],
+    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: 'events/', eventSegment: 2 }] }, 'rule 0 needs pathPrefix "/a/b/" and eventSegment after it'],
+    [{ ...CONFIG, keys: KEYS, leewaySeconds: -1 }, 'bad leewaySeconds'],
+    [{ ...CONFIG, keys: 'k1:c2hvcnQ' }, 'keys missing or invalid'],
+    [{ ...CONFIG, keys: `${KEYS},k1:${K0.toString('base64url')}` }, 'keys missing or invalid'],
+    [{ ...CONFIG, keys: `bad kid:${K0.toString('base64url')}` }, 'keys missing or invalid'],
+    [{ ...CONFIG, keys: `k1:${K1.toString('base64')}` }, null],
+  ];
+  for (const [config, problem] of cases) {
+    test(problem || `accepted: ${JSON.stringify(config).slice(0, 60)}`, () => assert.equal(edge.setConfig(config), problem));
+  }
+});
+
+describe('platform response shapes', () => {
+  test('CloudFront Function and Lambda@Edge formats', async () => {
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    const a = await cff.handler(cloudFrontEvent({ uri: '/api/seats/e1' }));
+    assert.equal(a.statusCode, 403);
+    assert.equal(a.statusDescription, 'Forbidden');
+    assert.equal(a.headers['content-type'].value, 'application/json');
+    assert.equal(a.body.encoding, 'text');
+    const edge = loadLambdaEdge();
+    edge.setConfig({ ...CONFIG, keys: KEYS });
+    const b = await edge.handler(lambdaEdgeEvent({ uri: '/events/e1' }));
+    assert.equal(b.status, '302');
+    assert.equal(b.statusDescription, 'Found');
+    assert.deepEqual(b.headers.location, [{ key: 'Location', value: `/vwr/e1?next=${encodeURIComponent('/events/e1')}` }]);
+    assert.deepEqual(b.headers['cache-control'], [{ key: 'Cache-Control', value: 'no-store' }]);
+  });
+});

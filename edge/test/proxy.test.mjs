@@ -1,0 +1,171 @@
+// The local edge proxy in front of a fake upstream (an in-process stand-in for `vwr dev`):
+// the shipped Lambda@Edge handler decides, allowed requests are streamed through.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { startProxy } from '../local/proxy.mjs';
+import { EDGE, keysText, newKey, signToken, tier1Claims } from './harness.mjs';
+
+const ADMIN_KEY = `test-admin-${newKey().toString('hex')}`;
+const KEY = newKey();
+const KEYS = keysText({ k1: KEY });
+const now = () => Math.floor(Date.now() / 1000);
+
+// The fake upstream: admin events list, an event page, a check answer with two cookies,
+// a slow streamed body and an echo.
+const upstream = { active: ['e1'], adminStatus: 200, requests: [] };
+let upstreamServer;
+let upstreamUrl;
+
+function startUpstream() {
+  upstreamServer = http.createServer((req, res) => {
+    upstream.requests.push({ method: req.method, url: req.url, headers: req.headers });
+    if (req.url === '/api/admin/vwr/events') {
+      if (req.headers.authorization !== `Bearer ${ADMIN_KEY}`) return res.writeHead(401).end();
+      res.writeHead(upstream.adminStatus, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ events: upstream.active }));
+    }
+    if (req.url.startsWith('/vwr-api/vwr/check/')) {
+      res.writeHead(200, [['content-type', 'application/json'], ['set-cookie', 'vwr_t1_e1=abc; Path=/; HttpOnly'], ['set-cookie', 'other=1; Path=/']].flat());
+      return res.end('{"admitted":true}');
+    }
+    if (req.url === '/stream') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first;');
+      return setTimeout(() => res.end('second'), 300);
+    }
+    if (req.method === 'POST') {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      return req.on('end', () => res.writeHead(200).end(`echo:${Buffer.concat(chunks)}`));
+    }
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`origin ${req.url}`);
+  });
+  return new Promise((ok) => upstreamServer.listen(0, '127.0.0.1', () => ok(`http://127.0.0.1:${upstreamServer.address().port}`)));
+}
+
+let proxy;
+before(async () => {
+  upstreamUrl = await startUpstream();
+  proxy = await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: 'admin', adminKey: ADMIN_KEY, pollMs: 50, staleAfterMs: 300, staticDir: join(EDGE, '..', 'static') });
+});
+after(async () => {
+  await proxy.close();
+  upstreamServer.closeAllConnections();
+  await new Promise((ok) => upstreamServer.close(ok));
+});
+
+const get = (path, headers = {}) => fetch(proxy.url + path, { headers, redirect: 'manual' });
+
+describe('local proxy with events from the admin API', () => {
+  test('no token: navigation is redirected, API calls get 403 JSON; nothing reaches the origin', async () => {
+    const seen = upstream.requests.length;
+    const page = await get('/events/e1?seat=A1');
+    assert.equal(page.status, 302);
+    assert.equal(page.headers.get('location'), `/vwr/e1?next=${encodeURIComponent('/events/e1?seat=A1')}`);
+    const api = await get('/api/seats/e1/A1');
+    assert.equal(api.status, 403);
+    assert.equal((await api.json()).error, 'waiting_room_token_required');
+    assert.equal(upstream.requests.slice(seen).filter((r) => !r.url.startsWith('/api/admin/')).length, 0);
+  });
+
+  test('a valid token is forwarded to the origin', async () => {
+    const token = signToken(KEY, 'k1', tier1Claims(now()));
+    const res = await get('/events/e1?x=1', { cookie: `a=b; vwr_t1_e1=${token}` });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'origin /events/e1?x=1');
+    const last = upstream.requests.at(-1);
+    assert.match(last.headers.cookie, /vwr_t1_e1=/);
+    assert.equal(last.headers.host, new URL(upstreamUrl).host);
+  });
+
+  test('waiting-room API answers are passed back with every Set-Cookie', async () => {
+    const res = await get('/vwr-api/vwr/check/e1/req-1');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.headers.getSetCookie(), ['vwr_t1_e1=abc; Path=/; HttpOnly', 'other=1; Path=/']);
+  });
+
+  test('bodies are forwarded and answers streamed', async () => {
+    const post = await fetch(`${proxy.url}/vwr-api/vwr/assign/e1`, { method: 'POST', body: 'hello' });
+    assert.equal(await post.text(), 'echo:hello');
+    const res = await get('/stream');
+    const reader = res.body.getReader();
+    const t0 = Date.now();
+    const first = await reader.read();
+    assert.equal(Buffer.from(first.value).toString(), 'first;');
+    assert.ok(Date.now() - t0 < 250, 'the first chunk arrives before the upstream finishes');
+    let rest = '';
+    for (let c = await reader.read(); !c.done; c = await reader.read()) rest += Buffer.from(c.value).toString();
+    assert.equal(rest, 'second');
+  });
+
+  test('the waiting page is served from --static, as S3 behind the rewrite function would', async () => {
+    const page = await get('/vwr/e1?next=%2Fevents%2Fe1');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type'), /^text\/html/);
+    assert.match(await page.text(), /<html/);
+    const js = await get('/vwr/assets/app.js');
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type'), /javascript/);
+    for (const path of ['/vwr/..%2f..%2fedge%2fbuild.mjs', '/vwr/assets/nope.js', '/vwr/%E0%A4%A']) {
+      assert.ok([400, 404].includes((await get(path)).status), path);
+    }
+  });
+
+  test('an event activated upstream is gated within a poll', async () => {
+    assert.equal((await get('/events/e2')).status, 200);
+    upstream.active = ['e1', 'e2'];
+    await sleep(200);
+    assert.equal((await get('/events/e2')).status, 302);
+    upstream.active = ['e1'];
+    await sleep(200);
+    assert.equal((await get('/events/e2')).status, 200);
+  });
+
+  test('when the admin API keeps failing, the last list is used, then the handler fails closed', async () => {
+    upstream.adminStatus = 500;
+    await sleep(120);
+    assert.equal((await get('/events/e1')).status, 302, 'within staleAfterMs the last list still applies');
+    await sleep(400);
+    const res = await get('/events/e1');
+    assert.equal(res.status, 503);
+    assert.equal((await get('/vwr-api/vwr/check/e1/x')).status, 200, 'the waiting room stays reachable');
+    upstream.adminStatus = 200;
+    await sleep(200);
+    assert.equal((await get('/events/e1')).status, 302);
+  });
+});
+
+describe('local proxy with events from a file', () => {
+  test('the file is re-read on every poll', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vwr-proxy-'));
+    try {
+      const file = join(dir, 'events.json');
+      writeFileSync(file, JSON.stringify({ events: ['f1'] }));
+      const p = await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: file, pollMs: 50 });
+      try {
+        assert.equal((await fetch(`${p.url}/events/f1`, { redirect: 'manual' })).status, 302);
+        assert.equal((await fetch(`${p.url}/events/e1`, { redirect: 'manual' })).status, 200);
+        writeFileSync(file, JSON.stringify({ e1: { active: true } }));
+        await sleep(200);
+        assert.equal((await fetch(`${p.url}/events/e1`, { redirect: 'manual' })).status, 302);
+        assert.equal((await fetch(`${p.url}/events/f1`, { redirect: 'manual' })).status, 200);
+      } finally {
+        await p.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('bad options are refused clearly', async () => {
+    await assert.rejects(startProxy({ upstream: upstreamUrl, keys: KEYS, events: 'admin' }), /admin key/);
+    await assert.rejects(startProxy({ listen: 'nonsense', upstream: upstreamUrl, keys: KEYS, events: 'admin', adminKey: 'x' }), /HOST:PORT/);
+  });
+});
