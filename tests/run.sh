@@ -22,6 +22,7 @@ command -v python3 >/dev/null || die "python3 is required"
 
 cleanup() {
   if [[ -n "${MOTO_PID:-}" ]]; then kill "$MOTO_PID" 2>/dev/null || true; fi
+  if [[ -n "${CLUSTER_BASE:-}" ]]; then tests/redis-cluster.sh stop "$CLUSTER_BASE" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
@@ -55,6 +56,29 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
 fi
 redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null || die "Redis did not answer on 127.0.0.1:6379"
 echo "redis on 127.0.0.1:6379"
+
+step "Redis Cluster (3 nodes on loopback)"
+# Three consecutive free ports whose cluster-bus ports (+10000) are free too.
+CLUSTER_BASE="$(python3 - <<'PY'
+import socket, random
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+for _ in range(200):
+    b = random.randint(20000, 40000)
+    if all(free(p) and free(p + 10000) for p in (b, b + 1, b + 2)):
+        print(b); break
+PY
+)"
+[[ -n "$CLUSTER_BASE" ]] || die "no free ports for the Redis Cluster"
+CLUSTER_LINE="$(tests/redis-cluster.sh start "$CLUSTER_BASE")" || die "could not start the Redis Cluster (see target/redis-cluster)"
+export "${CLUSTER_LINE?}"
+echo "cluster on 127.0.0.1:$CLUSTER_BASE-$((CLUSTER_BASE + 2))"
 
 export VWR_TEST_AWS_ENDPOINT="http://127.0.0.1:$MOTO_PORT"
 export VWR_TEST_REDIS_URL="${VWR_TEST_REDIS_URL:-redis://127.0.0.1:6379}"

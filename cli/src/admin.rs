@@ -54,6 +54,20 @@ pub enum AdminCommand {
     },
     /// List active events.
     Events,
+    /// Tier 2: set an event's concurrency threshold (registers the event for tier 2).
+    Threshold {
+        event_id: String,
+        /// Most users inside the booking flow at once.
+        #[arg(long)]
+        threshold: u64,
+        /// Line order of a new event: tier1 (by tier-1 position) or arrival.
+        #[arg(long)]
+        line_order: Option<String>,
+    },
+    /// Tier 2: waiting, active and admission rate of an event.
+    QueueStatus { event_id: String },
+    /// Tier 2: remove an event and everyone waiting or active in it.
+    QueueRemove { event_id: String },
 }
 
 /// Runs one admin command and prints the JSON answer; `Err` carries the message to show.
@@ -92,6 +106,19 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             (Method::POST, format!("/api/admin/vwr/advance/{event_id}"), Some(json!({ "by": by })))
         }
         AdminCommand::Events => (Method::GET, "/api/admin/vwr/events".to_owned(), None),
+        AdminCommand::Threshold { event_id, threshold, line_order } => {
+            let mut body = json!({ "threshold": threshold });
+            if let Some(o) = line_order {
+                body["lineOrder"] = json!(o);
+            }
+            (Method::PUT, format!("/api/queue/admin/threshold/{event_id}"), Some(body))
+        }
+        AdminCommand::QueueStatus { event_id } => {
+            (Method::GET, format!("/api/queue/admin/status/{event_id}"), None)
+        }
+        AdminCommand::QueueRemove { event_id } => {
+            (Method::DELETE, format!("/api/queue/admin/event/{event_id}"), None)
+        }
     };
     let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
     let reply = client
@@ -100,7 +127,7 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
         .map_err(|e| e.to_string())?;
     let json = reply.json();
     if reply.status.is_success() {
-        Ok(json)
+        Ok(if json.is_null() { json!({"status": reply.status.as_u16()}) } else { json })
     } else {
         Err(format!(
             "{} {}",

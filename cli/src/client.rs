@@ -103,17 +103,25 @@ impl HttpClient {
             }
             Auth::SigV4(sdk) => sign(sdk, &mut req, &bytes).await?,
         }
+        self.raw(req).await
+    }
+}
+
+impl HttpClient {
+    /// Sends a prepared request as is.
+    pub async fn raw(&self, req: Request<Full<Bytes>>) -> Result<Reply, ClientError> {
+        let url = req.uri().to_string();
         let fut = async {
             let res = self
                 .inner
                 .request(req)
                 .await
-                .map_err(|e| ClientError::Connect { url: url.to_owned(), reason: error_chain(&e) })?;
+                .map_err(|e| ClientError::Connect { url: url.clone(), reason: error_chain(&e) })?;
             let (parts, body) = res.into_parts();
             let body = body
                 .collect()
                 .await
-                .map_err(|e| ClientError::Connect { url: url.to_owned(), reason: e.to_string() })?
+                .map_err(|e| ClientError::Connect { url: url.clone(), reason: e.to_string() })?
                 .to_bytes();
             Ok(Reply { status: parts.status, headers: parts.headers, body })
         };

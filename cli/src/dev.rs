@@ -1,6 +1,8 @@
 //! `vwr dev`: the whole system on one port with the layout of SPEC §2 "Where things live":
-//! `/vwr-api/vwr/...` (tier-1 API), `/api/admin/vwr/...` (admin, bearer key), the advancer on
-//! a timer, the in-memory store by default or DynamoDB (`--store dynamodb`).
+//! the waiting page `/vwr/{eventId}`, the tier-1 API under `/vwr-api`, tier 2 under
+//! `/api/queue`, the admin APIs (bearer key), a demo origin (`/events/{eventId}`, protected
+//! `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
+//! default; DynamoDB (`--store dynamodb`) and Redis (`--redis`) on request.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,15 +13,22 @@ use axum::routing::get;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::config::Env;
 use vwr_core::metrics::MetricsSink;
-use vwr_core::time::SystemClock;
+use vwr_core::time::{Clock, SystemClock};
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{ApiError, HmacKeyring};
 use vwr_tier1::Tier1Service;
 use vwr_tier1::dynamo::DynamoStore;
-use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::store::PositionStore;
+use vwr_tier2::Tier2Service;
+use vwr_tier2::entry_token::{EcKeyring, EntryTokens};
+use vwr_tier2::identity::Identity;
+use vwr_tier2::notices::{MemoryNotices, NoticeSink, SqsNotices};
+use vwr_tier2::protect::{Protector, require_entry_token};
+use vwr_tier2::redis_store::{RedisConfig, RedisStore};
+use vwr_tier2::store::AdmissionStore;
+use vwr_tier2::worker::Worker;
 
-use crate::devstate;
+use crate::{devstate, site};
 
 /// Which position store the local server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,7 +45,7 @@ pub struct DevOptions {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080", env = "VWR_ADDR")]
     pub addr: SocketAddr,
-    /// Position store.
+    /// Tier-1 position store.
     #[arg(long, value_enum, default_value = "auto")]
     pub store: StoreChoice,
     /// DynamoDB table (with `--store dynamodb`).
@@ -45,6 +54,22 @@ pub struct DevOptions {
     /// How often the advancer looks for due steps, in seconds.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10))]
     pub advancer_tick: u64,
+    /// Tier-2 admission store on Redis (e.g. redis://127.0.0.1:6379); in-memory when absent.
+    /// Several comma-separated URLs with `--redis-cluster`.
+    #[arg(long, env = "VWR_REDIS_URL")]
+    pub redis: Option<String>,
+    /// The Redis URLs are seeds of a Redis Cluster.
+    #[arg(long)]
+    pub redis_cluster: bool,
+    /// SQS FIFO queue URL for admission notices (uses AWS_ENDPOINT_URL); kept in memory when absent.
+    #[arg(long, env = "VWR_NOTICE_QUEUE_URL")]
+    pub sqs_queue_url: Option<String>,
+    /// How often the admission worker runs, in seconds.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub worker_tick: u64,
+    /// Refuse the `X-User-Id` header (accepted by default in local development).
+    #[arg(long)]
+    pub no_dev_user_header: bool,
 }
 
 /// A start-up failure of the local server.
@@ -56,6 +81,8 @@ pub enum DevError {
     Config(String),
     #[error("DynamoDB at {endpoint}: {reason}")]
     Dynamo { endpoint: String, reason: String },
+    #[error("Redis at {url}: {reason}")]
+    Redis { url: String, reason: String },
     #[error("could not listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("server failed: {0}")]
@@ -66,11 +93,13 @@ pub enum DevError {
 pub struct DevApp {
     pub router: Router,
     pub tier1: Arc<Tier1Service>,
+    pub tier2: Arc<Tier2Service>,
+    pub worker: Arc<Worker>,
     pub admin_key: String,
     pub store_name: &'static str,
+    pub admission_store_name: &'static str,
 }
 
-/// Builds the keys: env first, else the dev state file.
 fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, DevError> {
     let ring = match env.get("VWR_TIER1_KEYS") {
         Some(text) => HmacKeyring::from_text(text, env.get("VWR_TIER1_SIGNING_KID")),
@@ -84,6 +113,71 @@ fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, De
     ))
 }
 
+fn tier2_tokens(env: &Env, state: &devstate::DevState) -> Result<EntryTokens, DevError> {
+    let ring = match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
+        (Some(text), _) => EcKeyring::from_text(text, env.get("VWR_TIER2_SIGNING_KID")),
+        (None, Some(text)) => EcKeyring::from_text(text, None),
+        (None, None) => EcKeyring::generate("dev2"),
+    }
+    .map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))?;
+    Ok(EntryTokens::new(
+        ring,
+        env.string("VWR_ENTRY_ISSUER", "vwr"),
+        env.string("VWR_ENTRY_AUDIENCE", "vwr-api"),
+    ))
+}
+
+async fn position_store(
+    opts: &DevOptions,
+    env: &Env,
+) -> Result<(Arc<dyn PositionStore>, &'static str), DevError> {
+    let use_dynamo = match opts.store {
+        StoreChoice::Dynamodb => true,
+        StoreChoice::Memory => false,
+        StoreChoice::Auto => env.get("AWS_ENDPOINT_URL").is_some(),
+    };
+    if !use_dynamo {
+        return Ok((Arc::new(vwr_tier1::memory::MemoryStore::new()), "memory"));
+    }
+    let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let endpoint = env.get("AWS_ENDPOINT_URL").unwrap_or("AWS").to_owned();
+    let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), opts.table.clone());
+    store.ensure_table().await.map_err(|e| DevError::Dynamo { endpoint, reason: e.to_string() })?;
+    Ok((Arc::new(store), "dynamodb"))
+}
+
+async fn admission_store(
+    opts: &DevOptions,
+    clock: Arc<dyn Clock>,
+) -> Result<(Arc<dyn AdmissionStore>, &'static str), DevError> {
+    let Some(raw) = &opts.redis else {
+        return Ok((Arc::new(vwr_tier2::memory::MemoryStore::new(clock)), "memory"));
+    };
+    let cfg = RedisConfig {
+        urls: raw.split(',').map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect(),
+        cluster: opts.redis_cluster,
+        ..RedisConfig::single(raw)
+    };
+    let store = RedisStore::connect(&cfg)
+        .await
+        .map_err(|e| DevError::Redis { url: raw.clone(), reason: e.to_string() })?;
+    Ok((Arc::new(store), if opts.redis_cluster { "redis-cluster" } else { "redis" }))
+}
+
+async fn notice_sink(opts: &DevOptions, env: &Env) -> Result<Arc<dyn NoticeSink>, DevError> {
+    match &opts.sqs_queue_url {
+        None => Ok(Arc::new(MemoryNotices::default())),
+        Some(url) => {
+            let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            let timeout = Duration::from_millis(
+                env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)
+                    .map_err(|e| DevError::Config(e.to_string()))?,
+            );
+            Ok(Arc::new(SqsNotices::new(aws_sdk_sqs::Client::new(&sdk), url.clone(), timeout)))
+        }
+    }
+}
+
 /// Builds the all-in-one router and services.
 pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let state = devstate::load_or_create()?;
@@ -95,28 +189,45 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     cfg_env.set("VWR_TIER1_SIGNING_KID", tokens.ring().signing_kid());
     let cfg =
         vwr_tier1::config::Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
+    let t2cfg = vwr_tier2::config::Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
-    let use_dynamo = match opts.store {
-        StoreChoice::Dynamodb => true,
-        StoreChoice::Memory => false,
-        StoreChoice::Auto => env.get("AWS_ENDPOINT_URL").is_some(),
+    let (store, store_name) = position_store(opts, env).await?;
+    let tier1 = Arc::new(Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock)));
+
+    let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
+    let entry = tier2_tokens(env, &state)?;
+    let tier2 = Arc::new(Tier2Service::new(
+        admissions,
+        entry.clone(),
+        t2cfg.settings,
+        Arc::clone(&tier1) as Arc<dyn vwr_tier2::service::Tier1Lookup>,
+        Duration::from_secs(1),
+    ));
+    let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(opts, env).await?, MetricsSink::Off));
+    let identity = Identity {
+        tier1: Some(tokens),
+        cookie_prefix: cfg.settings.cookie_prefix.clone(),
+        dev_user_header: !opts.no_dev_user_header,
+        clock: Arc::clone(&clock),
     };
-    let (store, store_name): (Arc<dyn PositionStore>, &'static str) = if use_dynamo {
-        let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-        let endpoint = env.get("AWS_ENDPOINT_URL").unwrap_or("AWS").to_owned();
-        let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), opts.table.clone());
-        store.ensure_table().await.map_err(|e| DevError::Dynamo { endpoint, reason: e.to_string() })?;
-        (Arc::new(store), "dynamodb")
-    } else {
-        (Arc::new(MemoryStore::new()), "memory")
-    };
-    let tier1 = Arc::new(Tier1Service::new(store, tokens, cfg.settings, Arc::new(SystemClock)));
+    let protector = Arc::new(Protector { verifier: entry.verifier(), identity: identity.clone() });
+
     let router = Router::new()
         .nest("/vwr-api", vwr_tier1::http::public_router(Arc::clone(&tier1)))
-        .merge(vwr_tier1::http::admin_router(Arc::clone(&tier1), auth))
+        .merge(vwr_tier1::http::admin_router_with(
+            Arc::clone(&tier1),
+            auth.clone(),
+            Some(Arc::clone(&tier2) as Arc<dyn vwr_tier1::http::StatusExtra>),
+        ))
+        .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
+        .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
+        .merge(site::waiting_room())
+        .merge(site::demo_pages())
+        .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("not_found", "no such route") });
-    Ok(DevApp { router, tier1, admin_key, store_name })
+    Ok(DevApp { router, tier1, tier2, worker, admin_key, store_name, admission_store_name })
 }
 
 /// Runs the local server until Ctrl-C.
@@ -131,10 +242,12 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         Duration::from_secs(opts.advancer_tick),
         MetricsSink::Off,
     ));
+    let worker = tokio::spawn(Arc::clone(&app.worker).run_forever(Duration::from_secs(opts.worker_tick)));
     tracing::info!(
         event = "dev.started",
         addr = %opts.addr,
         store = app.store_name,
+        admission_store = app.admission_store_name,
         state_file = %devstate::path().display(),
         "vwr dev listening on http://{} (admin key in {}; `vwr admin` reads it from there)",
         opts.addr,
@@ -148,5 +261,6 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         .await
         .map_err(DevError::Serve);
     advancer.abort();
+    worker.abort();
     res
 }

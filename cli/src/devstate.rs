@@ -58,15 +58,24 @@ pub fn random_secret(bytes: usize) -> Result<String, DevStateError> {
 
 /// Reads the state, creating it with fresh keys when missing.
 pub fn load_or_create() -> Result<DevState, DevStateError> {
-    if let Some(s) = read()? {
+    let tier2 = || -> Result<String, DevStateError> {
+        Ok(vwr_tier2::entry_token::EcKeyring::generate("dev2")
+            .map_err(|e| DevStateError::Keys(e.to_string()))?
+            .to_text())
+    };
+    if let Some(mut s) = read()? {
         HmacKeyring::from_text(&s.tier1_keys, None)
             .map_err(|e| DevStateError::Invalid { path: path(), reason: e.to_string() })?;
+        if s.tier2_keys.is_none() {
+            s.tier2_keys = Some(tier2()?);
+            write(&s)?;
+        }
         return Ok(s);
     }
     let state = DevState {
         admin_key: random_secret(24)?,
         tier1_keys: HmacKeyring::generate("dev1").map_err(|e| DevStateError::Keys(e.to_string()))?.to_text(),
-        tier2_keys: None,
+        tier2_keys: Some(tier2()?),
     };
     write(&state)?;
     Ok(state)

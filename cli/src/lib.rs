@@ -5,3 +5,4 @@ pub mod admin;
 pub mod client;
 pub mod dev;
 pub mod devstate;
+pub mod site;

@@ -142,3 +142,65 @@ async fn readme_walk_on_dynamodb() {
     let server = start("ddb", &["--store", "dynamodb", "--table", &table], &env).await;
     walk(&server).await;
 }
+
+async fn send_as(client: &HttpClient, method: Method, url: &str, user: &str) -> (u16, Value) {
+    // X-User-Id is only honoured because `vwr dev` is local development mode.
+    let uri: http::Uri = url.parse().unwrap();
+    let req = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("x-user-id", user)
+        .body(http_body_util::Full::new(axum::body::Bytes::new()))
+        .unwrap();
+    let res = client.raw(req).await.unwrap();
+    (res.status.as_u16(), res.json())
+}
+
+/// The tier-2 walk of the issue on `vwr dev --redis`: threshold 2, three users check, the
+/// first two are active with entry tokens, the third is queued at position 1; one leaves; the
+/// worker admits the third.
+#[tokio::test]
+async fn tier2_walk_on_redis() {
+    // Database 5 belongs to this test: the dev server's worker serves every event it finds.
+    let redis = std::env::var("VWR_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let redis = format!("{}/5", redis.trim_end_matches('/'));
+    let server = start("t2", &["--store", "memory", "--redis", &redis], &[]).await;
+    let event = format!("walk{}x{}", std::process::id(), vwr_core::time::now_millis());
+    let t = admin(&server, &["threshold", &event, "--threshold", "2"]);
+    assert_eq!(t["threshold"], 2);
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let url = |p: &str| format!("{}{p}{event}", server.base);
+    for user in ["alice", "bob"] {
+        let (status, body) = send_as(&client, Method::POST, &url("/api/queue/check/"), user).await;
+        assert_eq!((status, body["status"].as_str()), (200, Some("active")), "{body}");
+        assert!(body["entryToken"].as_str().is_some_and(|t| t.starts_with("eyJ")));
+    }
+    let (_, carol) = send_as(&client, Method::POST, &url("/api/queue/check/"), "carol").await;
+    assert_eq!((carol["status"].as_str(), carol["position"].as_u64()), (Some("queued"), Some(1)), "{carol}");
+    let (status, _) = send_as(&client, Method::POST, &url("/api/queue/leave/"), "alice").await;
+    assert_eq!(status, 204);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, body) = send_as(&client, Method::GET, &url("/api/queue/status/"), "carol").await;
+        if body["status"] == "active" {
+            assert!(body["entryToken"].as_str().is_some());
+            break;
+        }
+        assert!(Instant::now() < deadline, "the worker never admitted carol: {body}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The entry token opens the demo's protected seats API for its owner only.
+    let (_, bob) = send_as(&client, Method::GET, &url("/api/queue/status/"), "bob").await;
+    let token = bob["entryToken"].as_str().unwrap();
+    for (user, want) in [("bob", 200), ("carol", 403)] {
+        let req = http::Request::get(url("/api/seats/"))
+            .header("x-user-id", user)
+            .header("x-queue-entry-token", token)
+            .body(http_body_util::Full::new(axum::body::Bytes::new()))
+            .unwrap();
+        assert_eq!(client.raw(req).await.unwrap().status.as_u16(), want, "{user}");
+    }
+    let st = admin(&server, &["queue-status", &event]);
+    assert_eq!((st["active"].as_u64(), st["waiting"].as_u64()), (Some(2), Some(0)));
+    admin(&server, &["queue-remove", &event]);
+}

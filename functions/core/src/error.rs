@@ -64,6 +64,12 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", message)
     }
 
+    /// Replaces the machine code.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = code;
+        self
+    }
+
     /// Adds a top-level field to the JSON body.
     pub fn with_field(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
         self.extra.get_or_insert_with(serde_json::Map::new).insert(key.to_owned(), value.into());

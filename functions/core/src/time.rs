@@ -17,7 +17,11 @@ pub fn now_millis() -> u64 {
 
 /// A source of time, so tests can move it.
 pub trait Clock: Send + Sync + 'static {
-    fn now_secs(&self) -> u64;
+    fn now_millis(&self) -> u64;
+
+    fn now_secs(&self) -> u64 {
+        self.now_millis() / 1000
+    }
 }
 
 /// The system clock.
@@ -25,31 +29,36 @@ pub trait Clock: Send + Sync + 'static {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
-    fn now_secs(&self) -> u64 {
-        now_secs()
+    fn now_millis(&self) -> u64 {
+        now_millis()
     }
 }
 
-/// A clock that only moves when told (tests).
+/// A clock that only moves when told (tests). Millisecond resolution.
 #[derive(Debug, Default)]
 pub struct ManualClock(std::sync::atomic::AtomicU64);
 
 impl ManualClock {
-    pub fn new(start: u64) -> Self {
-        Self(std::sync::atomic::AtomicU64::new(start))
+    /// Starts at `secs` seconds since the epoch.
+    pub fn new(secs: u64) -> Self {
+        Self(std::sync::atomic::AtomicU64::new(secs * 1000))
     }
 
     pub fn set(&self, secs: u64) {
-        self.0.store(secs, std::sync::atomic::Ordering::SeqCst);
+        self.0.store(secs * 1000, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn advance(&self, secs: u64) {
-        self.0.fetch_add(secs, std::sync::atomic::Ordering::SeqCst);
+        self.advance_millis(secs * 1000);
+    }
+
+    pub fn advance_millis(&self, ms: u64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
 impl Clock for ManualClock {
-    fn now_secs(&self) -> u64 {
+    fn now_millis(&self) -> u64 {
         self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

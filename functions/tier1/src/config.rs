@@ -20,6 +20,9 @@ use vwr_core::token::Tier1Tokens;
 
 use crate::service::Tier1Settings;
 
+/// The AWS SDK configuration type, re-exported for crates that pass it through.
+pub use aws_config::SdkConfig;
+
 /// Where the tier-1 keys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeySource {
@@ -126,6 +129,11 @@ impl Tier1Config {
         })?;
         Ok(Tier1Tokens::new(ring, self.issuer.clone(), self.audience.clone()))
     }
+}
+
+/// A DynamoDB client from the SDK configuration.
+pub fn dynamo_client(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(sdk)
 }
 
 /// Builds the tier-1 service on DynamoDB from the environment (the Lambda entry points).

@@ -94,8 +94,28 @@ struct AdvanceBody {
     by: Option<u64>,
 }
 
+/// More figures for the admin status of an event (tier 2 adds its own when it runs in the
+/// same process, as in `vwr dev`).
+#[async_trait::async_trait]
+pub trait StatusExtra: Send + Sync + 'static {
+    /// The key under which the figures appear.
+    fn key(&self) -> &'static str;
+    async fn figures(&self, event: &EventId) -> Result<Option<serde_json::Value>, ApiError>;
+}
+
+#[derive(Clone)]
+struct AdminState {
+    svc: Svc,
+    extra: Option<Arc<dyn StatusExtra>>,
+}
+
 /// The admin API under `/api/admin/vwr/...`, behind `auth`.
 pub fn admin_router(svc: Svc, auth: AdminAuth) -> Router {
+    admin_router_with(svc, auth, None)
+}
+
+/// [`admin_router`] whose status also shows `extra` figures.
+pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn StatusExtra>>) -> Router {
     Router::new()
         .route("/api/admin/vwr/activate/{event_id}", post(activate))
         .route("/api/admin/vwr/deactivate/{event_id}", post(deactivate))
@@ -103,12 +123,12 @@ pub fn admin_router(svc: Svc, auth: AdminAuth) -> Router {
         .route("/api/admin/vwr/advance/{event_id}", post(advance))
         .route("/api/admin/vwr/events", get(list_active))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(svc)
+        .with_state(AdminState { svc, extra })
         .layer(middleware::from_fn_with_state(auth, require_admin))
 }
 
 async fn activate(
-    State(svc): State<Svc>,
+    State(AdminState { svc, .. }): State<AdminState>,
     path: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -119,7 +139,7 @@ async fn activate(
 }
 
 async fn deactivate(
-    State(svc): State<Svc>,
+    State(AdminState { svc, .. }): State<AdminState>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path(raw) = path.map_err(path_error)?;
@@ -127,15 +147,23 @@ async fn deactivate(
 }
 
 async fn status(
-    State(svc): State<Svc>,
+    State(AdminState { svc, extra }): State<AdminState>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path(raw) = path.map_err(path_error)?;
-    Ok(no_store(Json(svc.status(&event_id(&raw)?).await?).into_response()))
+    let event = event_id(&raw)?;
+    let status = svc.status(&event).await?;
+    let mut body = serde_json::to_value(&status).map_err(|e| ApiError::internal(e.to_string()))?;
+    if let (Some(extra), Some(map)) = (extra, body.as_object_mut())
+        && let Some(fig) = extra.figures(&event).await?
+    {
+        map.insert(extra.key().to_owned(), fig);
+    }
+    Ok(no_store(Json(body).into_response()))
 }
 
 async fn advance(
-    State(svc): State<Svc>,
+    State(AdminState { svc, .. }): State<AdminState>,
     path: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -148,7 +176,7 @@ async fn advance(
     Ok(no_store(Json(svc.advance(&event, by).await?).into_response()))
 }
 
-async fn list_active(State(svc): State<Svc>) -> Result<Response, ApiError> {
+async fn list_active(State(AdminState { svc, .. }): State<AdminState>) -> Result<Response, ApiError> {
     let events = svc.store().list_active().await?;
     let ids: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     Ok(no_store(Json(serde_json::json!({ "events": ids })).into_response()))

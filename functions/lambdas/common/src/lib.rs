@@ -8,11 +8,7 @@ use axum::response::Response;
 use lambda_http::RequestExt;
 use lambda_http::request::RequestContext;
 use vwr_core::admin_auth::AdminCaller;
-
-/// The caller's identity as set by an upstream API Gateway authorizer (JWT or Lambda
-/// authorizer): the `sub` claim or the authorizer's `principalId`/`userId` context field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthorizerSubject(pub String);
+use vwr_core::identity::UpstreamUser;
 
 /// Logs a start-up failure with context (Lambda would otherwise only show "dispatch failure")
 /// and turns it into the runtime's error type.
@@ -34,6 +30,8 @@ fn iam_caller(ctx: &RequestContext) -> Option<String> {
     }
 }
 
+/// The caller's identity as set by an upstream API Gateway authorizer (JWT or Lambda
+/// authorizer): the `sub` claim or the authorizer's `userId`/`principalId` context field.
 fn authorizer_subject(ctx: &RequestContext) -> Option<String> {
     let auth = match ctx {
         RequestContext::ApiGatewayV2(c) => c.authorizer.as_ref()?,
@@ -56,7 +54,7 @@ async fn identity_layer(mut req: Request, next: Next) -> Response {
             req.extensions_mut().insert(AdminCaller(arn));
         }
         if let Some(sub) = authorizer_subject(&ctx).filter(|s| !s.is_empty()) {
-            req.extensions_mut().insert(AuthorizerSubject(sub));
+            req.extensions_mut().insert(UpstreamUser(sub));
         }
     }
     next.run(req).await

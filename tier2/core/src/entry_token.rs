@@ -1,0 +1,316 @@
+//! Entry tokens (tier 2): JWT ES256 with `sub` = eventId, `uid`, `tier: 2`, `iat`, `exp`, `jti`
+//! (plus `iss`/`aud`), signed with tier-2 keys separate from tier 1. Protected services verify
+//! them with the public keys from the JWKS endpoint, without any secret.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use vwr_core::EventId;
+use vwr_core::keys::{KeyError, decode_b64, validate_kid};
+use vwr_core::token::{NBF_LEEWAY_SECS, TokenError, read_header};
+
+/// Claims of an entry token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryClaims {
+    pub iss: String,
+    pub aud: String,
+    /// The event id.
+    pub sub: String,
+    pub uid: String,
+    pub tier: u8,
+    pub iat: u64,
+    pub exp: u64,
+    pub jti: String,
+}
+
+#[derive(Clone)]
+struct EcKey {
+    pkcs8: Vec<u8>,
+    x: String,
+    y: String,
+}
+
+/// ES256 (P-256) keys by `kid`; one signs, all are published in the JWKS.
+#[derive(Clone)]
+pub struct EcKeyring {
+    signing_kid: String,
+    keys: BTreeMap<String, EcKey>,
+}
+
+impl fmt::Debug for EcKeyring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EcKeyring")
+            .field("signing_kid", &self.signing_kid)
+            .field("kids", &self.keys.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyDoc {
+    signing_kid: Option<String>,
+    keys: BTreeMap<String, String>,
+}
+
+fn ec_key(kid: &str, pkcs8: Vec<u8>) -> Result<EcKey, KeyError> {
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8)
+        .map_err(|_| KeyError::BadEntry(format!("{kid}: not a P-256 PKCS#8 private key")))?;
+    let public = pair.public_key().as_ref();
+    if public.len() != 65 || public[0] != 4 {
+        return Err(KeyError::BadEntry(format!("{kid}: unexpected public key form")));
+    }
+    Ok(EcKey { x: URL_SAFE_NO_PAD.encode(&public[1..33]), y: URL_SAFE_NO_PAD.encode(&public[33..65]), pkcs8 })
+}
+
+impl EcKeyring {
+    fn build(signing_kid: &str, raw: Vec<(String, Vec<u8>)>) -> Result<Self, KeyError> {
+        let mut keys = BTreeMap::new();
+        for (kid, der) in raw {
+            validate_kid(&kid)?;
+            let key = ec_key(&kid, der)?;
+            if keys.insert(kid.clone(), key).is_some() {
+                return Err(KeyError::Duplicate(kid));
+            }
+        }
+        if keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        if !keys.contains_key(signing_kid) {
+            return Err(KeyError::UnknownSigningKid(signing_kid.to_owned()));
+        }
+        Ok(Self { signing_kid: signing_kid.to_owned(), keys })
+    }
+
+    /// Text form `kid:base64url(PKCS#8 DER),…`; the signing kid defaults to the first.
+    pub fn from_text(text: &str, signing_kid: Option<&str>) -> Result<Self, KeyError> {
+        let mut raw = Vec::new();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (kid, b64) =
+                entry.split_once(':').ok_or_else(|| KeyError::BadEntry("expected kid:base64".into()))?;
+            let der = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.to_owned()))?;
+            raw.push((kid.trim().to_owned(), der));
+        }
+        let first = raw.first().map(|(k, _)| k.clone()).ok_or(KeyError::Empty)?;
+        Self::build(signing_kid.filter(|s| !s.is_empty()).unwrap_or(&first), raw)
+    }
+
+    /// JSON form (Secrets Manager): `{"signingKid":"k2","keys":{"k2":"base64url(PKCS#8)"}}`.
+    pub fn from_json(json: &str) -> Result<Self, KeyError> {
+        let doc: KeyDoc = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
+        let mut raw = Vec::new();
+        for (kid, b64) in &doc.keys {
+            raw.push((kid.clone(), decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.clone()))?));
+        }
+        let signing =
+            doc.signing_kid.or_else(|| doc.keys.keys().next_back().cloned()).ok_or(KeyError::Empty)?;
+        Self::build(&signing, raw)
+    }
+
+    /// A ring with one fresh P-256 key.
+    pub fn generate(kid: &str) -> Result<Self, KeyError> {
+        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+            .map_err(|_| KeyError::Random)?;
+        Self::build(kid, vec![(kid.to_owned(), doc.as_ref().to_vec())])
+    }
+
+    pub fn signing_kid(&self) -> &str {
+        &self.signing_kid
+    }
+
+    /// Text form (contains private keys).
+    pub fn to_text(&self) -> String {
+        self.keys
+            .iter()
+            .map(|(k, v)| format!("{k}:{}", URL_SAFE_NO_PAD.encode(&v.pkcs8)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// JSON form (contains private keys).
+    pub fn to_json(&self) -> String {
+        let doc = KeyDoc {
+            signing_kid: Some(self.signing_kid.clone()),
+            keys: self.keys.iter().map(|(k, v)| (k.clone(), URL_SAFE_NO_PAD.encode(&v.pkcs8))).collect(),
+        };
+        serde_json::to_string(&doc).unwrap_or_default()
+    }
+
+    /// The public JWKS document.
+    pub fn jwks(&self) -> serde_json::Value {
+        let keys: Vec<serde_json::Value> = self
+            .keys
+            .iter()
+            .map(|(kid, k)| {
+                serde_json::json!({"kty": "EC", "crv": "P-256", "x": k.x, "y": k.y, "kid": kid, "alg": "ES256", "use": "sig"})
+            })
+            .collect();
+        serde_json::json!({ "keys": keys })
+    }
+}
+
+/// Signs entry tokens.
+#[derive(Debug, Clone)]
+pub struct EntryTokens {
+    ring: EcKeyring,
+    issuer: String,
+    audience: String,
+}
+
+impl EntryTokens {
+    pub fn new(ring: EcKeyring, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        Self { ring, issuer: issuer.into(), audience: audience.into() }
+    }
+
+    pub fn ring(&self) -> &EcKeyring {
+        &self.ring
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    pub fn sign(&self, claims: &EntryClaims) -> Result<String, TokenError> {
+        let key = self.ring.keys.get(&self.ring.signing_kid).ok_or(TokenError::UnknownKid)?;
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.ring.signing_kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&key.pkcs8))
+            .map_err(|_| TokenError::Malformed)
+    }
+
+    /// A verifier with this ring's public keys.
+    pub fn verifier(&self) -> EntryVerifier {
+        let keys = self.ring.keys.iter().map(|(k, v)| (k.clone(), (v.x.clone(), v.y.clone()))).collect();
+        EntryVerifier { keys, issuer: self.issuer.clone(), audience: self.audience.clone() }
+    }
+}
+
+/// Verifies entry tokens with public keys only.
+#[derive(Debug, Clone)]
+pub struct EntryVerifier {
+    keys: BTreeMap<String, (String, String)>,
+    issuer: String,
+    audience: String,
+}
+
+#[derive(Deserialize)]
+struct Jwk {
+    kty: String,
+    crv: Option<String>,
+    x: Option<String>,
+    y: Option<String>,
+    kid: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Jwks {
+    keys: Vec<Jwk>,
+}
+
+#[derive(Deserialize)]
+struct RawClaims {
+    iss: Option<String>,
+    aud: Option<serde_json::Value>,
+    sub: Option<String>,
+    uid: Option<String>,
+    tier: Option<serde_json::Value>,
+    iat: Option<u64>,
+    nbf: Option<u64>,
+    exp: Option<u64>,
+    jti: Option<String>,
+}
+
+impl EntryVerifier {
+    /// From a JWKS document (EC P-256 keys with `kid`; other keys are ignored).
+    pub fn from_jwks(json: &str, issuer: &str, audience: &str) -> Result<Self, KeyError> {
+        let doc: Jwks = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
+        let mut keys = BTreeMap::new();
+        for k in doc.keys {
+            if let (true, Some("P-256"), Some(x), Some(y), Some(kid)) =
+                (k.kty == "EC", k.crv.as_deref(), k.x, k.y, k.kid)
+            {
+                DecodingKey::from_ec_components(&x, &y)
+                    .map_err(|_| KeyError::BadEntry(format!("{kid}: bad EC key")))?;
+                keys.insert(kid, (x, y));
+            }
+        }
+        if keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        Ok(Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned() })
+    }
+
+    /// Verifies a token for `event` and `user` at `now`. There is no "unknown user" bypass:
+    /// the caller must know who is asking.
+    pub fn verify(
+        &self,
+        token: &str,
+        event: &EventId,
+        user: &str,
+        now: u64,
+    ) -> Result<EntryClaims, TokenError> {
+        let kid = read_header(token, "ES256")?;
+        let (x, y) = self.keys.get(&kid).ok_or(TokenError::UnknownKid)?;
+        let key = DecodingKey::from_ec_components(x, y).map_err(|_| TokenError::UnknownKid)?;
+        let mut v = Validation::new(Algorithm::ES256);
+        v.validate_exp = false;
+        v.validate_nbf = false;
+        v.validate_aud = false;
+        v.required_spec_claims.clear();
+        let c = jsonwebtoken::decode::<RawClaims>(token, &key, &v)
+            .map_err(|e| match e.kind() {
+                jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
+                jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
+                _ => TokenError::Malformed,
+            })?
+            .claims;
+        let exp = c.exp.ok_or(TokenError::MissingExp)?;
+        if now >= exp {
+            return Err(TokenError::Expired);
+        }
+        if c.nbf.is_some_and(|nbf| nbf > now.saturating_add(NBF_LEEWAY_SECS)) {
+            return Err(TokenError::NotYetValid);
+        }
+        if c.tier != Some(serde_json::Value::from(2)) {
+            return Err(TokenError::WrongTier);
+        }
+        if c.sub.as_deref() != Some(event.as_str()) {
+            return Err(TokenError::WrongEvent);
+        }
+        if user.is_empty() || c.uid.as_deref() != Some(user) {
+            return Err(TokenError::WrongUser);
+        }
+        let aud_ok = match &c.aud {
+            Some(serde_json::Value::String(a)) => a == &self.audience,
+            Some(serde_json::Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(&self.audience)),
+            _ => false,
+        };
+        if c.iss.as_deref() != Some(self.issuer.as_str()) || !aud_ok {
+            return Err(TokenError::WrongIssuer);
+        }
+        let jti = c.jti.ok_or(TokenError::MissingClaim)?;
+        Ok(EntryClaims {
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            sub: event.to_string(),
+            uid: user.to_owned(),
+            tier: 2,
+            iat: c.iat.unwrap_or(0),
+            exp,
+            jti,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

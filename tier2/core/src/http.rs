@@ -1,0 +1,178 @@
+//! Axum routers of tier 2: `/api/queue/...` (public), the JWKS, and the tier-2 admin routes.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router, middleware};
+use serde::Deserialize;
+use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::{ApiError, EventId};
+
+use crate::identity::Identity;
+use crate::model::LineOrder;
+use crate::service::Tier2Service;
+
+/// Largest request body read.
+pub const MAX_BODY_BYTES: usize = 4 * 1024;
+
+#[derive(Clone)]
+struct AppState {
+    svc: Arc<Tier2Service>,
+    identity: Identity,
+}
+
+fn event_id(p: Result<Path<String>, PathRejection>) -> Result<EventId, ApiError> {
+    let Path(raw) = p.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
+    EventId::parse(&raw).map_err(|e| ApiError::bad_request("invalid_event_id", e.to_string()))
+}
+
+fn no_store(mut res: Response) -> Response {
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The body of check/heartbeat/leave must be empty or `{}`: nothing a client sends can
+/// influence its place in line.
+fn empty_body(body: &Bytes) -> Result<(), ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body) {
+        Ok(m) if m.is_empty() => Ok(()),
+        Ok(_) => Err(ApiError::bad_request("invalid_body", "this request takes no fields")),
+        Err(e) => Err(ApiError::bad_request("invalid_body", e.to_string())),
+    }
+}
+
+/// The public tier-2 API. Merge with [`admin_router`]; add a fallback at the top.
+pub fn public_router(svc: Arc<Tier2Service>, identity: Identity) -> Router {
+    Router::new()
+        .route("/api/queue/check/{event_id}", post(check))
+        .route("/api/queue/status/{event_id}", get(status))
+        .route("/api/queue/heartbeat/{event_id}", post(heartbeat))
+        .route("/api/queue/leave/{event_id}", post(leave))
+        .route("/api/queue/.well-known/jwks.json", get(jwks))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(AppState { svc, identity })
+}
+
+async fn check(
+    State(st): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    empty_body(&body)?;
+    let caller = st.identity.caller(&parts, &event)?;
+    Ok(no_store(Json(st.svc.check(&event, &caller).await?).into_response()))
+}
+
+async fn status(
+    State(st): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    parts: Parts,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    let caller = st.identity.caller(&parts, &event)?;
+    Ok(no_store(Json(st.svc.status(&event, &caller.user).await?).into_response()))
+}
+
+async fn heartbeat(
+    State(st): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    empty_body(&body)?;
+    let caller = st.identity.caller(&parts, &event)?;
+    st.svc.heartbeat(&event, &caller.user).await?;
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+async fn leave(
+    State(st): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    empty_body(&body)?;
+    let caller = st.identity.caller(&parts, &event)?;
+    st.svc.leave(&event, &caller.user).await?;
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+async fn jwks(State(st): State<AppState>) -> Response {
+    let mut res = Json(st.svc.tokens().ring().jwks()).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    res
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ThresholdBody {
+    threshold: u64,
+    line_order: Option<String>,
+}
+
+/// Tier-2 admin routes behind `auth`: `PUT /api/queue/admin/threshold/{eventId}`,
+/// `GET /api/queue/admin/status/{eventId}` and `DELETE /api/queue/admin/event/{eventId}`.
+pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
+    Router::new()
+        .route("/api/queue/admin/threshold/{event_id}", put(set_threshold))
+        .route("/api/queue/admin/status/{event_id}", get(admin_status))
+        .route("/api/queue/admin/event/{event_id}", axum::routing::delete(unregister))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(svc)
+        .layer(middleware::from_fn_with_state(auth, require_admin))
+}
+
+async fn set_threshold(
+    State(svc): State<Arc<Tier2Service>>,
+    path: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    let body: ThresholdBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request("invalid_body", format!("expected {{\"threshold\": <integer ≥ 1>}}: {e}"))
+    })?;
+    let order = match body.line_order.as_deref() {
+        None => None,
+        Some(o) => Some(
+            LineOrder::parse(o)
+                .ok_or_else(|| ApiError::bad_request("invalid_body", "lineOrder is tier1 or arrival"))?,
+        ),
+    };
+    let meta = svc.set_threshold(&event, body.threshold, order).await?;
+    Ok(no_store(
+        Json(serde_json::json!({"eventId": event, "threshold": meta.threshold, "lineOrder": meta.order}))
+            .into_response(),
+    ))
+}
+
+async fn admin_status(
+    State(svc): State<Arc<Tier2Service>>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    Ok(no_store(Json(svc.admin_status(&event).await?).into_response()))
+}
+
+async fn unregister(
+    State(svc): State<Arc<Tier2Service>>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let event = event_id(path)?;
+    if !svc.unregister(&event).await? {
+        return Err(ApiError::not_found("event_not_found", "this event has no waiting room"));
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}

@@ -1,0 +1,161 @@
+//! Admission notices to an SQS FIFO queue: `{action:"admitted", eventId, userId, jti,
+//! admittedAt}`, `MessageGroupId` = eventId, `MessageDeduplicationId` = `userId:eventId`,
+//! sent in batches of up to 10 with a bounded timeout. Notices never carry a token. A failed
+//! send never blocks or undoes an admission: the worker counts it, logs it and retries a few
+//! times.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_lc_rs::digest;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use serde::Serialize;
+use vwr_core::EventId;
+
+use crate::model::PendingNotice;
+
+/// SQS takes at most 10 messages per batch.
+pub const SQS_BATCH: usize = 10;
+
+/// The message body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoticeBody<'a> {
+    pub action: &'static str,
+    pub event_id: &'a str,
+    pub user_id: &'a str,
+    pub jti: &'a str,
+    /// Milliseconds since the epoch.
+    pub admitted_at: u64,
+}
+
+/// `userId:eventId`, or its SHA-256 (hex) when that is longer than SQS's 128 characters or
+/// holds characters SQS does not allow.
+pub fn dedup_id(user: &str, event: &EventId) -> String {
+    let id = format!("{user}:{event}");
+    let ok = id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic());
+    if ok {
+        id
+    } else {
+        digest::digest(&digest::SHA256, id.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Where notices go.
+#[async_trait]
+pub trait NoticeSink: Send + Sync + 'static {
+    /// Sends up to [`SQS_BATCH`] notices; returns the indices that failed.
+    async fn send(&self, event: &EventId, batch: &[PendingNotice]) -> Vec<usize>;
+    /// For logs.
+    fn name(&self) -> &'static str;
+}
+
+/// SQS FIFO sink.
+#[derive(Debug, Clone)]
+pub struct SqsNotices {
+    client: aws_sdk_sqs::Client,
+    queue_url: String,
+    timeout: Duration,
+}
+
+impl SqsNotices {
+    pub fn new(client: aws_sdk_sqs::Client, queue_url: impl Into<String>, timeout: Duration) -> Self {
+        Self { client, queue_url: queue_url.into(), timeout }
+    }
+}
+
+#[async_trait]
+impl NoticeSink for SqsNotices {
+    async fn send(&self, event: &EventId, batch: &[PendingNotice]) -> Vec<usize> {
+        let mut entries = Vec::with_capacity(batch.len());
+        for (i, n) in batch.iter().enumerate() {
+            let body = NoticeBody {
+                action: "admitted",
+                event_id: event.as_str(),
+                user_id: &n.user_id,
+                jti: &n.jti,
+                admitted_at: n.admitted_at,
+            };
+            let entry = SendMessageBatchRequestEntry::builder()
+                .id(i.to_string())
+                .message_body(serde_json::to_string(&body).unwrap_or_default())
+                .message_group_id(event.as_str())
+                .message_deduplication_id(dedup_id(&n.user_id, event))
+                .build();
+            match entry {
+                Ok(e) => entries.push(e),
+                Err(e) => tracing::error!(event = "tier2.notice_build_failed", error = %e),
+            }
+        }
+        let all: Vec<usize> = (0..batch.len()).collect();
+        let call =
+            self.client.send_message_batch().queue_url(&self.queue_url).set_entries(Some(entries)).send();
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(Ok(out)) => out.failed().iter().filter_map(|f| f.id().parse().ok()).collect(),
+            Ok(Err(e)) => {
+                tracing::warn!(event = "tier2.notice_send_failed", event_id = %event, error = %aws_sdk_sqs::error::DisplayErrorContext(&e));
+                all
+            }
+            Err(_) => {
+                tracing::warn!(event = "tier2.notice_send_timeout", event_id = %event, timeout_ms = self.timeout.as_millis() as u64);
+                all
+            }
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "sqs"
+    }
+}
+
+/// Most notices [`MemoryNotices`] keeps (the oldest are forgotten).
+const MEMORY_NOTICES_KEPT: usize = 10_000;
+
+/// Keeps the latest notices in memory (local server without SQS, Lambdas without a queue,
+/// tests).
+#[derive(Debug, Default)]
+pub struct MemoryNotices {
+    sent: Mutex<std::collections::VecDeque<(EventId, PendingNotice)>>,
+}
+
+impl MemoryNotices {
+    pub fn sent(&self) -> Vec<(EventId, PendingNotice)> {
+        self.sent.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+    }
+}
+
+#[async_trait]
+impl NoticeSink for MemoryNotices {
+    async fn send(&self, event: &EventId, batch: &[PendingNotice]) -> Vec<usize> {
+        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        for n in batch {
+            tracing::debug!(event = "tier2.notice", event_id = %event, user = %n.user_id, jti = %n.jti);
+            sent.push_back((event.clone(), n.clone()));
+            if sent.len() > MEMORY_NOTICES_KEPT {
+                sent.pop_front();
+            }
+        }
+        Vec::new()
+    }
+
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedup_ids_fit_sqs() {
+        let e = EventId::parse("e1").unwrap();
+        assert_eq!(dedup_id("alice", &e), "alice:e1");
+        let long = "v".repeat(200);
+        let d = dedup_id(&long, &e);
+        assert_eq!(d.len(), 64);
+        assert_eq!(d, dedup_id(&long, &e));
+        assert_ne!(dedup_id("é", &e), "é:e1");
+    }
+}

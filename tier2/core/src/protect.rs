@@ -1,0 +1,135 @@
+//! The entry-token check in front of protected APIs (`/api/seats/{eventId}/…`,
+//! `/api/reservations/{eventId}/…`): header `x-queue-entry-token`, verified for signature
+//! (ES256, public keys only), tier 2, the event of the path, the caller's identity and expiry.
+//! Used by the API Gateway Lambda authorizer and in front of the local demo's `/api/seats/**`.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use vwr_core::{ApiError, EventId};
+
+use crate::entry_token::{EntryClaims, EntryVerifier};
+use crate::identity::Identity;
+
+pub const ENTRY_TOKEN_HEADER: &str = "x-queue-entry-token";
+/// Protected path prefixes; the segment after the prefix is the event id.
+pub const PROTECTED_PREFIXES: [&str; 2] = ["/api/seats/", "/api/reservations/"];
+
+/// Verifies entry tokens for protected routes.
+#[derive(Debug, Clone)]
+pub struct Protector {
+    pub verifier: EntryVerifier,
+    pub identity: Identity,
+}
+
+/// The event id of a protected path.
+pub fn event_of_path(path: &str) -> Option<EventId> {
+    PROTECTED_PREFIXES
+        .iter()
+        .find_map(|p| path.strip_prefix(p))
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|seg| EventId::parse(seg).ok())
+}
+
+fn refuse(event: Option<&EventId>, why: &str) -> ApiError {
+    let to = event.map_or_else(|| "/".to_owned(), |e| format!("/queue/{e}"));
+    ApiError::forbidden(
+        "queue_entry_token_required",
+        format!("a valid queue entry token is required ({why})"),
+    )
+    .with_field("redirectTo", to)
+}
+
+impl Protector {
+    /// Checks one request; on success returns the verified claims.
+    pub fn authorize(&self, parts: &Parts) -> Result<EntryClaims, ApiError> {
+        let event = event_of_path(parts.uri.path());
+        let Some(event) = event.as_ref() else {
+            return Err(refuse(None, "no event in the path"));
+        };
+        let token = parts
+            .headers
+            .get(ENTRY_TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| refuse(Some(event), "missing"))?;
+        let caller = self.identity.caller(parts, event).map_err(|_| refuse(Some(event), "unknown caller"))?;
+        let now = self.identity.clock.now_secs();
+        self.verifier.verify(token, event, &caller.user, now).map_err(|e| {
+            tracing::info!(event = "tier2.entry_token_refused", event_id = %event, reason = e.code());
+            refuse(Some(event), e.code())
+        })
+    }
+}
+
+/// Axum middleware: refuses requests to protected paths without a valid entry token.
+pub async fn require_entry_token(State(p): State<Arc<Protector>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    match p.authorize(&parts) {
+        Ok(_) => next.run(Request::from_parts(parts, body)).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// API Gateway REST API Lambda authorizer (type REQUEST) decision: an IAM policy allowing or
+/// denying `methodArn`. On denial the context carries `error` and `redirectTo`; map them into
+/// the `ACCESS_DENIED` gateway response template so callers get
+/// `{"error":"queue_entry_token_required","redirectTo":"/queue/{eventId}"}`.
+pub fn rest_authorizer(p: &Protector, event: &serde_json::Value) -> serde_json::Value {
+    let method_arn = event["methodArn"].as_str().unwrap_or("*");
+    let path = event["path"].as_str().unwrap_or("/");
+    let mut req = http::Request::builder()
+        .uri(path.parse::<http::Uri>().unwrap_or_else(|_| http::Uri::from_static("/")));
+    if let Some(headers) = event["headers"].as_object() {
+        for (k, v) in headers {
+            if let Some(v) = v.as_str() {
+                req = req.header(k.as_str(), v);
+            }
+        }
+    }
+    let decision = match req.body(()) {
+        Ok(r) => p.authorize(&r.into_parts().0),
+        Err(_) => Err(refuse(None, "unreadable request")),
+    };
+    let policy = |effect: &str| {
+        serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{"Action": "execute-api:Invoke", "Effect": effect, "Resource": method_arn}]
+        })
+    };
+    match decision {
+        Ok(c) => serde_json::json!({
+            "principalId": c.uid,
+            "policyDocument": policy("Allow"),
+            "context": {"userId": c.uid, "eventId": c.sub, "jti": c.jti},
+        }),
+        Err(e) => {
+            let body = e.body();
+            serde_json::json!({
+                "principalId": "anonymous",
+                "policyDocument": policy("Deny"),
+                "context": {
+                    "error": e.code,
+                    "message": body["message"],
+                    "redirectTo": body["redirectTo"],
+                },
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_from_paths() {
+        assert_eq!(event_of_path("/api/seats/e1/A12").map(|e| e.to_string()), Some("e1".into()));
+        assert_eq!(event_of_path("/api/reservations/e-2").map(|e| e.to_string()), Some("e-2".into()));
+        assert!(event_of_path("/api/seats/").is_none());
+        assert!(event_of_path("/api/seats/e%201/x").is_none());
+        assert!(event_of_path("/events/e1").is_none());
+    }
+}

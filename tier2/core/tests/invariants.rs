@@ -1,0 +1,241 @@
+//! SPEC §3 invariants 4, 6 and 8 against a real Redis (single node and a 3-node cluster) and
+//! the in-memory model: racing checks, workers, cleanups and leaves never push active users
+//! past the threshold, never leave a user in both sets, and admissions follow the line order.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use vwr_core::EventId;
+use vwr_tier2::model::{LineOrder, LineScore, Place, Tier2Settings};
+use vwr_tier2::store::AdmissionStore;
+
+const THRESHOLD: u64 = 50;
+
+fn settings() -> Tier2Settings {
+    Tier2Settings { batch_max: 7, ..Tier2Settings::default() }
+}
+
+/// 200 users check at once while several workers, cleanups and leaves race; a monitor takes
+/// atomic snapshots throughout: never more than `threshold` active, never a user in both sets.
+async fn threshold_holds(store: Arc<dyn AdmissionStore>, name: &str) {
+    let event = common::unique_event("inv4");
+    store.register(&event, THRESHOLD, LineOrder::Arrival).await.unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let monitor = {
+        let (store, event, stop) = (Arc::clone(&store), event.clone(), Arc::clone(&stop));
+        tokio::spawn(async move {
+            let (mut samples, mut max_active) = (0u64, 0u64);
+            while !stop.load(Ordering::SeqCst) {
+                let s = store.snapshot(&event).await.unwrap();
+                assert!(s.active <= THRESHOLD, "over threshold: {s:?}");
+                assert!(s.active_members <= THRESHOLD, "active set over threshold: {s:?}");
+                assert_eq!(s.in_both, 0, "a user is waiting and active at once: {s:?}");
+                max_active = max_active.max(s.active);
+                samples += 1;
+                tokio::task::yield_now().await;
+            }
+            (samples, max_active)
+        })
+    };
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let (store, event) = (Arc::clone(&store), event.clone());
+        tasks.push(tokio::spawn(async move {
+            let user = format!("user-{i}");
+            let jti = format!("jti-{i}");
+            store.check(&event, &user, LineScore::Arrival, &jti, &settings()).await.unwrap()
+        }));
+    }
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let (store, event, stop) = (Arc::clone(&store), event.clone(), Arc::clone(&stop));
+        workers.push(tokio::spawn(async move {
+            let mut admitted = 0;
+            while !stop.load(Ordering::SeqCst) {
+                if w % 2 == 0 {
+                    admitted +=
+                        store.admit(&event, &format!("w{w}"), &settings()).await.unwrap().admitted.len();
+                } else {
+                    store.cleanup(&event, &settings()).await.unwrap();
+                }
+                tokio::task::yield_now().await;
+            }
+            admitted
+        }));
+    }
+    let mut immediately = 0;
+    for t in tasks {
+        if let Place::Active { fresh: true, .. } = t.await.unwrap() {
+            immediately += 1;
+        }
+    }
+    // After the burst (nobody left yet): exactly `threshold` in, everybody else in line.
+    let s = store.snapshot(&event).await.unwrap();
+    assert_eq!(
+        (s.active, s.waiting, immediately),
+        (THRESHOLD, 200 - THRESHOLD, THRESHOLD as usize),
+        "{name}: {s:?}"
+    );
+    // Some users leave while others still check in, racing the workers.
+    let mut churn = Vec::new();
+    for i in (0..200).step_by(9) {
+        let (store, event) = (Arc::clone(&store), event.clone());
+        churn.push(tokio::spawn(async move {
+            store.leave(&event, &format!("user-{i}")).await.unwrap();
+            store.check(&event, &format!("late-{i}"), LineScore::Arrival, "late", &settings()).await.unwrap();
+        }));
+    }
+    for c in churn {
+        c.await.unwrap();
+    }
+    // Active users leave in turns so the workers keep admitting from the line.
+    for round in 0..20 {
+        let snap = store.snapshot(&event).await.unwrap();
+        if snap.waiting == 0 {
+            break;
+        }
+        for i in (round * 10)..(round * 10 + 10) {
+            store.leave(&event, &format!("user-{i}")).await.unwrap();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut by_workers = 0;
+    for w in workers {
+        by_workers += w.await.unwrap();
+    }
+    let (samples, max_active) = monitor.await.unwrap();
+    assert!(samples > 10, "{name}: the monitor barely ran");
+    assert!(by_workers > 0, "{name}: workers admitted nobody");
+    assert!(max_active >= THRESHOLD - 5, "{name}: never got near the threshold ({max_active})");
+    let s = store.snapshot(&event).await.unwrap();
+    assert!(s.active <= THRESHOLD && s.in_both == 0, "{name}: {s:?}");
+    assert!(store.unregister(&event).await.unwrap());
+}
+
+/// Users join a tier-1-ordered line in random order; the worker admits them in position order.
+async fn admission_follows_the_score(store: Arc<dyn AdmissionStore>, name: &str) {
+    let event = common::unique_event("order");
+    store.register(&event, 3, LineOrder::Tier1).await.unwrap();
+    // Fill the active slots first so everybody else queues.
+    for i in 0..3u64 {
+        store
+            .check(&event, &format!("first-{i}"), LineScore::Tier1Position(1000 + i), "j", &settings())
+            .await
+            .unwrap();
+    }
+    let mut positions: Vec<u64> = (1..=30).map(|p| p * 7 % 31).collect();
+    positions.reverse();
+    let mut tasks = Vec::new();
+    for p in positions.clone() {
+        let (store, event) = (Arc::clone(&store), event.clone());
+        tasks.push(tokio::spawn(async move {
+            store
+                .check(&event, &format!("p{p}"), LineScore::Tier1Position(p), "j", &settings())
+                .await
+                .unwrap()
+        }));
+    }
+    for t in tasks {
+        assert!(matches!(t.await.unwrap(), Place::Queued { .. }));
+    }
+    // A client-like attempt to use another score domain is refused.
+    let err = store.check(&event, "cheater", LineScore::Arrival, "j", &settings()).await.unwrap_err();
+    assert!(matches!(err, vwr_tier2::model::StoreError::OrderMismatch(_)), "{name}: {err:?}");
+    // A tier-1 position already in line cannot be reused by another identity.
+    let err = store.check(&event, "twin", LineScore::Tier1Position(5), "j", &settings()).await.unwrap_err();
+    assert!(matches!(err, vwr_tier2::model::StoreError::PositionTaken), "{name}: {err:?}");
+    let mut order = Vec::new();
+    let mut active: Vec<String> = (0..3).map(|i| format!("first-{i}")).collect();
+    for _ in 0..20 {
+        for u in active.drain(..) {
+            store.leave(&event, &u).await.unwrap();
+        }
+        let r = store.admit(&event, "w", &settings()).await.unwrap();
+        for a in &r.admitted {
+            order.push(a.user.trim_start_matches('p').parse::<u64>().unwrap());
+            active.push(a.user.clone());
+        }
+        if r.admitted.is_empty() {
+            break;
+        }
+    }
+    let mut sorted = positions.clone();
+    sorted.sort_unstable();
+    assert_eq!(order, sorted, "{name}: admission order must follow the tier-1 position");
+    store.unregister(&event).await.unwrap();
+}
+
+/// Leaving frees exactly the slot held; expiry and stale cleanup free what they should.
+async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &str) {
+    let event = common::unique_event("free");
+    store.register(&event, 2, LineOrder::Arrival).await.unwrap();
+    for u in ["a", "b", "c", "d"] {
+        store.check(&event, u, LineScore::Arrival, &format!("j-{u}"), &settings()).await.unwrap();
+    }
+    let s = store.snapshot(&event).await.unwrap();
+    assert_eq!((s.active, s.waiting), (2, 2), "{name}");
+    let left = store.leave(&event, "c").await.unwrap();
+    assert!(left.was_waiting && !left.was_active, "{name}");
+    let left = store.leave(&event, "a").await.unwrap();
+    assert!(!left.was_waiting && left.was_active, "{name}");
+    let s = store.snapshot(&event).await.unwrap();
+    assert_eq!((s.active, s.waiting), (1, 1), "{name}");
+    let r = store.admit(&event, "w", &settings()).await.unwrap();
+    assert_eq!(r.admitted.iter().map(|a| a.user.as_str()).collect::<Vec<_>>(), ["d"], "{name}");
+    assert!(store.status(&event, "c", false).await.unwrap().is_none());
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for u in ["b", "d"] {
+        match store.status(&event, u, true).await.unwrap() {
+            Some(Place::Active { admission, .. }) => {
+                seen.insert(u.into(), admission.jti);
+            }
+            other => panic!("{name}: {u} should be active: {other:?}"),
+        }
+    }
+    // The same admission keeps its jti on every status call.
+    for u in ["b", "d"] {
+        let Some(Place::Active { admission, .. }) = store.status(&event, u, true).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(&admission.jti, &seen[u]);
+    }
+    assert_eq!(store.snapshot(&event).await.unwrap().in_both, 0);
+    assert!(store.unregister(&event).await.unwrap());
+    assert!(store.snapshot(&event).await.unwrap().meta.is_none());
+    assert!(!store.events().await.unwrap().contains(&event));
+}
+
+async fn all(store: Arc<dyn AdmissionStore>, name: &str) {
+    threshold_holds(Arc::clone(&store), name).await;
+    admission_follows_the_score(Arc::clone(&store), name).await;
+    leave_and_cleanup_free_exactly(store, name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invariants_on_redis() {
+    all(Arc::new(common::redis().await), "redis").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invariants_on_redis_cluster() {
+    let store = common::cluster().await;
+    all(Arc::new(store.clone()), "cluster").await;
+    // Events land on different slots (hence nodes); each script still runs on one slot.
+    for i in 0..8 {
+        let e = EventId::parse(&format!("spread-{i}-{}", std::process::id())).unwrap();
+        store.register(&e, 1, LineOrder::Arrival).await.unwrap();
+        store.check(&e, "u", LineScore::Arrival, "j", &settings()).await.unwrap();
+        store.admit(&e, "w", &settings()).await.unwrap();
+        store.purge(&e).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invariants_on_memory() {
+    all(Arc::new(common::memory(Arc::new(vwr_core::time::SystemClock))), "memory").await;
+}

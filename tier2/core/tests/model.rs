@@ -1,0 +1,159 @@
+//! Model-based property test: random interleavings of check / status / heartbeat / leave /
+//! worker step / cleanup / threshold change / clock moves on the in-memory store (the model)
+//! and on Redis must give the same answers. The Redis scripts read Redis `TIME`; the test
+//! moves their clock with the store's time offset, set before every operation so both sides
+//! see the same whole second. Timeouts end in .5 s so the few milliseconds between the two
+//! clocks never decide anything.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use vwr_core::EventId;
+use vwr_core::time::{Clock, ManualClock};
+use vwr_tier2::memory::MemoryStore;
+use vwr_tier2::model::{LineOrder, LineScore, Place, StoreError, Tier2Settings};
+use vwr_tier2::redis_store::RedisStore;
+use vwr_tier2::store::AdmissionStore;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Check { user: u8, borrow: bool },
+    Status { user: u8, touch: bool },
+    Leave { user: u8 },
+    Admit,
+    Cleanup,
+    Threshold { t: u64 },
+    Sleep { secs: u64 },
+    Notices,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..8, proptest::bool::weighted(0.1)).prop_map(|(user, borrow)| Op::Check { user, borrow }),
+        3 => (0u8..8, any::<bool>()).prop_map(|(user, touch)| Op::Status { user, touch }),
+        2 => (0u8..8).prop_map(|user| Op::Leave { user }),
+        3 => Just(Op::Admit),
+        1 => Just(Op::Cleanup),
+        1 => (1u64..5).prop_map(|t| Op::Threshold { t }),
+        3 => prop_oneof![Just(1u64), Just(5), Just(20), Just(31), Just(59), Just(61), Just(100), Just(200), Just(601)]
+            .prop_map(|secs| Op::Sleep { secs }),
+        1 => Just(Op::Notices),
+    ]
+}
+
+fn settings() -> Tier2Settings {
+    Tier2Settings {
+        active_ttl_ms: 600_500,
+        active_heartbeat_timeout_ms: 30_500,
+        waiting_timeout_ms: 150_500,
+        batch_max: 2,
+        cleanup_limit: 1000,
+        notice_cap: 5,
+        default_threshold: 2,
+    }
+}
+
+/// A comparable rendering of a place (admission times → their difference only).
+fn norm_place(p: &Place) -> String {
+    match p {
+        Place::Queued { position, figures } => format!("queued {position} {figures:?}"),
+        Place::Active { admission, fresh, figures } => format!(
+            "active {} ttl={} fresh={fresh} {figures:?}",
+            admission.jti,
+            admission.expires_at_ms - admission.admitted_at_ms
+        ),
+    }
+}
+
+fn norm<T>(r: Result<T, StoreError>, f: impl Fn(&T) -> String) -> String {
+    match r {
+        Ok(v) => f(&v),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+async fn apply(store: &dyn AdmissionStore, event: &EventId, order: LineOrder, op: &Op, i: usize) -> String {
+    let s = settings();
+    let user = |u: u8| format!("user{u}");
+    match op {
+        Op::Check { user: u, borrow } => {
+            let score = match order {
+                LineOrder::Arrival => LineScore::Arrival,
+                // Each user has a fixed tier-1 position; `borrow` uses another user's.
+                LineOrder::Tier1 => LineScore::Tier1Position(100 - u64::from(*u) * 7 + u64::from(*borrow)),
+            };
+            norm(store.check(event, &user(*u), score, &format!("j{i}"), &s).await, norm_place)
+        }
+        Op::Status { user: u, touch } => norm(store.status(event, &user(*u), *touch).await, |p| {
+            p.as_ref().map_or("none".to_owned(), norm_place)
+        }),
+        Op::Leave { user: u } => norm(store.leave(event, &user(*u)).await, |l| format!("{l:?}")),
+        Op::Admit => norm(store.admit(event, &format!("w{i}"), &s).await, |r| format!("{r:?}")),
+        Op::Cleanup => norm(store.cleanup(event, &s).await, |c| format!("{c:?}")),
+        Op::Threshold { t } => norm(store.register(event, *t, order).await, |m| format!("{m:?}")),
+        Op::Sleep { .. } => String::new(),
+        Op::Notices => norm(store.take_notices(event, 3).await, |n| {
+            n.iter().map(|n| format!("{}:{}", n.user_id, n.jti)).collect::<Vec<_>>().join(",")
+        }),
+    }
+}
+
+async fn run_case(redis: &RedisStore, order: LineOrder, ops: &[Op]) -> Result<(), TestCaseError> {
+    let event = common::unique_event("model");
+    let result = run_ops(redis, &event, order, ops).await;
+    redis.set_time_offset_ms(0);
+    redis.purge(&event).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+    result
+}
+
+async fn run_ops(
+    redis: &RedisStore,
+    event: &EventId,
+    order: LineOrder,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let event = event.clone();
+    let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
+    let model = MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>);
+    redis.set_time_offset_ms(i64::MIN / 2);
+    for store in [&model as &dyn AdmissionStore, redis] {
+        store.register(&event, 2, order).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+    }
+    for (i, op) in ops.iter().enumerate() {
+        if let Op::Sleep { secs } = op {
+            clock.advance(*secs);
+            continue;
+        }
+        // Align the scripts' clock with the model's for this operation, never moving it back
+        // (arrival stamps must stay monotonic, as Redis TIME is).
+        let offset = clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
+        redis.set_time_offset_ms(offset.max(redis.time_offset_ms()));
+        let want = apply(&model, &event, order, op, i).await;
+        let got = apply(redis, &event, order, op, i).await;
+        prop_assert_eq!(&got, &want, "op {} {:?} diverged", i, op);
+        let (a, b) = (model.snapshot(&event).await.unwrap(), redis.snapshot(&event).await.unwrap());
+        prop_assert_eq!(a, b, "snapshot after op {} {:?}", i, op);
+        prop_assert_eq!(a.in_both, 0);
+    }
+    Ok(())
+}
+
+#[test]
+fn memory_and_redis_stores_agree() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let redis = rt.block_on(common::redis());
+    let cases = std::env::var("VWR_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256);
+    let mut runner = TestRunner::new(Config { cases, max_shrink_iters: 500, ..Config::default() });
+    let strategy = (
+        prop_oneof![Just(LineOrder::Arrival), Just(LineOrder::Tier1)],
+        proptest::collection::vec(op(), 1..60),
+    );
+    let result = runner.run(&strategy, |(order, ops)| rt.block_on(run_case(&redis, order, &ops)));
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
