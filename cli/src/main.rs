@@ -39,7 +39,7 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum KeysCommand {
-    /// Print fresh keys: env lines for local use and the Secrets Manager JSON.
+    /// Print fresh keys (tier-1 HMAC, tier-2 ES256, admin): env lines and Secrets Manager JSON.
     Generate {
         /// Key id of the new key (default: k + today's date).
         #[arg(long)]
@@ -64,6 +64,15 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("VWR_ADMIN_KEY={admin}");
     println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");
     println!("# {}", ring.to_json());
+    let entry = vwr_tier2::entry_token::EcKeyring::generate(&kid).map_err(|e| e.to_string())?;
+    println!("# Tier-2 entry-token key (ES256, P-256, PKCS#8). Keep secret; its public half is served");
+    println!("# at /api/queue/.well-known/jwks.json.");
+    println!("VWR_TIER2_KEYS={}", entry.to_text());
+    println!("VWR_TIER2_SIGNING_KID={kid}");
+    println!("# Secrets Manager secret value (VWR_TIER2_KEYS_SECRET_ID):");
+    println!("# {}", entry.to_json());
+    println!("# Public JWKS for verifiers (VWR_TIER2_JWKS):");
+    println!("# {}", entry.jwks());
     Ok(())
 }
 
