@@ -106,4 +106,14 @@ if [[ -d edge/test && -d static/test ]]; then
   node --test edge/test/*.test.mjs static/test/*.test.mjs
 fi
 
+step "Browser walk (Chromium, shipped edge JS in front of vwr dev)"
+CHROMIUM="${VWR_CHROMIUM:-/usr/bin/chromium}"
+[[ -x "$CHROMIUM" ]] || die "Chromium is required for the browser walk: apt-get install -y chromium (or set VWR_CHROMIUM)"
+if [[ ! -d tests/e2e/node_modules/playwright-core ]] || ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.package-lock.json; then
+  (cd tests/e2e && npm ci --no-audit --no-fund --silent)
+fi
+cargo build --quiet --bin vwr
+(cd tests/e2e && node --test walk.test.mjs)
+echo "screenshots in target/e2e/"
+
 step "All tests passed in $(( $(date +%s) - START ))s"

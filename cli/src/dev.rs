@@ -70,6 +70,17 @@ pub struct DevOptions {
     /// Refuse the `X-User-Id` header (accepted by default in local development).
     #[arg(long)]
     pub no_dev_user_header: bool,
+    /// Edge check in front of the site paths: `native` (Rust, same decision as the shipped
+    /// verifier) or `off` (when `node edge/local/proxy.mjs` runs the shipped JS in front).
+    #[arg(long, value_enum, default_value = "native")]
+    pub edge: EdgeMode,
+}
+
+/// Who gates the site paths locally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EdgeMode {
+    Native,
+    Off,
 }
 
 /// A start-up failure of the local server.
@@ -213,6 +224,12 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     };
     let protector = Arc::new(Protector { verifier: entry.verifier(), identity: identity.clone() });
 
+    let gate = |r: Router| match opts.edge {
+        EdgeMode::Native => {
+            r.route_layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), crate::edge::edge_check))
+        }
+        EdgeMode::Off => r,
+    };
     let router = Router::new()
         .nest("/vwr-api", vwr_tier1::http::public_router(Arc::clone(&tier1)))
         .merge(vwr_tier1::http::admin_router_with(
@@ -223,8 +240,10 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
         .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
         .merge(site::waiting_room())
-        .merge(site::demo_pages())
-        .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
+        .merge(gate(site::demo_pages()))
+        .merge(gate(
+            site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)),
+        ))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("not_found", "no such route") });
     Ok(DevApp { router, tier1, tier2, worker, admin_key, store_name, admission_store_name })

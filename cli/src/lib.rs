@@ -5,4 +5,5 @@ pub mod admin;
 pub mod client;
 pub mod dev;
 pub mod devstate;
+pub mod edge;
 pub mod site;
