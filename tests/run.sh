@@ -22,6 +22,8 @@ command -v python3 >/dev/null || die "python3 is required"
 
 cleanup() {
   if [[ -n "${MOTO_PID:-}" ]]; then kill "$MOTO_PID" 2>/dev/null || true; fi
+  if [[ -n "${LT_DEV_PID:-}" ]]; then kill "$LT_DEV_PID" 2>/dev/null || true; fi
+  if [[ -n "${LT_REDIS_PORT:-}" ]]; then redis-cli -p "$LT_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true; fi
   if [[ -n "${CLUSTER_BASE:-}" ]]; then tests/redis-cluster.sh stop "$CLUSTER_BASE" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -115,5 +117,22 @@ fi
 cargo build --quiet --bin vwr
 (cd tests/e2e && node --test walk.test.mjs)
 echo "screenshots in target/e2e/"
+
+step "Load test: 2,000 visitors through vwr dev with one Redis restart (safety counters must be 0)"
+LT_DIR="$ROOT/target/loadtest"
+rm -rf "$LT_DIR" && mkdir -p "$LT_DIR/redis" "$LT_DIR/dev"
+LT_REDIS_PORT="$(free_port)"
+LT_PORT="$(free_port)"
+LT_REDIS_START="redis-server --port $LT_REDIS_PORT --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir $LT_DIR/redis --logfile $LT_DIR/redis/redis.log --daemonize yes"
+sh -c "$LT_REDIS_START"
+for _ in $(seq 1 50); do redis-cli -p "$LT_REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+VWR_DEV_DIR="$LT_DIR/dev" VWR_ADMIT_BATCH=2000 RUST_LOG=warn target/debug/vwr dev --addr "127.0.0.1:$LT_PORT" \
+  --store memory --redis "redis://127.0.0.1:$LT_REDIS_PORT" >"$LOGDIR/loadtest-dev.log" 2>&1 &
+LT_DEV_PID=$!
+for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$LT_PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+VWR_DEV_DIR="$LT_DIR/dev" target/debug/vwr loadtest --base-url "http://127.0.0.1:$LT_PORT" --visitors 2000 \
+  --abandon-rate 0.05 --dwell-seconds 1 --threshold 300 --max-seconds 240 \
+  --fault redis@6+3 --redis-stop-cmd "redis-cli -p $LT_REDIS_PORT shutdown" --redis-start-cmd "$LT_REDIS_START" \
+  --json "$LT_DIR/report.json" || die "the load test failed or a safety counter is not zero (see $LT_DIR/report.json)"
 
 step "All tests passed in $(( $(date +%s) - START ))s"

@@ -6,4 +6,5 @@ pub mod client;
 pub mod dev;
 pub mod devstate;
 pub mod edge;
+pub mod loadtest;
 pub mod site;

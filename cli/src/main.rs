@@ -28,6 +28,9 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Drive virtual visitors through the whole flow and report throughput, latency,
+    /// fairness and safety (exit code 3 when a safety counter is not zero).
+    Loadtest(Box<vwr::loadtest::LoadOptions>),
     /// Call the admin API.
     Admin {
         #[command(flatten)]
@@ -91,6 +94,14 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dev(opts) => vwr::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
+        Command::Loadtest(opts) => match vwr::loadtest::run(*opts).await {
+            Ok((_, true)) => Ok(()),
+            Ok((_, false)) => {
+                eprintln!("vwr loadtest: a safety counter is not zero");
+                return ExitCode::from(3);
+            }
+            Err(e) => Err(e),
+        },
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
         Command::Admin { target, command } => vwr::admin::run(target, command).await.map(|v| {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());

@@ -1,0 +1,645 @@
+//! `vwr loadtest`: drives N virtual visitors through the whole flow against a running vwr and
+//! reports throughput, latency, time to admission, fairness and safety counters, optionally
+//! under injected faults. See README "Performance".
+
+pub mod faults;
+pub mod stats;
+pub mod visitor;
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use http::Method;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use self::faults::{Fault, FaultKind, ProxyFaults};
+use self::stats::{Counters, Latencies, Percentiles, kendall_tau, largest_inversion, quantile};
+use self::visitor::{Ctx, Outcome, visit};
+use crate::client::{Auth, HttpClient};
+use crate::devstate;
+
+/// How visitors arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Curve {
+    /// Everyone within the first second (the sale opens).
+    Burst,
+    /// Evenly over `--arrival-seconds`.
+    Uniform,
+    /// Few at first, most towards the end of `--arrival-seconds`.
+    Late,
+}
+
+/// A scripted operator action `SECONDS:advance=N` or `SECONDS:threshold=N`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    pub at: Duration,
+    pub what: ActionKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionKind {
+    Advance(u64),
+    Threshold(u64),
+}
+
+impl std::str::FromStr for Action {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let err = || format!("action {s:?}: expected SECONDS:advance=N or SECONDS:threshold=N");
+        let (at, rest) = s.split_once(':').ok_or_else(err)?;
+        let (name, n) = rest.split_once('=').ok_or_else(err)?;
+        let at = at.trim_end_matches('s').parse::<f64>().map_err(|_| err())?;
+        let n = n.parse::<u64>().map_err(|_| err())?;
+        let what = match name {
+            "advance" => ActionKind::Advance(n),
+            "threshold" => ActionKind::Threshold(n),
+            _ => return Err(err()),
+        };
+        Ok(Action { at: Duration::from_secs_f64(at.max(0.0)), what })
+    }
+}
+
+/// Options of `vwr loadtest`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadOptions {
+    /// Base URL of the vwr under test (the local server by default).
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
+    /// Virtual visitors.
+    #[arg(long, default_value_t = 10_000)]
+    pub visitors: u64,
+    /// Arrival curve.
+    #[arg(long, value_enum, default_value = "burst")]
+    pub arrival: Curve,
+    /// Length of the arrival window for `uniform` and `late`.
+    #[arg(long, default_value_t = 30.0)]
+    pub arrival_seconds: f64,
+    /// Event id (default: a fresh `lt…` id).
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Tier 1: positions admitted per step.
+    #[arg(long, default_value_t = 2_000)]
+    pub batch_size: u64,
+    /// Tier 1: seconds per step.
+    #[arg(long, default_value_t = 1)]
+    pub interval_seconds: u64,
+    /// Tier 1: counter shards.
+    #[arg(long, default_value_t = 1)]
+    pub shards: u32,
+    /// Tier 2: concurrency threshold.
+    #[arg(long, default_value_t = 1_000)]
+    pub threshold: u64,
+    /// Seconds an admitted visitor stays before leaving.
+    #[arg(long, default_value_t = 2.0)]
+    pub dwell_seconds: f64,
+    /// Share of visitors who give up without leaving (0–1).
+    #[arg(long, default_value_t = 0.0)]
+    pub abandon_rate: f64,
+    /// Admin bearer key (default: `VWR_ADMIN_KEY`, else the local dev state file).
+    #[arg(long, env = "VWR_ADMIN_KEY", hide_env_values = true)]
+    pub admin_key: Option<String>,
+    /// Operator actions, e.g. `30:advance=1000,60:threshold=500` (seconds from the start).
+    #[arg(long, value_delimiter = ',')]
+    pub script: Vec<Action>,
+    /// Faults `KIND@START+DURATION` (seconds): `redis@20+3`, `dynamodb@10+5`, `sqs@5+30`.
+    #[arg(long = "fault")]
+    pub faults: Vec<Fault>,
+    /// Shell command that stops Redis (for `redis@…` faults).
+    #[arg(long)]
+    pub redis_stop_cmd: Option<String>,
+    /// Shell command that starts Redis again.
+    #[arg(long)]
+    pub redis_start_cmd: Option<String>,
+    /// Fault-injecting proxy in front of the AWS emulator, `LISTEN=UPSTREAM`
+    /// (e.g. `127.0.0.1:5001=http://127.0.0.1:5000`); start vwr with `AWS_ENDPOINT_URL` = LISTEN.
+    #[arg(long)]
+    pub aws_proxy: Option<String>,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 900)]
+    pub max_seconds: u64,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// The safety counters (all must be zero).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Safety {
+    /// Joined, did not abandon, never got through (admitted, served and left).
+    pub lost: u64,
+    /// A second identity (jti) seen for one admission.
+    pub double_admitted: u64,
+    /// Samples or answers with more active users than the threshold.
+    pub over_threshold_moments: u64,
+    /// 5xx answers other than a 503 with Retry-After.
+    pub server_errors: u64,
+}
+
+impl Safety {
+    pub fn clean(&self) -> bool {
+        self.lost == 0
+            && self.double_admitted == 0
+            && self.over_threshold_moments == 0
+            && self.server_errors == 0
+    }
+}
+
+async fn admin_call(
+    client: &HttpClient,
+    base: &str,
+    auth: &Auth,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Result<Value, String> {
+    let r = client
+        .send(method, &format!("{base}{path}"), body.as_ref(), auth)
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.status.is_success() {
+        Ok(r.json())
+    } else {
+        Err(format!("{path}: {} {}", r.status, String::from_utf8_lossy(&r.body)))
+    }
+}
+
+fn arrival_of(curve: Curve, i: u64, n: u64, window: f64, salt: f64) -> Duration {
+    let f = (i as f64 + salt) / n.max(1) as f64;
+    let secs = match curve {
+        Curve::Burst => f,
+        Curve::Uniform => f * window,
+        Curve::Late => f.sqrt() * window,
+    };
+    Duration::from_secs_f64(secs)
+}
+
+fn pct(sorted: &[f64], q: f64) -> Option<f64> {
+    quantile(sorted, q).map(|x| (x * 1000.0).round() / 1000.0)
+}
+
+/// Runs the load test and prints the report; returns the report and whether safety held.
+pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
+    if opts.visitors == 0 {
+        return Err("--visitors must be at least 1".into());
+    }
+    if !(0.0..=1.0).contains(&opts.abandon_rate) {
+        return Err("--abandon-rate must be between 0 and 1".into());
+    }
+    if opts.faults.iter().any(|f| f.kind == FaultKind::Redis)
+        && (opts.redis_stop_cmd.is_none() || opts.redis_start_cmd.is_none())
+    {
+        return Err("a redis fault needs --redis-stop-cmd and --redis-start-cmd".into());
+    }
+    if opts.faults.iter().any(|f| f.kind != FaultKind::Redis) && opts.aws_proxy.is_none() {
+        return Err("dynamodb/sqs faults need --aws-proxy LISTEN=UPSTREAM (and vwr pointed at LISTEN)".into());
+    }
+    let base = opts.base_url.trim_end_matches('/').to_owned();
+    let key = match &opts.admin_key {
+        Some(k) => k.clone(),
+        None => devstate::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
+            "no admin key: pass --admin-key, set VWR_ADMIN_KEY, or run in the directory of `vwr dev`",
+        )?,
+    };
+    let auth = Auth::Bearer(key);
+    let client = HttpClient::new(Duration::from_secs(20)).map_err(|e| e.to_string())?;
+    let event = opts.event.clone().unwrap_or_else(|| format!("lt{}", vwr_core::time::now_millis()));
+
+    // Set-up: gate the event in tier 1 and register it for tier 2.
+    admin_call(
+        &client,
+        &base,
+        &auth,
+        Method::POST,
+        &format!("/api/admin/vwr/activate/{event}"),
+        Some(json!({"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
+    )
+    .await?;
+    admin_call(
+        &client,
+        &base,
+        &auth,
+        Method::PUT,
+        &format!("/api/queue/admin/threshold/{event}"),
+        Some(json!({"threshold": opts.threshold})),
+    )
+    .await?;
+
+    let proxy_faults = Arc::new(ProxyFaults::default());
+    if let Some(spec) = &opts.aws_proxy {
+        let (listen, upstream) = spec.split_once('=').ok_or("--aws-proxy: expected LISTEN=UPSTREAM")?;
+        let listen: SocketAddr = listen.parse().map_err(|_| format!("--aws-proxy: bad address {listen}"))?;
+        faults::start_proxy(listen, upstream, Arc::clone(&proxy_faults)).await?;
+    }
+
+    let start = Instant::now();
+    let ctx = Arc::new(Ctx {
+        client: client.clone(),
+        base: base.clone(),
+        event: event.clone(),
+        counters: Counters::default(),
+        latencies: Latencies::default(),
+        start,
+        deadline: start + Duration::from_secs(opts.max_seconds),
+        dwell: Duration::from_secs_f64(opts.dwell_seconds.max(0.0)),
+        abandon_rate: opts.abandon_rate,
+        threshold: AtomicU64::new(opts.threshold),
+    });
+
+    // Faults and scripted actions on their timers.
+    let fault_log: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
+    let mut timers = Vec::new();
+    for f in opts.faults.clone() {
+        let (pf, log, stop, startc) = (
+            Arc::clone(&proxy_faults),
+            Arc::clone(&fault_log),
+            opts.redis_stop_cmd.clone(),
+            opts.redis_start_cmd.clone(),
+        );
+        timers.push(tokio::spawn(async move {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(start + f.start)).await;
+            let at = start.elapsed().as_secs_f64();
+            let ok = match f.kind {
+                FaultKind::Redis => faults::run_cmd(stop.as_deref().unwrap_or("false")).await,
+                k => {
+                    pf.set(k, true);
+                    true
+                }
+            };
+            tokio::time::sleep(f.duration).await;
+            let recovered = match f.kind {
+                FaultKind::Redis => faults::run_cmd(startc.as_deref().unwrap_or("false")).await,
+                k => {
+                    pf.set(k, false);
+                    true
+                }
+            };
+            log.lock().unwrap_or_else(|p| p.into_inner()).push(json!({
+                "kind": format!("{:?}", f.kind).to_lowercase(), "startedAt": at, "endedAt": start.elapsed().as_secs_f64(),
+                "injected": ok, "recovered": recovered
+            }));
+        }));
+    }
+    for a in opts.script.clone() {
+        let (client, base, auth, event, ctx) =
+            (client.clone(), base.clone(), auth.clone(), event.clone(), Arc::clone(&ctx));
+        timers.push(tokio::spawn(async move {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(start + a.at)).await;
+            let res = match a.what {
+                ActionKind::Advance(n) => {
+                    admin_call(
+                        &client,
+                        &base,
+                        &auth,
+                        Method::POST,
+                        &format!("/api/admin/vwr/advance/{event}"),
+                        Some(json!({"by": n})),
+                    )
+                    .await
+                }
+                ActionKind::Threshold(n) => {
+                    let r = admin_call(
+                        &client,
+                        &base,
+                        &auth,
+                        Method::PUT,
+                        &format!("/api/queue/admin/threshold/{event}"),
+                        Some(json!({"threshold": n})),
+                    )
+                    .await;
+                    if r.is_ok() {
+                        ctx.threshold.fetch_max(n, Ordering::Relaxed);
+                    }
+                    r
+                }
+            };
+            if let Err(e) = res {
+                tracing::warn!(event = "loadtest.action_failed", error = %e);
+            }
+        }));
+    }
+
+    // Sampler: the tier-2 view of active users against the threshold, 4 times a second.
+    let over = Arc::new(AtomicU64::new(0));
+    let max_active = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let (client, base, auth, event, over, max_active) = (
+            client.clone(),
+            base.clone(),
+            auth.clone(),
+            event.clone(),
+            Arc::clone(&over),
+            Arc::clone(&max_active),
+        );
+        tokio::spawn(async move {
+            loop {
+                if let Ok(v) = admin_call(
+                    &client,
+                    &base,
+                    &auth,
+                    Method::GET,
+                    &format!("/api/queue/admin/status/{event}"),
+                    None,
+                )
+                .await
+                    && let (Some(active), Some(th)) = (v["active"].as_u64(), v["threshold"].as_u64())
+                {
+                    max_active.fetch_max(active, Ordering::Relaxed);
+                    if active > th {
+                        over.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        })
+    };
+
+    // Visitors.
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..opts.visitors {
+        let salt = visitor::Rng::new(i ^ 0xABCD).next_f64();
+        let arrival = arrival_of(opts.arrival, i, opts.visitors, opts.arrival_seconds, salt);
+        set.spawn(visit(Arc::clone(&ctx), i, arrival));
+    }
+
+    // Progress bar on stderr.
+    let progress = {
+        let ctx = Arc::clone(&ctx);
+        let n = opts.visitors;
+        tokio::spawn(async move {
+            let tty = std::io::stderr().is_terminal();
+            let mut tick = 0u64;
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                tick += 1;
+                let c = &ctx.counters;
+                let finished =
+                    Counters::get(&c.done) + Counters::get(&c.abandoned) + Counters::get(&c.failed);
+                let filled = (finished * 30 / n.max(1)) as usize;
+                let line = format!(
+                    "[{}{}] {:>3}% {:>5}s joined {} admitted {} active {} done {} abandoned {} 503s {} 5xx {}",
+                    "#".repeat(filled),
+                    ".".repeat(30 - filled.min(30)),
+                    finished * 100 / n.max(1),
+                    ctx.start.elapsed().as_secs(),
+                    Counters::get(&c.joined),
+                    Counters::get(&c.admitted_tier1),
+                    Counters::get(&c.active_tier2),
+                    Counters::get(&c.done),
+                    Counters::get(&c.abandoned),
+                    Counters::get(&c.degraded),
+                    Counters::get(&c.server_errors),
+                );
+                let mut err = std::io::stderr().lock();
+                if tty {
+                    let _ = write!(err, "\r{line}");
+                } else if tick.is_multiple_of(5) {
+                    let _ = writeln!(err, "{line}");
+                }
+            }
+        })
+    };
+
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(opts.visitors as usize);
+    let hard_stop = tokio::time::Instant::from_std(start + Duration::from_secs(opts.max_seconds + 70));
+    loop {
+        match tokio::time::timeout_at(hard_stop, set.join_next()).await {
+            Ok(Some(Ok(o))) => outcomes.push(o),
+            Ok(Some(Err(_))) => Counters::inc(&ctx.counters.failed),
+            Ok(None) => break,
+            Err(_) => {
+                set.abort_all();
+                break;
+            }
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    progress.abort();
+    sampler.abort();
+    for t in timers {
+        t.abort();
+    }
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+
+    let report = build_report(
+        &opts,
+        &event,
+        &ctx,
+        &outcomes,
+        elapsed,
+        over.load(Ordering::Relaxed),
+        max_active.load(Ordering::Relaxed),
+        &fault_log,
+    );
+    let safety: Safety = serde_json::from_value(report["safety"].clone()).map_err(|e| e.to_string())?;
+    print_report(&report);
+    if let Some(path) = &opts.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report).unwrap_or_default())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok((report, safety.clean()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_report(
+    opts: &LoadOptions,
+    event: &str,
+    ctx: &Ctx,
+    outcomes: &[Outcome],
+    elapsed: f64,
+    over_samples: u64,
+    max_active: u64,
+    fault_log: &std::sync::Mutex<Vec<Value>>,
+) -> Value {
+    let c = &ctx.counters;
+    let lat = ctx.latencies.summary();
+    let joined: Vec<&Outcome> = outcomes.iter().filter(|o| o.position.is_some()).collect();
+    let arrivals: Vec<f64> = joined.iter().map(|o| o.arrived_s).collect();
+    let join_window =
+        arrivals.iter().copied().fold(f64::MIN, f64::max) - arrivals.iter().copied().fold(f64::MAX, f64::min);
+    let lost = joined.iter().filter(|o| !o.done && !o.abandoned).count() as u64;
+    let mut t1: Vec<f64> =
+        joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();
+    let mut t2: Vec<f64> =
+        joined.iter().filter_map(|o| o.tier2_admitted_s.map(|a| a - o.arrived_s)).collect();
+    t1.sort_by(f64::total_cmp);
+    t2.sort_by(f64::total_cmp);
+    let fairness = |pick: fn(&Outcome) -> Option<f64>| {
+        let pairs: Vec<(f64, f64)> =
+            joined.iter().filter_map(|o| pick(o).map(|a| (o.position.unwrap_or(0) as f64, a))).collect();
+        let inv: Vec<(f64, f64, u64)> = joined
+            .iter()
+            .filter_map(|o| pick(o).map(|a| (a, o.arrived_s, o.position.unwrap_or(0))))
+            .collect();
+        let (pos, secs) = largest_inversion(inv);
+        json!({
+            "kendallTau": kendall_tau(&pairs).map(|t| (t * 10_000.0).round() / 10_000.0),
+            "largestInversionPositions": pos,
+            "largestInversionSeconds": (secs * 1000.0).round() / 1000.0,
+        })
+    };
+    let checks = ctx.latencies.count("tier1.check");
+    let safety = Safety {
+        lost,
+        double_admitted: Counters::get(&c.double_admitted),
+        over_threshold_moments: over_samples + Counters::get(&c.over_threshold_responses),
+        server_errors: Counters::get(&c.server_errors),
+    };
+    let latency: serde_json::Map<String, Value> = lat
+        .iter()
+        .map(|(k, p): (&&str, &Percentiles)| {
+            ((*k).to_owned(), serde_json::to_value(p).unwrap_or(Value::Null))
+        })
+        .collect();
+    json!({
+        "event": event,
+        "baseUrl": opts.base_url,
+        "visitors": opts.visitors,
+        "arrival": format!("{:?}", opts.arrival).to_lowercase(),
+        "config": {"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards,
+                   "threshold": opts.threshold, "dwellSeconds": opts.dwell_seconds, "abandonRate": opts.abandon_rate},
+        "durationSeconds": (elapsed * 100.0).round() / 100.0,
+        "flow": {
+            "joined": Counters::get(&c.joined), "admittedTier1": Counters::get(&c.admitted_tier1),
+            "passedEdge": Counters::get(&c.passed_edge), "activeTier2": Counters::get(&c.active_tier2),
+            "done": Counters::get(&c.done), "abandoned": Counters::get(&c.abandoned),
+        },
+        "throughput": {
+            "joinsPerSecond": if join_window > 0.0 { (joined.len() as f64 / join_window).round() } else { joined.len() as f64 },
+            "checksPerSecond": (checks as f64 / elapsed).round(),
+            "requestsPerSecond": (ctx.latencies.total() as f64 / elapsed).round(),
+        },
+        "latency": latency,
+        "timeToAdmission": {"tier1P50Seconds": pct(&t1, 0.5), "tier1P99Seconds": pct(&t1, 0.99),
+                            "entryP50Seconds": pct(&t2, 0.5), "entryP99Seconds": pct(&t2, 0.99)},
+        "fairness": {"tier1": fairness(|o| o.tier1_admitted_s), "tier2": fairness(|o| o.tier2_admitted_s)},
+        "maxActiveSeen": max_active,
+        "degraded": {"responses503": Counters::get(&c.degraded), "networkErrors": Counters::get(&c.network_errors),
+                     "unexpected4xx": Counters::get(&c.unexpected_4xx), "edgeRefused": Counters::get(&c.edge_refused),
+                     "seatsRefused": Counters::get(&c.seats_refused), "rejoinedTier2": Counters::get(&c.rejoined_tier2)},
+        "faults": fault_log.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        "safety": safety,
+    })
+}
+
+#[allow(clippy::print_stdout)]
+fn print_report(r: &Value) {
+    let f = |v: &Value| match v {
+        Value::Null => "–".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    println!(
+        "\nvwr loadtest — {} visitors ({}), event {}, {} s",
+        f(&r["visitors"]),
+        f(&r["arrival"]),
+        f(&r["event"]),
+        f(&r["durationSeconds"])
+    );
+    println!("\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned |");
+    println!("|---|---|---|---|---|---|---|");
+    let fl = &r["flow"];
+    println!(
+        "| visitors | {} | {} | {} | {} | {} | {} |",
+        f(&fl["joined"]),
+        f(&fl["admittedTier1"]),
+        f(&fl["passedEdge"]),
+        f(&fl["activeTier2"]),
+        f(&fl["done"]),
+        f(&fl["abandoned"])
+    );
+    let t = &r["throughput"];
+    println!(
+        "\nsustained: {} joins/s, {} checks/s, {} requests/s",
+        f(&t["joinsPerSecond"]),
+        f(&t["checksPerSecond"]),
+        f(&t["requestsPerSecond"])
+    );
+    println!("\n| endpoint | requests | p50 ms | p95 ms | p99 ms | max ms |");
+    println!("|---|---|---|---|---|---|");
+    if let Some(m) = r["latency"].as_object() {
+        for (k, p) in m {
+            println!(
+                "| {k} | {} | {} | {} | {} | {} |",
+                f(&p["requests"]),
+                f(&p["p50Ms"]),
+                f(&p["p95Ms"]),
+                f(&p["p99Ms"]),
+                f(&p["maxMs"])
+            );
+        }
+    }
+    let a = &r["timeToAdmission"];
+    println!(
+        "\ntime from arrival to tier-1 admission: p50 {} s, p99 {} s; to entry token: p50 {} s, p99 {} s",
+        f(&a["tier1P50Seconds"]),
+        f(&a["tier1P99Seconds"]),
+        f(&a["entryP50Seconds"]),
+        f(&a["entryP99Seconds"])
+    );
+    for tier in ["tier1", "tier2"] {
+        let x = &r["fairness"][tier];
+        println!(
+            "fairness ({tier}): Kendall tau {}, largest inversion {} positions / {} s",
+            f(&x["kendallTau"]),
+            f(&x["largestInversionPositions"]),
+            f(&x["largestInversionSeconds"])
+        );
+    }
+    let d = &r["degraded"];
+    println!(
+        "degradation: {} × 503 with Retry-After, {} network errors, {} unexpected 4xx, {} tier-2 re-check-ins; max active seen {}",
+        f(&d["responses503"]),
+        f(&d["networkErrors"]),
+        f(&d["unexpected4xx"]),
+        f(&d["rejoinedTier2"]),
+        f(&r["maxActiveSeen"])
+    );
+    if let Some(faults) = r["faults"].as_array() {
+        for x in faults {
+            println!(
+                "fault {}: {}–{} s (injected {}, recovered {})",
+                f(&x["kind"]),
+                f(&x["startedAt"]),
+                f(&x["endedAt"]),
+                f(&x["injected"]),
+                f(&x["recovered"])
+            );
+        }
+    }
+    let s = &r["safety"];
+    println!("\n| safety | lost | doubleAdmitted | overThresholdMoments | serverErrors |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| counters | {} | {} | {} | {} |",
+        f(&s["lost"]),
+        f(&s["doubleAdmitted"]),
+        f(&s["overThresholdMoments"]),
+        f(&s["serverErrors"])
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_actions_and_curves() {
+        let a: Action = "30:advance=1000".parse().unwrap();
+        assert_eq!(a.what, ActionKind::Advance(1000));
+        assert_eq!(a.at, Duration::from_secs(30));
+        assert!("x:advance=1".parse::<Action>().is_err());
+        assert!("1:open=1".parse::<Action>().is_err());
+        assert!(arrival_of(Curve::Burst, 999, 1000, 30.0, 0.9) <= Duration::from_secs(1));
+        assert!(arrival_of(Curve::Late, 500, 1000, 30.0, 0.0) > Duration::from_secs(15));
+        assert!(arrival_of(Curve::Uniform, 500, 1000, 30.0, 0.0) == Duration::from_secs(15));
+    }
+}

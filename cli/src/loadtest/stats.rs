@@ -1,0 +1,182 @@
+//! Latency samples, counters and fairness figures of a load test.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+/// Latencies (µs) per endpoint.
+#[derive(Default)]
+pub struct Latencies {
+    by_endpoint: Mutex<BTreeMap<&'static str, Vec<u32>>>,
+}
+
+/// p50/p95/p99 of one endpoint, in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Percentiles {
+    pub requests: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The `q`-quantile of sorted values.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(idx.min(sorted.len() - 1)).copied()
+}
+
+impl Latencies {
+    pub fn record(&self, endpoint: &'static str, micros: u64) {
+        let v = u32::try_from(micros).unwrap_or(u32::MAX);
+        self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner()).entry(endpoint).or_default().push(v);
+    }
+
+    pub fn summary(&self) -> BTreeMap<&'static str, Percentiles> {
+        let map = self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter()
+            .map(|(k, v)| {
+                let mut s = v.clone();
+                s.sort_unstable();
+                let ms = |q: f64| quantile(&s, q).map_or(0.0, |x| f64::from(x) / 1000.0);
+                (
+                    *k,
+                    Percentiles {
+                        requests: s.len() as u64,
+                        p50_ms: ms(0.5),
+                        p95_ms: ms(0.95),
+                        p99_ms: ms(0.99),
+                        max_ms: ms(1.0),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    pub fn total(&self) -> u64 {
+        self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner()).values().map(|v| v.len() as u64).sum()
+    }
+
+    pub fn count(&self, endpoint: &str) -> u64 {
+        self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner()).get(endpoint).map_or(0, |v| v.len() as u64)
+    }
+}
+
+/// Counters shared by all visitors.
+#[derive(Default)]
+pub struct Counters {
+    pub joined: AtomicU64,
+    pub admitted_tier1: AtomicU64,
+    pub passed_edge: AtomicU64,
+    pub active_tier2: AtomicU64,
+    pub done: AtomicU64,
+    pub abandoned: AtomicU64,
+    pub failed: AtomicU64,
+    /// 503 answers with Retry-After (graceful degradation).
+    pub degraded: AtomicU64,
+    /// 5xx answers that are not a proper 503 + Retry-After.
+    pub server_errors: AtomicU64,
+    pub network_errors: AtomicU64,
+    /// 4xx answers the visitor did not expect.
+    pub unexpected_4xx: AtomicU64,
+    /// Visitors that saw a second identity (jti) for one admission.
+    pub double_admitted: AtomicU64,
+    /// Responses reporting more active users than the threshold.
+    pub over_threshold_responses: AtomicU64,
+    pub edge_refused: AtomicU64,
+    pub seats_refused: AtomicU64,
+    pub rejoined_tier2: AtomicU64,
+}
+
+impl Counters {
+    pub fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+
+    pub fn inc(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Kendall's tau-b-like coefficient between two orders given as (x, y) pairs without ties in
+/// x: 1 = same order, −1 = reversed. O(n log n) via counting inversions of y sorted by x.
+pub fn kendall_tau(pairs: &[(f64, f64)]) -> Option<f64> {
+    let n = pairs.len();
+    if n < 2 {
+        return None;
+    }
+    let mut v: Vec<(f64, f64)> = pairs.to_vec();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut ys: Vec<f64> = v.iter().map(|p| p.1).collect();
+    let inversions = count_inversions(&mut ys);
+    let total = (n as f64) * (n as f64 - 1.0) / 2.0;
+    Some(1.0 - 2.0 * inversions as f64 / total)
+}
+
+fn count_inversions(a: &mut [f64]) -> u64 {
+    let n = a.len();
+    if n < 2 {
+        return 0;
+    }
+    let mid = n / 2;
+    let mut inv = count_inversions(&mut a[..mid]) + count_inversions(&mut a[mid..]);
+    let mut merged = Vec::with_capacity(n);
+    let (mut i, mut j) = (0, mid);
+    while i < mid && j < n {
+        if a[i] <= a[j] {
+            merged.push(a[i]);
+            i += 1;
+        } else {
+            merged.push(a[j]);
+            inv += (mid - i) as u64;
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&a[i..mid]);
+    merged.extend_from_slice(&a[j..n]);
+    a.copy_from_slice(&merged);
+    inv
+}
+
+/// The largest inversion: over visitors in admission order, how far (in positions and in
+/// seconds of arrival) someone admitted earlier had arrived after them.
+/// Input: (admitted_at, arrived_at_secs, position).
+pub fn largest_inversion(mut v: Vec<(f64, f64, u64)>) -> (u64, f64) {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut max_pos, mut max_arrival) = (0u64, f64::MIN);
+    let (mut inv_pos, mut inv_secs) = (0u64, 0f64);
+    for (_, arrived, pos) in v {
+        inv_pos = inv_pos.max(max_pos.saturating_sub(pos));
+        if max_arrival > arrived {
+            inv_secs = inv_secs.max(max_arrival - arrived);
+        }
+        max_pos = max_pos.max(pos);
+        max_arrival = max_arrival.max(arrived);
+    }
+    (inv_pos, inv_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tau_and_inversions() {
+        let same: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, i as f64)).collect();
+        assert_eq!(kendall_tau(&same), Some(1.0));
+        let rev: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, -(i as f64))).collect();
+        assert_eq!(kendall_tau(&rev), Some(-1.0));
+        let one_swap = vec![(0.0, 0.0), (1.0, 2.0), (2.0, 1.0), (3.0, 3.0)];
+        assert!((kendall_tau(&one_swap).unwrap() - (1.0 - 2.0 / 6.0)).abs() < 1e-9);
+        // admitted order: pos 3 (arrived 3 s) before pos 1 (arrived 1 s)
+        let (p, s) = largest_inversion(vec![(10.0, 3.0, 3), (11.0, 1.0, 1), (12.0, 4.0, 4)]);
+        assert_eq!((p, s), (2, 2.0));
+        assert_eq!(quantile(&[1, 2, 3, 4], 0.5), Some(3));
+    }
+}

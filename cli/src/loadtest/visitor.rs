@@ -1,0 +1,337 @@
+//! One virtual visitor: joins tier 1, polls as the waiting page does (server hints + jitter),
+//! passes the edge with its cookie, joins tier 2, heartbeats, calls the protected API with its
+//! entry token, dwells and leaves — or abandons at a random point without leaving.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::{Method, Request, header};
+use http_body_util::Full;
+use serde_json::Value;
+
+use super::stats::{Counters, Latencies};
+use crate::client::{HttpClient, Reply};
+
+/// Shared by all visitors.
+pub struct Ctx {
+    pub client: HttpClient,
+    pub base: String,
+    pub event: String,
+    pub counters: Counters,
+    pub latencies: Latencies,
+    pub start: Instant,
+    pub deadline: Instant,
+    pub dwell: Duration,
+    pub abandon_rate: f64,
+    pub threshold: std::sync::atomic::AtomicU64,
+}
+
+/// What happened to one visitor.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub arrived_s: f64,
+    pub position: Option<u64>,
+    pub tier1_admitted_s: Option<f64>,
+    pub tier2_admitted_s: Option<f64>,
+    pub done: bool,
+    pub abandoned: bool,
+}
+
+/// A tiny deterministic PRNG (xorshift) per visitor.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `secs` × (1 ± 20 %), as the page's jitter.
+    pub fn jitter(&mut self, secs: f64) -> Duration {
+        Duration::from_secs_f64((secs * (0.8 + 0.4 * self.next_f64())).max(0.05))
+    }
+}
+
+enum Step {
+    Reply(Reply),
+    /// Gave up: deadline passed while the service kept failing.
+    GaveUp,
+}
+
+fn jti_of(token: &str) -> Option<String> {
+    let payload = token.split('.').nth(1)?;
+    let v: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    v["jti"].as_str().map(str::to_owned)
+}
+
+impl Ctx {
+    fn secs(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// One request with the waiting page's retry behaviour on 503/429/network errors.
+    async fn call(
+        &self,
+        rng: &mut Rng,
+        endpoint: &'static str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Step {
+        let mut backoff = 1.0f64;
+        loop {
+            if Instant::now() > self.deadline {
+                return Step::GaveUp;
+            }
+            let mut req = Request::builder().method(method.clone()).uri(format!("{}{path}", self.base));
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            let Ok(req) = req.body(Full::new(Bytes::new())) else {
+                return Step::GaveUp;
+            };
+            let t0 = Instant::now();
+            match self.client.raw(req).await {
+                Ok(reply) => {
+                    self.latencies.record(endpoint, t0.elapsed().as_micros() as u64);
+                    let s = reply.status.as_u16();
+                    if s == 503 || s == 429 {
+                        let retry = reply
+                            .headers
+                            .get(header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| v.parse::<f64>().ok());
+                        match retry {
+                            Some(r) => {
+                                Counters::inc(&self.counters.degraded);
+                                tokio::time::sleep(rng.jitter(r.max(0.5))).await;
+                            }
+                            None => {
+                                Counters::inc(&self.counters.server_errors);
+                                tokio::time::sleep(rng.jitter(backoff)).await;
+                                backoff = (backoff * 2.0).min(30.0);
+                            }
+                        }
+                        continue;
+                    }
+                    if s >= 500 {
+                        Counters::inc(&self.counters.server_errors);
+                        tokio::time::sleep(rng.jitter(backoff)).await;
+                        backoff = (backoff * 2.0).min(30.0);
+                        continue;
+                    }
+                    return Step::Reply(reply);
+                }
+                Err(_) => {
+                    Counters::inc(&self.counters.network_errors);
+                    tokio::time::sleep(rng.jitter(backoff)).await;
+                    backoff = (backoff * 2.0).min(30.0);
+                }
+            }
+        }
+    }
+
+    fn check_threshold(&self, body: &Value) {
+        let th = self.threshold.load(std::sync::atomic::Ordering::Relaxed);
+        if let Some(cur) = body["currentUsers"].as_u64()
+            && th > 0
+            && cur > th.max(body["threshold"].as_u64().unwrap_or(0))
+        {
+            Counters::inc(&self.counters.over_threshold_responses);
+        }
+    }
+}
+
+/// Runs one visitor arriving at `arrival` after the start.
+pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
+    let mut rng = Rng::new(id + 1);
+    tokio::time::sleep_until(tokio::time::Instant::from_std(ctx.start + arrival)).await;
+    let mut out = Outcome { arrived_s: ctx.secs(), ..Outcome::default() };
+    // Where this visitor gives up, if it does: in tier 1 (0) or tier 2 (1).
+    let abandons = rng.next_f64() < ctx.abandon_rate;
+    let abandon_in_tier2 = rng.next_f64() < 0.5;
+    let abandon_after = Duration::from_secs_f64(1.0 + rng.next_f64() * 10.0);
+    let e = ctx.event.clone();
+
+    // Tier 1: join.
+    let Step::Reply(r) =
+        ctx.call(&mut rng, "tier1.assign", Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
+    else {
+        return out;
+    };
+    if !r.status.is_success() {
+        Counters::inc(&ctx.counters.unexpected_4xx);
+        return out;
+    }
+    Counters::inc(&ctx.counters.joined);
+    let body = r.json();
+    let (Some(request_id), Some(position)) =
+        (body["requestId"].as_str().map(str::to_owned), body["position"].as_u64())
+    else {
+        return out;
+    };
+    out.position = Some(position);
+    let mut poll = body["nextPollSeconds"].as_f64().unwrap_or(1.0);
+    let joined = Instant::now();
+
+    // Tier 1: poll until admitted.
+    let tier1_jti: Option<String>;
+    let cookie = loop {
+        if abandons && !abandon_in_tier2 && joined.elapsed() > abandon_after {
+            Counters::inc(&ctx.counters.abandoned);
+            out.abandoned = true;
+            return out;
+        }
+        tokio::time::sleep(rng.jitter(poll)).await;
+        let Step::Reply(r) = ctx
+            .call(&mut rng, "tier1.check", Method::GET, &format!("/vwr-api/vwr/check/{e}/{request_id}"), &[])
+            .await
+        else {
+            return out;
+        };
+        let body = r.json();
+        if !r.status.is_success() {
+            Counters::inc(&ctx.counters.unexpected_4xx);
+            return out;
+        }
+        if body["admitted"] == true {
+            let token = body["token"].as_str().unwrap_or_default().to_owned();
+            tier1_jti = jti_of(&token);
+            out.tier1_admitted_s = Some(ctx.secs());
+            Counters::inc(&ctx.counters.admitted_tier1);
+            break format!("vwr_t1_{e}={token}");
+        }
+        poll = body["nextPollSeconds"].as_f64().unwrap_or(poll);
+    };
+
+    // The edge: the event page with the cookie.
+    let Step::Reply(r) = ctx
+        .call(&mut rng, "edge.event_page", Method::GET, &format!("/events/{e}"), &[("cookie", &cookie)])
+        .await
+    else {
+        return out;
+    };
+    if r.status.as_u16() != 200 {
+        Counters::inc(&ctx.counters.edge_refused);
+        return out;
+    }
+    Counters::inc(&ctx.counters.passed_edge);
+
+    // Checking the same ticket again (a second tab, a reload) must give the same identity.
+    if let Step::Reply(r) = ctx
+        .call(&mut rng, "tier1.check", Method::GET, &format!("/vwr-api/vwr/check/{e}/{request_id}"), &[])
+        .await
+    {
+        let again = r.json()["token"].as_str().and_then(jti_of);
+        if r.status.is_success() && again != tier1_jti {
+            Counters::inc(&ctx.counters.double_admitted);
+        }
+    }
+
+    // Tier 2: check in, poll until active.
+    let tier2_jti: Option<String>;
+    let tier2_start = Instant::now();
+    let mut path_kind = "check";
+    let token = loop {
+        if abandons && abandon_in_tier2 && tier2_start.elapsed() > abandon_after {
+            Counters::inc(&ctx.counters.abandoned);
+            out.abandoned = true;
+            return out;
+        }
+        let (endpoint, method, path) = if path_kind == "check" {
+            ("tier2.check", Method::POST, format!("/api/queue/check/{e}"))
+        } else {
+            ("tier2.status", Method::GET, format!("/api/queue/status/{e}"))
+        };
+        let Step::Reply(r) = ctx.call(&mut rng, endpoint, method, &path, &[("cookie", &cookie)]).await else {
+            return out;
+        };
+        let body = r.json();
+        if r.status.as_u16() == 404 && body["error"] == "not_in_queue" {
+            // Lost our place (e.g. Redis restarted without persistence): check in again.
+            Counters::inc(&ctx.counters.rejoined_tier2);
+            path_kind = "check";
+            continue;
+        }
+        if !r.status.is_success() {
+            Counters::inc(&ctx.counters.unexpected_4xx);
+            return out;
+        }
+        ctx.check_threshold(&body);
+        if body["status"] == "active" {
+            let token = body["entryToken"].as_str().unwrap_or_default().to_owned();
+            tier2_jti = jti_of(&token);
+            out.tier2_admitted_s = Some(ctx.secs());
+            Counters::inc(&ctx.counters.active_tier2);
+            break token;
+        }
+        path_kind = "status";
+        tokio::time::sleep(rng.jitter(body["nextPollSeconds"].as_f64().unwrap_or(1.0))).await;
+    };
+
+    // The protected API with the entry token.
+    let Step::Reply(r) = ctx
+        .call(
+            &mut rng,
+            "seats",
+            Method::GET,
+            &format!("/api/seats/{e}"),
+            &[("cookie", &cookie), ("x-queue-entry-token", &token)],
+        )
+        .await
+    else {
+        return out;
+    };
+    if r.status.as_u16() != 200 {
+        Counters::inc(&ctx.counters.seats_refused);
+    }
+
+    // Dwell, heartbeating through status (which must keep the same identity).
+    let dwell_end = Instant::now() + ctx.dwell;
+    while Instant::now() < dwell_end {
+        if abandons && abandon_in_tier2 {
+            Counters::inc(&ctx.counters.abandoned);
+            out.abandoned = true;
+            return out;
+        }
+        tokio::time::sleep(ctx.dwell.min(Duration::from_secs(5))).await;
+        let Step::Reply(r) = ctx
+            .call(
+                &mut rng,
+                "tier2.heartbeat",
+                Method::GET,
+                &format!("/api/queue/status/{e}"),
+                &[("cookie", &cookie)],
+            )
+            .await
+        else {
+            return out;
+        };
+        let body = r.json();
+        if r.status.is_success() {
+            ctx.check_threshold(&body);
+            let jti = body["entryToken"].as_str().and_then(jti_of);
+            if jti.is_some() && jti != tier2_jti {
+                Counters::inc(&ctx.counters.double_admitted);
+            }
+        }
+    }
+    let Step::Reply(_) = ctx
+        .call(&mut rng, "tier2.leave", Method::POST, &format!("/api/queue/leave/{e}"), &[("cookie", &cookie)])
+        .await
+    else {
+        return out;
+    };
+    out.done = true;
+    Counters::inc(&ctx.counters.done);
+    out
+}
