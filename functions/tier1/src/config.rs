@@ -11,6 +11,7 @@
 //! | `VWR_COOKIE_PREFIX` | `vwr_t1_` | tier-1 cookie is `{prefix}{eventId}` |
 //! | `VWR_CACHE_TTL_MS` | 1000 | event/serving-counter cache per instance (0–1000) |
 //! | `VWR_ADVANCER_TICK_SECONDS` | 1 | how often the advancer looks for due steps |
+//! | `VWR_EDGE_KVS_ARN` | — | admin/advancer: CloudFront KeyValueStore whose `config.events` lists the active events |
 
 use std::time::Duration;
 
@@ -41,6 +42,7 @@ pub struct Tier1Config {
     pub audience: String,
     pub settings: Tier1Settings,
     pub advancer_tick: Duration,
+    pub edge_kvs_arn: Option<String>,
 }
 
 impl Tier1Config {
@@ -102,6 +104,17 @@ impl Tier1Config {
                 shard_start: None,
             },
             advancer_tick: Duration::from_secs(env.u64_in("VWR_ADVANCER_TICK_SECONDS", 1, 1..=10)?),
+            edge_kvs_arn: match env.get("VWR_EDGE_KVS_ARN") {
+                Some(arn) if !arn.starts_with("arn:") => {
+                    return Err(ConfigError::Invalid {
+                        name: "VWR_EDGE_KVS_ARN".into(),
+                        value: arn.into(),
+                        reason: "expected the KeyValueStore ARN (arn:aws:cloudfront::…:key-value-store/…)"
+                            .into(),
+                    });
+                }
+                other => other.map(str::to_owned),
+            },
         })
     }
 
@@ -144,12 +157,16 @@ pub async fn dynamo_service(
     let cfg = Tier1Config::from_env(env)?;
     let tokens = cfg.tokens(Some(sdk)).await?;
     let store = crate::dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(sdk), cfg.table.clone());
-    Ok(std::sync::Arc::new(crate::Tier1Service::new(
+    let mut svc = crate::Tier1Service::new(
         std::sync::Arc::new(store),
         tokens,
         cfg.settings,
         std::sync::Arc::new(vwr_core::time::SystemClock),
-    )))
+    );
+    if let Some(arn) = &cfg.edge_kvs_arn {
+        svc = svc.with_edge_sync(std::sync::Arc::new(crate::edge_sync::KvsEdgeConfig::new(sdk, arn.clone())));
+    }
+    Ok(std::sync::Arc::new(svc))
 }
 
 /// Reads a secret string from Secrets Manager.

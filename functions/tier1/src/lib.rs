@@ -9,6 +9,7 @@
 pub mod advancer;
 pub mod config;
 pub mod dynamo;
+pub mod edge_sync;
 pub mod http;
 pub mod memory;
 pub mod model;

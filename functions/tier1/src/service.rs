@@ -16,6 +16,7 @@ use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{ApiError, EventId};
 
+use crate::edge_sync::{self, EdgeConfigStore};
 use crate::model::{
     ConfigPatch, EventConfig, EventRecord, MAX_ADVANCE_BY, RATE_WINDOW_SECS, Sample, ShardCounts, StoreError,
     joins_per_second, push_sample,
@@ -203,6 +204,7 @@ pub struct Tier1Service {
     cache: EventCache,
     round_robin: AtomicU64,
     rng: SystemRandom,
+    edge: Option<Arc<dyn EdgeConfigStore>>,
 }
 
 impl Tier1Service {
@@ -227,7 +229,41 @@ impl Tier1Service {
             cache: EventCache::default(),
             round_robin: AtomicU64::new(start),
             rng,
+            edge: None,
         }
+    }
+
+    /// Keeps the edge verifier's active-event list in step with activations.
+    pub fn with_edge_sync(mut self, edge: Arc<dyn EdgeConfigStore>) -> Self {
+        self.edge = Some(edge);
+        self
+    }
+
+    /// Publishes the active events to the edge configuration, with `changed` forced in or out
+    /// (the active-event index may lag the write that just happened).
+    async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), ApiError> {
+        let Some(edge) = &self.edge else {
+            return Ok(());
+        };
+        let mut ids: Vec<EventId> = self.store.list_active().await?.into_iter().map(|r| r.event).collect();
+        if let Some((event, active)) = changed {
+            ids.retain(|e| e != event);
+            if active {
+                ids.push(event.clone());
+            }
+        }
+        edge_sync::publish(edge.as_ref(), &ids).await.map(|_| ()).map_err(|e| {
+            tracing::error!(event = "tier1.edge_sync_failed", error = %e);
+            ApiError::unavailable(format!(
+                "the change is stored, but the edge configuration could not be updated ({e}); retry — it is idempotent"
+            ))
+            .with_code("edge_sync_failed")
+        })
+    }
+
+    /// Reconciles the edge configuration with the active events (each advancer run).
+    pub async fn reconcile_edge(&self) -> Result<(), ApiError> {
+        self.sync_edge(None).await
     }
 
     pub fn store(&self) -> &Arc<dyn PositionStore> {
@@ -369,6 +405,7 @@ impl Tier1Service {
         let rec = self.store.activate(event, patch, self.now()).await?;
         self.invalidate(event);
         tracing::info!(event = "tier1.activated", event_id = %event, config = ?rec.config);
+        self.sync_edge(Some((event, true))).await?;
         self.status_of(rec).await
     }
 
@@ -377,6 +414,7 @@ impl Tier1Service {
         let rec = self.store.deactivate(event, self.now()).await?;
         self.invalidate(event);
         tracing::info!(event = "tier1.deactivated", event_id = %event);
+        self.sync_edge(Some((event, false))).await?;
         self.status_of(rec).await
     }
 

@@ -218,9 +218,11 @@ async fn tampered_foreign_and_malformed_tickets_are_4xx_without_state_change() {
     let before = (status(&app, "e1").await, status(&app, "e2").await);
 
     assert_error(&check(&app, "e1", &foreign).await, StatusCode::FORBIDDEN, "wrong_event");
-    let mut mac_flipped = rid.clone();
-    let last = mac_flipped.pop().unwrap();
-    mac_flipped.push(if last == 'A' { 'B' } else { 'A' });
+    // Flip a character inside the MAC (not the last one, whose low bits base64 ignores).
+    let mut bytes = rid.clone().into_bytes();
+    let i = bytes.len() - 5;
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    let mac_flipped = String::from_utf8(bytes).unwrap();
     assert_error(&check(&app, "e1", &mac_flipped).await, StatusCode::FORBIDDEN, "invalid_request_id");
     for junk in ["x", "v1.t1.a.b", "v1..", &"v".repeat(300)] {
         assert_error(&check(&app, "e1", junk).await, StatusCode::BAD_REQUEST, "invalid_request_id");
@@ -357,4 +359,26 @@ async fn advancer_steps_in_http_view() {
 async fn unknown_routes_are_404_json() {
     let app = app();
     assert_error(&call(&app, "GET", "/nope", None, false).await, StatusCode::NOT_FOUND, "not_found");
+}
+
+#[tokio::test]
+async fn activation_publishes_active_events_to_the_edge_config() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let edge = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new(r#"{"rules":[],"failMode":"closed"}"#));
+    let svc = common::service(Arc::new(MemoryStore::new()), clock).with_edge_sync(edge.clone());
+    let events = |v: String| serde_json::from_str::<Value>(&v).unwrap()["events"].clone();
+    svc.activate(&common::ev("b"), Default::default()).await.unwrap();
+    svc.activate(&common::ev("a"), Default::default()).await.unwrap();
+    assert_eq!(events(edge.value()), json!(["a", "b"]));
+    svc.deactivate(&common::ev("b")).await.unwrap();
+    assert_eq!(events(edge.value()), json!(["a"]));
+    svc.reconcile_edge().await.unwrap();
+    assert_eq!(events(edge.value()), json!(["a"]));
+    // An unusable edge config fails the admin call with 503 (the change itself is stored).
+    let broken = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new("oops"));
+    let svc =
+        common::service(Arc::new(MemoryStore::new()), Arc::new(ManualClock::new(T0))).with_edge_sync(broken);
+    let err = svc.activate(&common::ev("c"), Default::default()).await.unwrap_err();
+    assert_eq!((err.status, err.code), (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed"));
+    assert!(svc.status(&common::ev("c")).await.unwrap().active);
 }

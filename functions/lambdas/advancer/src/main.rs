@@ -33,6 +33,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         async move {
             let left = Duration::from_millis(ev.context.deadline.saturating_sub(now_millis()));
             let budget = left.saturating_sub(DEADLINE_MARGIN).min(MAX_RUN);
+            // Heal any missed edge-configuration update (no-op without VWR_EDGE_KVS_ARN).
+            if let Err(e) = svc.reconcile_edge().await {
+                tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);
+            }
             let summary = vwr_tier1::advancer::run_for(&svc, tick, budget, MetricsSink::Emf).await;
             tracing::info!(event = "tier1.advancer_run", ticks = summary.ticks, advanced = summary.advanced, served = summary.served, errors = summary.errors);
             Ok::<_, lambda_runtime::Error>(serde_json::json!({

@@ -1,0 +1,213 @@
+//! Keeps the edge verifier's list of active events in step with tier 1. The CloudFront
+//! Function reads its configuration from the `config` entry of a KeyValueStore (see
+//! `edge/README.md`); activating or deactivating an event rewrites that entry's `events` list
+//! (read-modify-write guarded by the store's ETag), and every advancer run reconciles it, so
+//! a missed update heals within a minute.
+
+use async_trait::async_trait;
+use vwr_core::EventId;
+
+/// KeyValueStore values are at most 1 KB.
+pub const MAX_CONFIG_BYTES: usize = 1024;
+/// Name of the configuration entry.
+pub const CONFIG_KEY: &str = "config";
+
+/// A failure to update the edge configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EdgeSyncError {
+    #[error("edge configuration store unavailable: {0}")]
+    Unavailable(String),
+    #[error("the edge configuration entry is missing or not JSON: {0}")]
+    BadConfig(String),
+    #[error("{0} active events do not fit the 1 KB edge configuration entry")]
+    TooManyEvents(usize),
+    #[error("the edge configuration kept changing under us")]
+    Conflict,
+}
+
+/// Where the edge configuration lives.
+#[async_trait]
+pub trait EdgeConfigStore: Send + Sync + 'static {
+    /// The configuration JSON and the version tag to write against.
+    async fn get(&self) -> Result<(String, String), EdgeSyncError>;
+    /// Writes if the version tag still matches; `Ok(false)` on a conflict.
+    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError>;
+}
+
+/// Writes `active` into the configuration's `events` list (sorted, unique). Returns whether
+/// anything changed. Other fields (rules, cookie prefix, fail mode…) are kept as they are.
+pub async fn publish(store: &dyn EdgeConfigStore, active: &[EventId]) -> Result<bool, EdgeSyncError> {
+    let mut ids: Vec<&str> = active.iter().map(EventId::as_str).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for _ in 0..5 {
+        let (raw, version) = store.get().await?;
+        let mut cfg: serde_json::Value =
+            serde_json::from_str(&raw).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
+        let obj = cfg.as_object_mut().ok_or_else(|| EdgeSyncError::BadConfig("not a JSON object".into()))?;
+        let want = serde_json::json!(ids);
+        if obj.get("events") == Some(&want) {
+            return Ok(false);
+        }
+        obj.insert("events".into(), want);
+        let value = serde_json::to_string(&cfg).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
+        if value.len() > MAX_CONFIG_BYTES {
+            return Err(EdgeSyncError::TooManyEvents(ids.len()));
+        }
+        if store.put(&value, &version).await? {
+            tracing::info!(event = "tier1.edge_config_published", events = ids.len());
+            return Ok(true);
+        }
+    }
+    Err(EdgeSyncError::Conflict)
+}
+
+/// The CloudFront KeyValueStore of the edge verifier.
+#[derive(Debug, Clone)]
+pub struct KvsEdgeConfig {
+    client: aws_sdk_cloudfrontkeyvaluestore::Client,
+    arn: String,
+}
+
+impl KvsEdgeConfig {
+    pub fn new(sdk: &aws_config::SdkConfig, arn: impl Into<String>) -> Self {
+        Self { client: aws_sdk_cloudfrontkeyvaluestore::Client::new(sdk), arn: arn.into() }
+    }
+}
+
+fn unavailable(op: &str, e: impl std::fmt::Display) -> EdgeSyncError {
+    EdgeSyncError::Unavailable(format!("{op}: {e}"))
+}
+
+#[async_trait]
+impl EdgeConfigStore for KvsEdgeConfig {
+    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+        let d = self.client.describe_key_value_store().kvs_arn(&self.arn).send().await.map_err(|e| {
+            unavailable(
+                "DescribeKeyValueStore",
+                aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e),
+            )
+        })?;
+        let version = d.e_tag().to_owned();
+        let v = self.client.get_key().kvs_arn(&self.arn).key(CONFIG_KEY).send().await.map_err(|e| {
+            unavailable("GetKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e))
+        })?;
+        Ok((v.value().to_owned(), version))
+    }
+
+    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        match self
+            .client
+            .put_key()
+            .kvs_arn(&self.arn)
+            .key(CONFIG_KEY)
+            .value(value)
+            .if_match(version)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                use aws_sdk_cloudfrontkeyvaluestore::error::ProvideErrorMetadata;
+                let code = e.code().unwrap_or_default().to_owned();
+                if code == "ConflictException"
+                    || code == "ValidationException" && e.message().unwrap_or_default().contains("ETag")
+                {
+                    Ok(false)
+                } else {
+                    Err(unavailable("PutKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e)))
+                }
+            }
+        }
+    }
+}
+
+/// An in-memory configuration entry (local runs and tests).
+#[derive(Debug, Default)]
+pub struct MemoryEdgeConfig {
+    inner: std::sync::Mutex<(String, u64)>,
+}
+
+impl MemoryEdgeConfig {
+    pub fn new(initial: &str) -> Self {
+        Self { inner: std::sync::Mutex::new((initial.to_owned(), 1)) }
+    }
+
+    pub fn value(&self) -> String {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+    }
+}
+
+#[async_trait]
+impl EdgeConfigStore for MemoryEdgeConfig {
+    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        Ok((g.0.clone(), g.1.to_string()))
+    }
+
+    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.1.to_string() != version {
+            return Ok(false);
+        }
+        *g = (value.to_owned(), g.1 + 1);
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> EventId {
+        EventId::parse(s).unwrap()
+    }
+
+    #[tokio::test]
+    async fn publishes_sorted_events_and_keeps_other_fields() {
+        let store = MemoryEdgeConfig::new(
+            r#"{"rules":[{"pathPrefix":"/events/","eventSegment":2}],"failMode":"closed"}"#,
+        );
+        assert!(publish(&store, &[ev("b"), ev("a"), ev("a")]).await.unwrap());
+        let v: serde_json::Value = serde_json::from_str(&store.value()).unwrap();
+        assert_eq!(v["events"], serde_json::json!(["a", "b"]));
+        assert_eq!(v["failMode"], "closed");
+        assert!(!publish(&store, &[ev("a"), ev("b")]).await.unwrap(), "no change, no write");
+        assert!(publish(&store, &[]).await.unwrap());
+        let many: Vec<EventId> = (0..100).map(|i| ev(&format!("event-number-{i:04}"))).collect();
+        assert!(matches!(publish(&store, &many).await, Err(EdgeSyncError::TooManyEvents(100))));
+        let bad = MemoryEdgeConfig::new("not json");
+        assert!(matches!(publish(&bad, &[]).await, Err(EdgeSyncError::BadConfig(_))));
+    }
+
+    /// A store whose version moves between read and write a few times.
+    struct Racy {
+        inner: MemoryEdgeConfig,
+        conflicts: std::sync::atomic::AtomicU32,
+    }
+
+    #[async_trait]
+    impl EdgeConfigStore for Racy {
+        async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+            self.inner.get().await
+        }
+        async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+            if self.conflicts.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+                let (v, ver) = self.inner.get().await?;
+                self.inner.put(&v, &ver).await?;
+            }
+            self.inner.put(value, version).await
+        }
+    }
+
+    #[tokio::test]
+    async fn retries_on_conflicts() {
+        let racy =
+            Racy { inner: MemoryEdgeConfig::new("{}"), conflicts: std::sync::atomic::AtomicU32::new(2) };
+        assert!(publish(&racy, &[ev("e1")]).await.unwrap());
+        assert!(racy.inner.value().contains("e1"));
+        let hopeless =
+            Racy { inner: MemoryEdgeConfig::new("{}"), conflicts: std::sync::atomic::AtomicU32::new(99) };
+        assert_eq!(publish(&hopeless, &[ev("e1")]).await, Err(EdgeSyncError::Conflict));
+    }
+}
