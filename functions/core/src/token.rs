@@ -121,6 +121,36 @@ pub fn read_header(token: &str, expected_alg: &str) -> Result<String, TokenError
     h.kid.ok_or(TokenError::UnknownKid)
 }
 
+/// Checks `exp` (required, in the future) and `nbf` (not beyond the leeway); returns `exp`.
+pub fn check_times(exp: Option<u64>, nbf: Option<u64>, now: u64) -> Result<u64, TokenError> {
+    let exp = exp.ok_or(TokenError::MissingExp)?;
+    if now >= exp {
+        return Err(TokenError::Expired);
+    }
+    if nbf.is_some_and(|nbf| nbf > now.saturating_add(NBF_LEEWAY_SECS)) {
+        return Err(TokenError::NotYetValid);
+    }
+    Ok(exp)
+}
+
+/// Checks `iss` and `aud` (a string, or a list containing the audience).
+pub fn check_issuer(
+    iss: Option<&str>,
+    aud: Option<&serde_json::Value>,
+    issuer: &str,
+    audience: &str,
+) -> Result<(), TokenError> {
+    let aud_ok = match aud {
+        Some(serde_json::Value::String(a)) => a == audience,
+        Some(serde_json::Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(audience)),
+        _ => false,
+    };
+    if iss != Some(issuer) || !aud_ok {
+        return Err(TokenError::WrongIssuer);
+    }
+    Ok(())
+}
+
 /// Issues and verifies tier-1 tokens.
 #[derive(Debug, Clone)]
 pub struct Tier1Tokens {
@@ -172,27 +202,14 @@ impl Tier1Tokens {
             },
         )?;
         let c = data.claims;
-        let exp = c.exp.ok_or(TokenError::MissingExp)?;
-        if now >= exp {
-            return Err(TokenError::Expired);
-        }
-        if c.nbf.is_some_and(|nbf| nbf > now.saturating_add(NBF_LEEWAY_SECS)) {
-            return Err(TokenError::NotYetValid);
-        }
+        let exp = check_times(c.exp, c.nbf, now)?;
         if c.tier != Some(serde_json::Value::from(1)) {
             return Err(TokenError::WrongTier);
         }
         if c.eid.as_deref() != Some(event.as_str()) {
             return Err(TokenError::WrongEvent);
         }
-        let aud_ok = match &c.aud {
-            Some(serde_json::Value::String(a)) => a == &self.audience,
-            Some(serde_json::Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(&self.audience)),
-            _ => false,
-        };
-        if c.iss.as_deref() != Some(self.issuer.as_str()) || !aud_ok {
-            return Err(TokenError::WrongIssuer);
-        }
+        check_issuer(c.iss.as_deref(), c.aud.as_ref(), &self.issuer, &self.audience)?;
         let (Some(sub), Some(pos), Some(jti)) = (c.sub, c.pos, c.jti) else {
             return Err(TokenError::MissingClaim);
         };

@@ -152,6 +152,21 @@ fn missing(name: &str, hint: &str) -> ConfigError {
     ConfigError::Missing { name: name.into(), hint: hint.into() }
 }
 
+/// Caller identity in AWS: upstream authorizer or tier-1 token, never a dev header.
+fn lambda_identity(
+    t1: Option<(vwr_core::token::Tier1Tokens, vwr_tier1::config::Tier1Config)>,
+    clock: std::sync::Arc<dyn vwr_core::time::Clock>,
+) -> crate::identity::Identity {
+    crate::identity::Identity {
+        cookie_prefix: t1
+            .as_ref()
+            .map_or_else(|| "vwr_t1_".to_owned(), |(_, c)| c.settings.cookie_prefix.clone()),
+        tier1: t1.map(|(t, _)| t),
+        dev_user_header: false,
+        clock,
+    }
+}
+
 /// Tier-1 tokens for reading callers' tier-1 tokens, when tier-1 keys are configured.
 pub async fn tier1_identity_tokens(
     env: &Env,
@@ -193,14 +208,7 @@ pub async fn aws_parts(env: &Env, sdk: &aws_config_like::SdkConfig) -> Result<Aw
         }
         _ => Arc::new(crate::service::NoTier1),
     };
-    let identity = crate::identity::Identity {
-        cookie_prefix: t1
-            .as_ref()
-            .map_or_else(|| "vwr_t1_".to_owned(), |(_, c)| c.settings.cookie_prefix.clone()),
-        tier1: t1.map(|(t, _)| t),
-        dev_user_header: false,
-        clock,
-    };
+    let identity = lambda_identity(t1, clock);
     let notices: Arc<dyn crate::notices::NoticeSink> = match &cfg.notice_queue_url {
         Some(url) => Arc::new(crate::notices::SqsNotices::new(
             aws_sdk_sqs::Client::new(sdk),
@@ -239,14 +247,7 @@ pub async fn protector(
             .verifier(),
     };
     let t1 = tier1_identity_tokens(env, sdk).await?;
-    let identity = crate::identity::Identity {
-        cookie_prefix: t1
-            .as_ref()
-            .map_or_else(|| "vwr_t1_".to_owned(), |(_, c)| c.settings.cookie_prefix.clone()),
-        tier1: t1.map(|(t, _)| t),
-        dev_user_header: false,
-        clock: Arc::new(vwr_core::time::SystemClock),
-    };
+    let identity = lambda_identity(t1, Arc::new(vwr_core::time::SystemClock));
     Ok(crate::protect::Protector { verifier, identity })
 }
 

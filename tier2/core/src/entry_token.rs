@@ -13,7 +13,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 use vwr_core::keys::{KeyError, decode_b64, validate_kid};
-use vwr_core::token::{NBF_LEEWAY_SECS, TokenError, read_header};
+use vwr_core::token::{TokenError, check_issuer, check_times, read_header};
 
 /// Claims of an entry token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,13 +274,7 @@ impl EntryVerifier {
                 _ => TokenError::Malformed,
             })?
             .claims;
-        let exp = c.exp.ok_or(TokenError::MissingExp)?;
-        if now >= exp {
-            return Err(TokenError::Expired);
-        }
-        if c.nbf.is_some_and(|nbf| nbf > now.saturating_add(NBF_LEEWAY_SECS)) {
-            return Err(TokenError::NotYetValid);
-        }
+        let exp = check_times(c.exp, c.nbf, now)?;
         if c.tier != Some(serde_json::Value::from(2)) {
             return Err(TokenError::WrongTier);
         }
@@ -290,14 +284,7 @@ impl EntryVerifier {
         if user.is_empty() || c.uid.as_deref() != Some(user) {
             return Err(TokenError::WrongUser);
         }
-        let aud_ok = match &c.aud {
-            Some(serde_json::Value::String(a)) => a == &self.audience,
-            Some(serde_json::Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(&self.audience)),
-            _ => false,
-        };
-        if c.iss.as_deref() != Some(self.issuer.as_str()) || !aud_ok {
-            return Err(TokenError::WrongIssuer);
-        }
+        check_issuer(c.iss.as_deref(), c.aud.as_ref(), &self.issuer, &self.audience)?;
         let jti = c.jti.ok_or(TokenError::MissingClaim)?;
         Ok(EntryClaims {
             iss: self.issuer.clone(),

@@ -4,17 +4,10 @@
 //! double-advance a step (conditional writes keyed on the step).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use lambda_runtime::{LambdaEvent, service_fn};
 use vwr_core::metrics::MetricsSink;
-use vwr_core::time::now_millis;
 use vwr_lambda::startup_error;
-
-/// Stop ticking this long before the invocation deadline.
-const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
-/// Never run longer than one schedule period.
-const MAX_RUN: Duration = Duration::from_secs(60);
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -31,8 +24,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| {
         let svc = Arc::clone(&svc);
         async move {
-            let left = Duration::from_millis(ev.context.deadline.saturating_sub(now_millis()));
-            let budget = left.saturating_sub(DEADLINE_MARGIN).min(MAX_RUN);
+            let budget = vwr_lambda::scheduled_budget(ev.context.deadline);
             // Heal any missed edge-configuration update (no-op without VWR_EDGE_KVS_ARN).
             if let Err(e) = svc.reconcile_edge().await {
                 tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);

@@ -67,3 +67,15 @@ pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
     )
     .await
 }
+
+/// Stop a scheduled run this long before the invocation deadline.
+pub const DEADLINE_MARGIN: std::time::Duration = std::time::Duration::from_secs(3);
+/// A scheduled run never lasts longer than one schedule period.
+pub const MAX_SCHEDULED_RUN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a scheduled invocation (advancer, worker) may keep ticking, given its deadline in
+/// milliseconds since the epoch.
+pub fn scheduled_budget(deadline_ms: u64) -> std::time::Duration {
+    let left = std::time::Duration::from_millis(deadline_ms.saturating_sub(vwr_core::time::now_millis()));
+    left.saturating_sub(DEADLINE_MARGIN).min(MAX_SCHEDULED_RUN)
+}

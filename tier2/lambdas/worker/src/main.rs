@@ -3,16 +3,11 @@
 //! are safe: every step is one atomic script.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use lambda_runtime::{LambdaEvent, service_fn};
 use vwr_core::metrics::MetricsSink;
-use vwr_core::time::now_millis;
 use vwr_lambda::startup_error;
 use vwr_tier2::worker::Worker;
-
-const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
-const MAX_RUN: Duration = Duration::from_secs(60);
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -27,8 +22,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| {
         let worker = Arc::clone(&worker);
         async move {
-            let left = Duration::from_millis(ev.context.deadline.saturating_sub(now_millis()));
-            let budget = left.saturating_sub(DEADLINE_MARGIN).min(MAX_RUN);
+            let budget = vwr_lambda::scheduled_budget(ev.context.deadline);
             let r = worker.run_for(tick, budget).await;
             tracing::info!(event = "tier2.worker_run", events = r.events, admitted = r.admitted, notices_sent = r.notices_sent, notices_failed = r.notices_failed, errors = r.errors);
             Ok::<_, lambda_runtime::Error>(serde_json::json!({
