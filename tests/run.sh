@@ -108,6 +108,9 @@ if [[ -d edge/test && -d static/test ]]; then
   node --test edge/test/*.test.mjs static/test/*.test.mjs
 fi
 
+step "Infrastructure: HCL parse, checkov, code/Terraform contract, LocalStack scripts on moto"
+tests/infra/run.sh
+
 step "Browser walk (Chromium, shipped edge JS in front of vwr dev)"
 CHROMIUM="${VWR_CHROMIUM:-/usr/bin/chromium}"
 [[ -x "$CHROMIUM" ]] || die "Chromium is required for the browser walk: apt-get install -y chromium (or set VWR_CHROMIUM)"

@@ -83,11 +83,56 @@ impl ProxyFaults {
     }
 }
 
+/// What the proxy saw and did: calls per AWS operation, throttled writes.
+#[derive(Default)]
+pub struct ProxyStats {
+    calls: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
+    throttled: std::sync::atomic::AtomicU64,
+    /// Per-item write budget (a model of DynamoDB's ~1,000 writes/s per item), if any.
+    item_limit: Option<f64>,
+    buckets: std::sync::Mutex<std::collections::HashMap<String, (f64, std::time::Instant)>>,
+}
+
+impl ProxyStats {
+    pub fn with_item_limit(writes_per_second: Option<f64>) -> Self {
+        Self { item_limit: writes_per_second, ..Self::default() }
+    }
+
+    pub fn calls(&self) -> std::collections::BTreeMap<String, u64> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn throttled(&self) -> u64 {
+        self.throttled.load(Ordering::Relaxed)
+    }
+
+    fn count(&self, op: &str) {
+        *self.calls.lock().unwrap_or_else(|p| p.into_inner()).entry(op.to_owned()).or_default() += 1;
+    }
+
+    /// Token bucket per item key: `false` when this write exceeds the item's budget.
+    fn admit_write(&self, item: &str) -> bool {
+        let Some(rate) = self.item_limit else { return true };
+        let now = std::time::Instant::now();
+        let mut b = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let (tokens, at) = b.entry(item.to_owned()).or_insert((rate, now));
+        *tokens = (*tokens + at.elapsed().as_secs_f64() * rate).min(rate);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 #[derive(Clone)]
 struct ProxyState {
     upstream: String,
     client: HttpClient,
     faults: Arc<ProxyFaults>,
+    stats: Arc<ProxyStats>,
 }
 
 fn service_of(req: &Request, body: &[u8]) -> &'static str {
@@ -107,6 +152,27 @@ async fn forward(State(st): State<ProxyState>, req: Request) -> Response {
         return StatusCode::BAD_REQUEST.into_response();
     };
     let probe = Request::from_parts(parts.clone(), Body::empty());
+    let target =
+        parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("other").to_owned();
+    st.stats.count(&target);
+    if target.ends_with(".UpdateItem") || target.ends_with(".PutItem") {
+        let item = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| {
+                format!(
+                    "{}|{}",
+                    v["TableName"],
+                    if v["Key"].is_null() { &v["Item"]["pk"] } else { &v["Key"]["pk"] }
+                )
+            })
+            .unwrap_or_default();
+        if !st.stats.admit_write(&item) {
+            st.stats.throttled.fetch_add(1, Ordering::Relaxed);
+            let body = r#"{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"per-item write limit (vwr loadtest model)"}"#;
+            let mut res = (StatusCode::BAD_REQUEST, body).into_response();
+            res.headers_mut().insert("content-type", HeaderValue::from_static("application/x-amz-json-1.0"));
+            return res;
+        }
+    }
     match service_of(&probe, &bytes) {
         "dynamodb" if st.faults.has(DYNAMO) => {
             // Alternate throttling and internal errors, as DynamoDB does under trouble.
@@ -152,9 +218,14 @@ async fn forward(State(st): State<ProxyState>, req: Request) -> Response {
 }
 
 /// Starts the AWS fault proxy on `listen`, forwarding to `upstream`.
-pub async fn start_proxy(listen: SocketAddr, upstream: &str, faults: Arc<ProxyFaults>) -> Result<(), String> {
+pub async fn start_proxy(
+    listen: SocketAddr,
+    upstream: &str,
+    faults: Arc<ProxyFaults>,
+    stats: Arc<ProxyStats>,
+) -> Result<(), String> {
     let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
-    let st = ProxyState { upstream: upstream.trim_end_matches('/').to_owned(), client, faults };
+    let st = ProxyState { upstream: upstream.trim_end_matches('/').to_owned(), client, faults, stats };
     let app = axum::Router::new().fallback(forward).with_state(st);
     let listener =
         tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("fault proxy on {listen}: {e}"))?;

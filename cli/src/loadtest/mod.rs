@@ -17,7 +17,7 @@ use http::Method;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use self::faults::{Fault, FaultKind, ProxyFaults};
+use self::faults::{Fault, FaultKind, ProxyFaults, ProxyStats};
 use self::stats::{Counters, Latencies, Percentiles, kendall_tau, largest_inversion, quantile};
 use self::visitor::{Ctx, Outcome, visit};
 use crate::client::{Auth, HttpClient};
@@ -120,6 +120,14 @@ pub struct LoadOptions {
     /// (e.g. `127.0.0.1:5001=http://127.0.0.1:5000`); start vwr with `AWS_ENDPOINT_URL` = LISTEN.
     #[arg(long)]
     pub aws_proxy: Option<String>,
+    /// In the AWS proxy, throttle writes to any one DynamoDB item beyond this many per second
+    /// (a model of DynamoDB's ~1,000 writes/s per item, scaled to the emulator).
+    #[arg(long)]
+    pub item_writes_per_second: Option<f64>,
+    /// Requests in flight at once from this harness (its own capacity; waiting for a slot is
+    /// not counted as latency).
+    #[arg(long, default_value_t = 256)]
+    pub connections: usize,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 900)]
     pub max_seconds: u64,
@@ -211,6 +219,16 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     let client = HttpClient::new(Duration::from_secs(20)).map_err(|e| e.to_string())?;
     let event = opts.event.clone().unwrap_or_else(|| format!("lt{}", vwr_core::time::now_millis()));
 
+    let proxy_faults = Arc::new(ProxyFaults::default());
+    let proxy_stats = Arc::new(ProxyStats::with_item_limit(opts.item_writes_per_second));
+    if let Some(spec) = &opts.aws_proxy {
+        let (listen, upstream) = spec.split_once('=').ok_or("--aws-proxy: expected LISTEN=UPSTREAM")?;
+        let listen: SocketAddr = listen.parse().map_err(|_| format!("--aws-proxy: bad address {listen}"))?;
+        faults::start_proxy(listen, upstream, Arc::clone(&proxy_faults), Arc::clone(&proxy_stats)).await?;
+    } else if opts.item_writes_per_second.is_some() {
+        return Err("--item-writes-per-second needs --aws-proxy".into());
+    }
+
     // Set-up: gate the event in tier 1 and register it for tier 2.
     admin_call(
         &client,
@@ -231,13 +249,6 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     )
     .await?;
 
-    let proxy_faults = Arc::new(ProxyFaults::default());
-    if let Some(spec) = &opts.aws_proxy {
-        let (listen, upstream) = spec.split_once('=').ok_or("--aws-proxy: expected LISTEN=UPSTREAM")?;
-        let listen: SocketAddr = listen.parse().map_err(|_| format!("--aws-proxy: bad address {listen}"))?;
-        faults::start_proxy(listen, upstream, Arc::clone(&proxy_faults)).await?;
-    }
-
     let start = Instant::now();
     let ctx = Arc::new(Ctx {
         client: client.clone(),
@@ -250,6 +261,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         dwell: Duration::from_secs_f64(opts.dwell_seconds.max(0.0)),
         abandon_rate: opts.abandon_rate,
         threshold: AtomicU64::new(opts.threshold),
+        in_flight: tokio::sync::Semaphore::new(opts.connections.max(1)),
     });
 
     // Faults and scripted actions on their timers.
@@ -614,6 +626,15 @@ fn print_report(r: &Value) {
                 f(&x["recovered"])
             );
         }
+    }
+    if let Some(calls) = r["awsCalls"].as_object() {
+        let list: Vec<String> =
+            calls.iter().map(|(k, v)| format!("{} {}", k.rsplit('.').next().unwrap_or(k), v)).collect();
+        println!(
+            "AWS calls through the proxy: {} (throttled writes: {})",
+            list.join(", "),
+            f(&r["awsThrottledWrites"])
+        );
     }
     let s = &r["safety"];
     println!("\n| safety | lost | doubleAdmitted | overThresholdMoments | serverErrors |");

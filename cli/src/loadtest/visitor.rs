@@ -27,6 +27,8 @@ pub struct Ctx {
     pub dwell: Duration,
     pub abandon_rate: f64,
     pub threshold: std::sync::atomic::AtomicU64,
+    /// Requests in flight at once (the harness's own capacity; a queue here is not latency).
+    pub in_flight: tokio::sync::Semaphore,
 }
 
 /// What happened to one visitor.
@@ -97,6 +99,9 @@ impl Ctx {
                 req = req.header(*k, *v);
             }
             let Ok(req) = req.body(Full::new(Bytes::new())) else {
+                return Step::GaveUp;
+            };
+            let Ok(_permit) = self.in_flight.acquire().await else {
                 return Step::GaveUp;
             };
             let t0 = Instant::now();

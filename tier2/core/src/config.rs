@@ -3,6 +3,7 @@
 //! | variable | default | meaning |
 //! |---|---|---|
 //! | `VWR_REDIS_URL` | — | `redis://…` / `rediss://…`; comma-separated seed nodes for a cluster |
+//! | `VWR_REDIS_URL_SECRET_ID` | — | instead: a Secrets Manager secret whose string is that URL (it holds the password) |
 //! | `VWR_REDIS_CLUSTER` | `false` | Redis Cluster mode |
 //! | `VWR_REDIS_TIMEOUT_MS` | 1000 | connect and response timeout |
 //! | `VWR_TIER2_KEYS` / `VWR_TIER2_SIGNING_KID` | — | ES256 keys `kid:base64url(PKCS#8)` |
@@ -44,6 +45,25 @@ pub struct Tier2Config {
 pub enum KeySource {
     Env { text: String, signing_kid: Option<String> },
     Secret(String),
+}
+
+/// Parses the Redis URL(s) with the cluster flag and timeout from `env`.
+pub fn redis_config(env: &Env, raw: &str, name: &str) -> Result<RedisConfig, ConfigError> {
+    let timeout = Duration::from_millis(env.u64_in("VWR_REDIS_TIMEOUT_MS", 1000, 50..=30_000)?);
+    let urls: Vec<String> = raw.split(',').map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect();
+    if urls.is_empty() {
+        return Err(invalid(name, "no URL given"));
+    }
+    for u in &urls {
+        if !(u.starts_with("redis://") || u.starts_with("rediss://")) {
+            return Err(invalid(name, "use redis://host:port or rediss://host:port"));
+        }
+    }
+    let cluster = env.bool("VWR_REDIS_CLUSTER", false)?;
+    if urls.len() > 1 && !cluster {
+        return Err(invalid(name, "several URLs need VWR_REDIS_CLUSTER=true"));
+    }
+    Ok(RedisConfig { urls, cluster, connect_timeout: timeout, response_timeout: timeout })
 }
 
 fn invalid(name: &str, reason: impl Into<String>) -> ConfigError {
@@ -184,7 +204,21 @@ pub async fn tier1_identity_tokens(
 pub async fn aws_parts(env: &Env, sdk: &aws_config_like::SdkConfig) -> Result<AwsParts, ConfigError> {
     use std::sync::Arc;
     let cfg = Tier2Config::from_env(env)?;
-    let redis = cfg.redis.clone().ok_or_else(|| missing("VWR_REDIS_URL", "the tier-2 Lambdas need Redis"))?;
+    let redis = match (&cfg.redis, env.get("VWR_REDIS_URL_SECRET_ID")) {
+        (Some(r), _) => r.clone(),
+        (None, Some(id)) => {
+            let url = vwr_tier1::config::load_secret(sdk, id)
+                .await
+                .map_err(|r| invalid("VWR_REDIS_URL_SECRET_ID", r))?;
+            redis_config(env, url.trim(), "VWR_REDIS_URL_SECRET_ID")?
+        }
+        (None, None) => {
+            return Err(missing(
+                "VWR_REDIS_URL",
+                "the tier-2 Lambdas need Redis (VWR_REDIS_URL or VWR_REDIS_URL_SECRET_ID)",
+            ));
+        }
+    };
     let tokens = cfg.tokens(Some(sdk)).await?.ok_or_else(|| {
         missing("VWR_TIER2_KEYS", "set VWR_TIER2_KEYS or VWR_TIER2_KEYS_SECRET_ID (`vwr keys generate`)")
     })?;

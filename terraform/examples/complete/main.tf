@@ -1,0 +1,116 @@
+# A complete vwr deployment: tier 1, tier 2 (in a VPC of its own with private subnets and VPC
+# endpoints, no NAT), the edge and the alarms. Build dist/ first: scripts/package.sh.
+
+locals {
+  dist_dir = coalesce(var.dist_dir, abspath("${path.module}/../../../dist"))
+  manifest = jsondecode(file("${local.dist_dir}/manifest.json"))
+}
+
+data "aws_availability_zones" "available" {
+  #checkov:skip=CKV_AWS_394:Only the first two zones are used, once: the subnets pin them afterwards.
+  state = "available"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Network: private subnets only. The tier-2 functions reach AWS through VPC endpoints.
+
+resource "aws_vpc" "this" {
+  #checkov:skip=CKV2_AWS_11:Example network; enable VPC flow logs in production (they cost per GB).
+  cidr_block           = var.vpc_cidr
+  enable_dns_support   = true
+  enable_dns_hostnames = true
+  tags                 = { Name = "${var.name}-vpc" }
+}
+
+resource "aws_default_security_group" "this" {
+  vpc_id = aws_vpc.this.id
+  tags   = { Name = "${var.name}-default-closed" }
+}
+
+resource "aws_subnet" "private" {
+  count             = 2
+  vpc_id            = aws_vpc.this.id
+  availability_zone = data.aws_availability_zones.available.names[count.index]
+  cidr_block        = cidrsubnet(var.vpc_cidr, 4, count.index)
+  tags              = { Name = "${var.name}-private-${count.index}" }
+}
+
+resource "aws_route_table" "private" {
+  vpc_id = aws_vpc.this.id
+  tags   = { Name = "${var.name}-private" }
+}
+
+resource "aws_route_table_association" "private" {
+  count          = length(aws_subnet.private)
+  subnet_id      = aws_subnet.private[count.index].id
+  route_table_id = aws_route_table.private.id
+}
+
+# ---------------------------------------------------------------------------------------------
+
+module "tier1" {
+  source                    = "../../modules/tier1"
+  name                      = var.name
+  dist_dir                  = local.dist_dir
+  architecture              = local.manifest.architecture
+  table_deletion_protection = var.table_deletion_protection
+  edge_kvs_arn              = module.edge.kvs_arn
+}
+
+module "tier2" {
+  source                  = "../../modules/tier2"
+  name                    = var.name
+  dist_dir                = local.dist_dir
+  architecture            = local.manifest.architecture
+  vpc_id                  = aws_vpc.this.id
+  subnet_ids              = aws_subnet.private[*].id
+  route_table_ids         = [aws_route_table.private.id]
+  tier1_keys_secret_arn   = module.tier1.keys_secret_arn
+  tier1_table_name        = module.tier1.table_name
+  tier1_table_arn         = module.tier1.table_arn
+  tier1_settings          = module.tier1.settings
+  admin_api_id            = module.tier1.admin_api_id
+  admin_api_execution_arn = module.tier1.admin_api_execution_arn
+  protected_backend_url   = var.protected_backend_url
+}
+
+module "edge" {
+  source = "../../modules/edge"
+  providers = {
+    aws           = aws
+    aws.us_east_1 = aws.us_east_1
+  }
+  name                 = var.name
+  dist_dir             = local.dist_dir
+  site_origin_domain   = var.site_origin_domain
+  tier1_api_domain     = module.tier1.public_api_domain
+  tier2_api_domain     = module.tier2.public_api_domain
+  protected_api_domain = module.tier2.protected_api_domain
+  protected_api_stage  = module.tier2.protected_api_stage
+  verifier             = var.verifier
+  gated_events         = var.gated_events
+  tier1_settings       = module.tier1.settings
+  tier1_keys_text      = module.tier1.keys_text
+  aliases              = var.aliases
+  acm_certificate_arn  = var.acm_certificate_arn
+  web_acl_id           = var.web_acl_id
+}
+
+module "observability" {
+  source        = "../../modules/observability"
+  name          = var.name
+  alarm_actions = var.alarm_actions
+  tier1 = {
+    public_api_id   = module.tier1.public_api_id
+    function_names  = module.tier1.function_names
+    log_group_names = module.tier1.log_group_names
+  }
+  tier2 = {
+    public_api_id     = module.tier2.public_api_id
+    function_names    = module.tier2.function_names
+    log_group_names   = module.tier2.log_group_names
+    notice_queue_name = module.tier2.notice_queue_name
+    notice_dlq_name   = module.tier2.notice_dlq_name
+    redis_cache_name  = module.tier2.redis_cache_name
+  }
+}

@@ -1,0 +1,54 @@
+output "site_url" {
+  description = "The site behind the waiting room (point your DNS aliases at the distribution)."
+  value       = "https://${module.edge.distribution_domain}"
+}
+
+output "waiting_page_url" {
+  description = "Waiting page of an event: append the event id (and ?next=/events/<id>)."
+  value       = "https://${module.edge.distribution_domain}/vwr/"
+}
+
+output "admin_api_url" {
+  description = "For `vwr admin --sigv4 --url <this> …` (IAM; tier 1 and tier 2)."
+  value       = module.tier1.admin_api_endpoint
+}
+
+output "tier1_api_url" {
+  description = "Tier-1 API straight (CloudFront serves it under /vwr-api)."
+  value       = module.tier1.public_api_endpoint
+}
+
+output "tier2_api_url" {
+  description = "Tier-2 API straight (CloudFront serves it under /api/queue)."
+  value       = module.tier2.public_api_endpoint
+}
+
+output "protected_api_url" {
+  description = "Protected-API gate straight (null without protected_backend_url)."
+  value       = module.tier2.protected_api_endpoint
+}
+
+output "entry_token_jwks" {
+  description = "Public keys of entry tokens, for backends that verify them themselves."
+  value       = module.tier2.jwks
+}
+
+output "notice_queue_url" {
+  description = "SQS FIFO queue of admission notices."
+  value       = module.tier2.notice_queue_url
+}
+
+output "distribution_id" {
+  description = "CloudFront distribution id."
+  value       = module.edge.distribution_id
+}
+
+output "dashboard" {
+  description = "CloudWatch dashboard."
+  value       = module.observability.dashboard_name
+}
+
+output "edge_kvs_arn" {
+  description = "KeyValueStore of the edge verifier."
+  value       = module.edge.kvs_arn
+}

@@ -1,0 +1,84 @@
+variable "region" {
+  description = "AWS Region of the regional resources (everything but CloudFront and Lambda@Edge)."
+  type        = string
+  default     = "ap-northeast-2"
+}
+
+variable "name" {
+  description = "Prefix of every resource name."
+  type        = string
+  default     = "vwr"
+}
+
+variable "dist_dir" {
+  description = "dist/ written by scripts/package.sh (default: the repository's dist/)."
+  type        = string
+  default     = null
+}
+
+variable "site_origin_domain" {
+  description = "Host name of your site's origin (what CloudFront forwards the site to), e.g. origin.shop.example.com."
+  type        = string
+}
+
+variable "protected_backend_url" {
+  description = "https:// base URL of your booking API; /api/seats/* and /api/reservations/* go through the entry-token gate to it. null = those paths go to the site origin (tier-1 check only)."
+  type        = string
+  default     = null
+}
+
+variable "gated_events" {
+  description = "Event ids the edge gates. Activate in tier 1 first (vwr admin activate), then add here and apply."
+  type        = list(string)
+  default     = []
+}
+
+variable "verifier" {
+  description = "cloudfront-function (recommended) or lambda-edge."
+  type        = string
+  default     = "cloudfront-function"
+}
+
+variable "vpc_cidr" {
+  description = "CIDR of the VPC created for Redis and the tier-2 functions."
+  type        = string
+  default     = "10.42.0.0/16"
+}
+
+variable "aliases" {
+  description = "Alternate domain names of the distribution."
+  type        = list(string)
+  default     = []
+}
+
+variable "acm_certificate_arn" {
+  description = "ACM certificate in us-east-1 for the aliases."
+  type        = string
+  default     = null
+}
+
+variable "web_acl_id" {
+  description = "WAF web ACL (CLOUDFRONT scope) ARN."
+  type        = string
+  default     = null
+}
+
+variable "alarm_actions" {
+  description = "SNS topic ARNs (or other alarm actions) for the alarms."
+  type        = list(string)
+  default     = []
+}
+
+variable "table_deletion_protection" {
+  description = "Protect the DynamoDB table from deletion (false only for throw-away stacks)."
+  type        = bool
+  default     = true
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default = {
+    Project = "vwr"
+  }
+}

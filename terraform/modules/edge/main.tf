@@ -1,0 +1,535 @@
+# The edge: one CloudFront distribution in front of the operator's site, the waiting page (S3,
+# private, Origin Access Control), the tier-1 API (/vwr-api/*, prefix removed), the tier-2 API
+# (/api/queue/*) and, optionally, the protected-API gate; the edge verifier (CloudFront Function
+# with a KeyValueStore, or Lambda@Edge) on the site's behaviors.
+
+locals {
+  cf_function = var.verifier == "cloudfront-function"
+  lambda_edge = var.verifier == "lambda-edge"
+
+  # The verifier's configuration (edge/README.md, "Configuration").
+  edge_config = {
+    events        = var.gated_events
+    rules         = [for r in var.protected_rules : { pathPrefix = r.path_prefix, eventSegment = r.event_segment }]
+    cookiePrefix  = var.tier1_settings.cookie_prefix
+    issuer        = var.tier1_settings.token_issuer
+    audience      = var.tier1_settings.token_audience
+    failMode      = var.keys_fail_mode
+    leewaySeconds = 30
+  }
+  edge_config_json = jsonencode(local.edge_config)
+
+  all_methods    = ["GET", "HEAD", "OPTIONS", "PUT", "POST", "PATCH", "DELETE"]
+  cached_methods = ["GET", "HEAD"]
+
+  # Managed policies.
+  caching_disabled              = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+  all_viewer_except_host_header = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+
+  content_types = {
+    html = "text/html; charset=utf-8"
+    js   = "text/javascript; charset=utf-8"
+    css  = "text/css; charset=utf-8"
+    json = "application/json"
+    svg  = "image/svg+xml"
+    png  = "image/png"
+    ico  = "image/x-icon"
+    txt  = "text/plain; charset=utf-8"
+  }
+  static_files = fileset("${var.dist_dir}/static", "vwr/**")
+}
+
+# ---------------------------------------------------------------------------------------------
+# Waiting page bucket (private; CloudFront reads it through Origin Access Control)
+
+resource "aws_s3_bucket" "static" {
+  #checkov:skip=CKV_AWS_18:Requests are logged by CloudFront (var.access_log_bucket_domain); the bucket is only read through it.
+  #checkov:skip=CKV_AWS_144:A public static page rebuilt by scripts/package.sh; cross-region replication buys nothing.
+  #checkov:skip=CKV_AWS_145:Public content; SSE-S3 suffices and OAC reads SSE-KMS objects only with an extra key policy.
+  #checkov:skip=CKV2_AWS_62:No consumer of object events.
+  bucket_prefix = "${var.name}-waiting-page-"
+  force_destroy = true
+  tags          = var.tags
+}
+
+resource "aws_s3_bucket_ownership_controls" "static" {
+  bucket = aws_s3_bucket.static.id
+  rule {
+    object_ownership = "BucketOwnerEnforced"
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "static" {
+  bucket                  = aws_s3_bucket.static.id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "static" {
+  bucket = aws_s3_bucket.static.id
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm = "AES256"
+    }
+  }
+}
+
+resource "aws_s3_bucket_versioning" "static" {
+  bucket = aws_s3_bucket.static.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "static" {
+  bucket = aws_s3_bucket.static.id
+
+  rule {
+    id     = "old-versions"
+    status = "Enabled"
+    filter {}
+    noncurrent_version_expiration {
+      noncurrent_days = 30
+    }
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 1
+    }
+  }
+
+  depends_on = [aws_s3_bucket_versioning.static]
+}
+
+resource "aws_s3_object" "static" {
+  for_each      = local.static_files
+  bucket        = aws_s3_bucket.static.id
+  key           = each.value
+  source        = "${var.dist_dir}/static/${each.value}"
+  etag          = filemd5("${var.dist_dir}/static/${each.value}")
+  content_type  = lookup(local.content_types, reverse(split(".", each.value))[0], "application/octet-stream")
+  cache_control = endswith(each.value, ".html") ? "public, max-age=${var.waiting_page_max_age}" : "public, max-age=${var.waiting_page_max_age * 5}"
+}
+
+resource "aws_cloudfront_origin_access_control" "static" {
+  name                              = "${var.name}-waiting-page"
+  description                       = "vwr waiting page bucket"
+  origin_access_control_origin_type = "s3"
+  signing_behavior                  = "always"
+  signing_protocol                  = "sigv4"
+}
+
+data "aws_iam_policy_document" "static" {
+  statement {
+    sid       = "CloudFrontReadsWaitingPage"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.static.arn}/vwr/*"]
+    principals {
+      type        = "Service"
+      identifiers = ["cloudfront.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "AWS:SourceArn"
+      values   = [aws_cloudfront_distribution.this.arn]
+    }
+  }
+  statement {
+    sid       = "TlsOnly"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [aws_s3_bucket.static.arn, "${aws_s3_bucket.static.arn}/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "static" {
+  bucket     = aws_s3_bucket.static.id
+  policy     = data.aws_iam_policy_document.static.json
+  depends_on = [aws_s3_bucket_public_access_block.static]
+}
+
+# ---------------------------------------------------------------------------------------------
+# CloudFront Functions
+
+resource "aws_cloudfront_function" "waiting_page_rewrite" {
+  name    = "${var.name}-waiting-page-rewrite"
+  runtime = "cloudfront-js-2.0"
+  comment = "vwr: /vwr/{eventId} -> /vwr/index.html"
+  publish = true
+  code    = file("${var.dist_dir}/edge/waiting-page-rewrite.js")
+}
+
+resource "aws_cloudfront_function" "strip_prefix" {
+  name    = "${var.name}-strip-vwr-api"
+  runtime = "cloudfront-js-2.0"
+  comment = "vwr: /vwr-api/... -> /... for the tier-1 API"
+  publish = true
+  code    = file("${path.module}/functions/strip-prefix.js")
+}
+
+resource "aws_cloudfront_key_value_store" "this" {
+  count   = local.cf_function ? 1 : 0
+  name    = "${var.name}-edge"
+  comment = "vwr edge verifier: config and keys (edge/README.md)"
+}
+
+locals {
+  kvs_arn = local.cf_function ? aws_cloudfront_key_value_store.this[0].arn : null
+  # The store id is the last part of its ARN (…:key-value-store/<id>).
+  kvs_id = local.cf_function ? element(split("/", aws_cloudfront_key_value_store.this[0].arn), 1) : null
+  verifier_code = local.cf_function ? replace(replace(
+    file("${var.dist_dir}/edge/cloudfront-function.js"),
+  "__VWR_KVS_ID__", local.kvs_id), "__VWR_FAIL_MODE__", var.fail_mode) : null
+}
+
+resource "aws_cloudfrontkeyvaluestore_key" "config" {
+  count               = local.cf_function ? 1 : 0
+  key_value_store_arn = local.kvs_arn
+  key                 = "config"
+  value               = local.edge_config_json
+
+  lifecycle {
+    # Terraform seeds the entry; afterwards its `events` list belongs to the tier-1 admin API and
+    # advancer (VWR_EDGE_KVS_ARN), which rewrite it on every change. Reapplying the seed would
+    # ungate active events. Other fields: see terraform/README.md, "Edge configuration".
+    ignore_changes = [value]
+
+    precondition {
+      condition     = length(local.edge_config_json) <= 1024
+      error_message = "The edge configuration exceeds the 1 KB KeyValueStore value limit: fewer or shorter gated_events (edge/README.md)."
+    }
+  }
+}
+
+resource "aws_cloudfrontkeyvaluestore_key" "keys" {
+  count               = local.cf_function ? 1 : 0
+  key_value_store_arn = local.kvs_arn
+  key                 = "keys"
+  value               = var.tier1_keys_text
+
+  lifecycle {
+    precondition {
+      condition     = length(var.tier1_keys_text) <= 1024
+      error_message = "The tier-1 keys exceed the 1 KB KeyValueStore value limit: fewer key ids."
+    }
+  }
+}
+
+resource "aws_cloudfront_function" "verifier" {
+  count                        = local.cf_function ? 1 : 0
+  name                         = "${var.name}-edge-verifier"
+  runtime                      = "cloudfront-js-2.0"
+  comment                      = "vwr edge verifier (tier-1 token)"
+  publish                      = true
+  code                         = local.verifier_code
+  key_value_store_associations = [local.kvs_arn]
+
+  lifecycle {
+    precondition {
+      condition     = length(local.verifier_code) <= 10240
+      error_message = "The CloudFront Function exceeds 10 KB."
+    }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
+# Distribution
+
+resource "aws_cloudfront_distribution" "this" {
+  #checkov:skip=CKV_AWS_68:A web ACL is attached through var.web_acl_id (recommended: rate-based rules); it costs per request, so it is the operator's choice.
+  #checkov:skip=CKV2_AWS_47:Same: the Log4j rule set belongs to the operator's web ACL.
+  #checkov:skip=CKV_AWS_86:Standard logs need an ACL-enabled bucket: var.access_log_bucket_domain.
+  #checkov:skip=CKV_AWS_310:The origins are regional API Gateway and S3 endpoints; there is no second origin to fail over to.
+  #checkov:skip=CKV_AWS_305:The default behavior is the operator's site, which serves its own root.
+  #checkov:skip=CKV_AWS_374:No geo restriction: a sale is open to whoever the operator's site serves.
+  #checkov:skip=CKV_AWS_174:TLS 1.2_2021 is used with var.acm_certificate_arn; the default *.cloudfront.net certificate cannot set a minimum.
+  #checkov:skip=CKV2_AWS_42:A custom certificate is used when var.acm_certificate_arn is given.
+  enabled         = true
+  is_ipv6_enabled = true
+  http_version    = "http2and3"
+  comment         = "vwr waiting room in front of ${var.site_origin_domain}"
+  price_class     = var.price_class
+  aliases         = var.aliases
+  web_acl_id      = var.web_acl_id
+
+  origin {
+    origin_id   = "site"
+    domain_name = var.site_origin_domain
+    custom_origin_config {
+      http_port              = 80
+      https_port             = 443
+      origin_protocol_policy = var.site_origin_protocol
+      origin_ssl_protocols   = ["TLSv1.2"]
+    }
+  }
+
+  origin {
+    origin_id                = "waiting-page"
+    domain_name              = aws_s3_bucket.static.bucket_regional_domain_name
+    origin_access_control_id = aws_cloudfront_origin_access_control.static.id
+  }
+
+  origin {
+    origin_id   = "tier1-api"
+    domain_name = var.tier1_api_domain
+    custom_origin_config {
+      http_port              = 80
+      https_port             = 443
+      origin_protocol_policy = "https-only"
+      origin_ssl_protocols   = ["TLSv1.2"]
+    }
+  }
+
+  dynamic "origin" {
+    for_each = var.tier2_api_domain == null ? [] : [var.tier2_api_domain]
+    content {
+      origin_id   = "tier2-api"
+      domain_name = origin.value
+      custom_origin_config {
+        http_port              = 80
+        https_port             = 443
+        origin_protocol_policy = "https-only"
+        origin_ssl_protocols   = ["TLSv1.2"]
+      }
+    }
+  }
+
+  dynamic "origin" {
+    for_each = var.protected_api_domain == null ? [] : [var.protected_api_domain]
+    content {
+      origin_id   = "protected-api"
+      domain_name = origin.value
+      origin_path = "/${var.protected_api_stage}"
+      custom_origin_config {
+        http_port              = 80
+        https_port             = 443
+        origin_protocol_policy = "https-only"
+        origin_ssl_protocols   = ["TLSv1.2"]
+      }
+    }
+  }
+
+  # The site, gated by the verifier.
+  default_cache_behavior {
+    target_origin_id           = "site"
+    viewer_protocol_policy     = "redirect-to-https"
+    allowed_methods            = local.all_methods
+    cached_methods             = local.cached_methods
+    cache_policy_id            = var.site_cache_policy_id
+    origin_request_policy_id   = var.site_origin_request_policy_id
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    compress                   = true
+
+    dynamic "function_association" {
+      for_each = local.cf_function ? [1] : []
+      content {
+        event_type   = "viewer-request"
+        function_arn = aws_cloudfront_function.verifier[0].arn
+      }
+    }
+
+    dynamic "lambda_function_association" {
+      for_each = local.lambda_edge ? [1] : []
+      content {
+        event_type   = "viewer-request"
+        lambda_arn   = aws_lambda_function.lambda_edge[0].qualified_arn
+        include_body = false
+      }
+    }
+  }
+
+  # Tier-1 API: assign (POST, never cached) and check (per requestId in the path; the API
+  # answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at most).
+  ordered_cache_behavior {
+    path_pattern               = "/vwr-api/*"
+    target_origin_id           = "tier1-api"
+    viewer_protocol_policy     = "https-only"
+    allowed_methods            = local.all_methods
+    cached_methods             = local.cached_methods
+    cache_policy_id            = aws_cloudfront_cache_policy.api_one_second.id
+    origin_request_policy_id   = local.all_viewer_except_host_header
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    compress                   = true
+
+    function_association {
+      event_type   = "viewer-request"
+      function_arn = aws_cloudfront_function.strip_prefix.arn
+    }
+  }
+
+  # The waiting page: one cached copy for every event (the rewrite runs before the cache key).
+  ordered_cache_behavior {
+    path_pattern               = "/vwr/*"
+    target_origin_id           = "waiting-page"
+    viewer_protocol_policy     = "redirect-to-https"
+    allowed_methods            = ["GET", "HEAD", "OPTIONS"]
+    cached_methods             = local.cached_methods
+    cache_policy_id            = aws_cloudfront_cache_policy.waiting_page.id
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    compress                   = true
+
+    function_association {
+      event_type   = "viewer-request"
+      function_arn = aws_cloudfront_function.waiting_page_rewrite.arn
+    }
+  }
+
+  # Tier-2 API: per user (tier-1 cookie) — never cached, all cookies forwarded.
+  dynamic "ordered_cache_behavior" {
+    for_each = var.tier2_api_domain == null ? [] : ["/api/queue/*"]
+    content {
+      path_pattern               = ordered_cache_behavior.value
+      target_origin_id           = "tier2-api"
+      viewer_protocol_policy     = "https-only"
+      allowed_methods            = local.all_methods
+      cached_methods             = local.cached_methods
+      cache_policy_id            = local.caching_disabled
+      origin_request_policy_id   = local.all_viewer_except_host_header
+      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+      compress                   = true
+    }
+  }
+
+  # Protected APIs: the verifier (tier 1) at the edge, then the gate's authorizer (tier 2).
+  dynamic "ordered_cache_behavior" {
+    for_each = var.protected_api_domain == null ? [] : ["/api/seats/*", "/api/reservations/*"]
+    content {
+      path_pattern               = ordered_cache_behavior.value
+      target_origin_id           = "protected-api"
+      viewer_protocol_policy     = "https-only"
+      allowed_methods            = local.all_methods
+      cached_methods             = local.cached_methods
+      cache_policy_id            = local.caching_disabled
+      origin_request_policy_id   = local.all_viewer_except_host_header
+      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+      compress                   = true
+
+      dynamic "function_association" {
+        for_each = local.cf_function ? [1] : []
+        content {
+          event_type   = "viewer-request"
+          function_arn = aws_cloudfront_function.verifier[0].arn
+        }
+      }
+
+      dynamic "lambda_function_association" {
+        for_each = local.lambda_edge ? [1] : []
+        content {
+          event_type   = "viewer-request"
+          lambda_arn   = aws_lambda_function.lambda_edge[0].qualified_arn
+          include_body = false
+        }
+      }
+    }
+  }
+
+  restrictions {
+    geo_restriction {
+      restriction_type = "none"
+    }
+  }
+
+  viewer_certificate {
+    cloudfront_default_certificate = var.acm_certificate_arn == null
+    acm_certificate_arn            = var.acm_certificate_arn
+    ssl_support_method             = var.acm_certificate_arn == null ? null : "sni-only"
+    minimum_protocol_version       = var.acm_certificate_arn == null ? "TLSv1" : "TLSv1.2_2021"
+  }
+
+  dynamic "logging_config" {
+    for_each = var.access_log_bucket_domain == null ? [] : [var.access_log_bucket_domain]
+    content {
+      bucket          = logging_config.value
+      prefix          = "${var.name}/"
+      include_cookies = false
+    }
+  }
+
+  tags = var.tags
+
+  # The verifier answers 503 until its KeyValueStore entries exist: write them first.
+  depends_on = [aws_cloudfrontkeyvaluestore_key.config, aws_cloudfrontkeyvaluestore_key.keys]
+}
+
+# Security headers for every response: HSTS always (the distribution is HTTPS-only); the others
+# only where the origin did not set its own.
+resource "aws_cloudfront_response_headers_policy" "security" {
+  #checkov:skip=CKV_AWS_259:includeSubDomains and preload commit the operator's whole domain (and browsers' preload lists): their decision, not this module's.
+  name    = "${var.name}-security-headers"
+  comment = "vwr: security headers, origin values win"
+
+  security_headers_config {
+    strict_transport_security {
+      access_control_max_age_sec = 31536000
+      include_subdomains         = false
+      override                   = true
+    }
+    content_type_options {
+      override = false
+    }
+    frame_options {
+      frame_option = "SAMEORIGIN"
+      override     = false
+    }
+    referrer_policy {
+      referrer_policy = "strict-origin-when-cross-origin"
+      override        = false
+    }
+  }
+}
+
+# Honors the origin's Cache-Control up to 1 s; nothing cached without it (default 0). Keyed on
+# the path only: the tier-1 API reads neither cookies nor query strings.
+resource "aws_cloudfront_cache_policy" "api_one_second" {
+  name        = "${var.name}-api-1s"
+  comment     = "vwr: origin-directed caching, at most 1 s"
+  min_ttl     = 0
+  default_ttl = 0
+  max_ttl     = 1
+
+  parameters_in_cache_key_and_forwarded_to_origin {
+    enable_accept_encoding_brotli = true
+    enable_accept_encoding_gzip   = true
+    cookies_config {
+      cookie_behavior = "none"
+    }
+    headers_config {
+      header_behavior = "none"
+    }
+    query_strings_config {
+      query_string_behavior = "none"
+    }
+  }
+}
+
+# The waiting page and its assets: the object's Cache-Control (set on upload) decides, bounded.
+resource "aws_cloudfront_cache_policy" "waiting_page" {
+  name        = "${var.name}-waiting-page"
+  comment     = "vwr waiting page: one copy for every event and visitor"
+  min_ttl     = 0
+  default_ttl = var.waiting_page_max_age
+  max_ttl     = 3600
+
+  parameters_in_cache_key_and_forwarded_to_origin {
+    enable_accept_encoding_brotli = true
+    enable_accept_encoding_gzip   = true
+    cookies_config {
+      cookie_behavior = "none"
+    }
+    headers_config {
+      header_behavior = "none"
+    }
+    query_strings_config {
+      query_string_behavior = "none"
+    }
+  }
+}

@@ -1,0 +1,196 @@
+variable "name" {
+  description = "Prefix of every resource name."
+  type        = string
+  default     = "vwr"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,30}$", var.name))
+    error_message = "name must be 2-31 characters of a-z 0-9 -, starting with a letter."
+  }
+}
+
+variable "dist_dir" {
+  description = "Path of the dist/ directory written by scripts/package.sh (edge bundles and the waiting page)."
+  type        = string
+}
+
+# --- origins ---------------------------------------------------------------------------------
+
+variable "site_origin_domain" {
+  description = "Host name of the operator's site (the default behavior's origin), e.g. shop-origin.example.com."
+  type        = string
+}
+
+variable "site_origin_protocol" {
+  description = "How CloudFront talks to the site origin: https-only (recommended) or http-only."
+  type        = string
+  default     = "https-only"
+
+  validation {
+    condition     = contains(["https-only", "http-only", "match-viewer"], var.site_origin_protocol)
+    error_message = "site_origin_protocol must be https-only, http-only or match-viewer."
+  }
+}
+
+variable "site_cache_policy_id" {
+  description = "Cache policy of the site's default behavior (default: the managed CachingDisabled)."
+  type        = string
+  default     = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+}
+
+variable "site_origin_request_policy_id" {
+  description = "Origin request policy of the site's default behavior (default: the managed AllViewerExceptHostHeader)."
+  type        = string
+  default     = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+}
+
+variable "tier1_api_domain" {
+  description = "Host name of the tier-1 public API (module tier1 output public_api_domain): /vwr-api/*."
+  type        = string
+}
+
+variable "tier2_api_domain" {
+  description = "Host name of the tier-2 public API (module tier2 output public_api_domain): /api/queue/*. null = no tier 2."
+  type        = string
+  default     = null
+}
+
+variable "protected_api_domain" {
+  description = "Host name of the protected-API gate (module tier2 output protected_api_domain): /api/seats/*, /api/reservations/*. null = these paths go to the site origin."
+  type        = string
+  default     = null
+}
+
+variable "protected_api_stage" {
+  description = "Stage of the protected-API gate (module tier2 output protected_api_stage)."
+  type        = string
+  default     = null
+}
+
+# --- edge verifier ---------------------------------------------------------------------------
+
+variable "verifier" {
+  description = "Edge verifier on the site's behaviors: cloudfront-function (recommended: cheapest, KeyValueStore configuration, changes in seconds) or lambda-edge (configuration bundled, changes need a new version and a distribution update)."
+  type        = string
+  default     = "cloudfront-function"
+
+  validation {
+    condition     = contains(["cloudfront-function", "lambda-edge"], var.verifier)
+    error_message = "verifier must be cloudfront-function or lambda-edge."
+  }
+}
+
+variable "fail_mode" {
+  description = "What the verifier does when its configuration is unreadable: closed (503 outside the waiting room) or open (pass). Built into the code (__VWR_FAIL_MODE__)."
+  type        = string
+  default     = "closed"
+
+  validation {
+    condition     = contains(["closed", "open"], var.fail_mode)
+    error_message = "fail_mode must be closed or open."
+  }
+}
+
+variable "keys_fail_mode" {
+  description = "config.failMode: what the verifier does when the keys are unreadable but a token must be checked (closed or open)."
+  type        = string
+  default     = "closed"
+
+  validation {
+    condition     = contains(["closed", "open"], var.keys_fail_mode)
+    error_message = "keys_fail_mode must be closed or open."
+  }
+}
+
+variable "gated_events" {
+  description = "Event ids gated by the edge from the start (config.events). With the CloudFront Function verifier this only seeds the KeyValueStore: afterwards the tier-1 admin API and advancer keep the list in step with activations. With Lambda@Edge it is the list (change it and apply: activate in tier 1 first, add here; remove here before deactivating)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for e in var.gated_events : can(regex("^[A-Za-z0-9_-]{1,64}$", e))]) && length(distinct(var.gated_events)) == length(var.gated_events)
+    error_message = "gated_events must be distinct ids of 1-64 characters of A-Z a-z 0-9 _ -."
+  }
+}
+
+variable "protected_rules" {
+  description = "Protected paths (config.rules): a path under path_prefix has its event id in segment event_segment (1-based)."
+  type = list(object({
+    path_prefix   = string
+    event_segment = number
+  }))
+  default = [
+    { path_prefix = "/events/", event_segment = 2 },
+    { path_prefix = "/api/seats/", event_segment = 3 },
+    { path_prefix = "/api/reservations/", event_segment = 3 },
+  ]
+
+  validation {
+    condition     = length(var.protected_rules) >= 1 && alltrue([for r in var.protected_rules : startswith(r.path_prefix, "/") && r.event_segment >= 1])
+    error_message = "protected_rules needs at least one rule; path_prefix starts with / and event_segment is >= 1."
+  }
+}
+
+variable "tier1_settings" {
+  description = "Tier-1 token and cookie settings (module tier1 output settings): the verifier must agree with the issuer."
+  type = object({
+    token_issuer   = string
+    token_audience = string
+    cookie_prefix  = string
+  })
+}
+
+variable "tier1_keys_text" {
+  description = "Tier-1 keys `kid:base64url,…` (module tier1 output keys_text)."
+  type        = string
+  sensitive   = true
+}
+
+# --- distribution ----------------------------------------------------------------------------
+
+variable "aliases" {
+  description = "Alternate domain names of the distribution (needs acm_certificate_arn)."
+  type        = list(string)
+  default     = []
+}
+
+variable "acm_certificate_arn" {
+  description = "ACM certificate (us-east-1) for the aliases; null = the *.cloudfront.net certificate."
+  type        = string
+  default     = null
+}
+
+variable "web_acl_id" {
+  description = "WAF web ACL (ARN, scope CLOUDFRONT) to attach; recommended for a public sale (rate-based rules)."
+  type        = string
+  default     = null
+}
+
+variable "price_class" {
+  description = "CloudFront price class."
+  type        = string
+  default     = "PriceClass_100"
+
+  validation {
+    condition     = contains(["PriceClass_All", "PriceClass_200", "PriceClass_100"], var.price_class)
+    error_message = "price_class must be PriceClass_All, PriceClass_200 or PriceClass_100."
+  }
+}
+
+variable "access_log_bucket_domain" {
+  description = "Bucket (domain name, ACLs enabled) for CloudFront standard logs; null = none."
+  type        = string
+  default     = null
+}
+
+variable "waiting_page_max_age" {
+  description = "Cache-Control max-age of the waiting page HTML (seconds); assets get five times this."
+  type        = number
+  default     = 60
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = {}
+}

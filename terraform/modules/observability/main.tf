@@ -1,0 +1,307 @@
+# Alarms and a dashboard for vwr. Inputs are the tier modules' outputs.
+#
+# Metrics used: API Gateway (5xx, Count), Lambda (Errors, Throttles), SQS (DLQ depth), the EMF
+# metrics the functions print (namespace vwr, dimension EventId: Served, ServingCounter,
+# QueueLength, Admitted, ActiveUsers, …) and two log metric filters: one per completed advancer
+# / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log lines).
+
+data "aws_region" "current" {}
+
+locals {
+  tier2         = var.tier2 != null
+  apis          = merge({ tier1 = var.tier1.public_api_id }, local.tier2 ? { tier2 = var.tier2.public_api_id } : {})
+  serving       = merge({ "tier1-api" = var.tier1.function_names["api"], "tier1-admin" = var.tier1.function_names["admin"] }, local.tier2 ? { "tier2-api" = var.tier2.function_names["api"], "tier2-authorizer" = var.tier2.function_names["authorizer"] } : {})
+  scheduled     = merge({ "tier1-advancer" = var.tier1.function_names["advancer"] }, local.tier2 ? { "tier2-worker" = var.tier2.function_names["worker"] } : {})
+  all_functions = merge(local.serving, local.scheduled)
+  namespace     = "vwr"
+}
+
+# ---------------------------------------------------------------------------------------------
+# API 5xx rate
+
+resource "aws_cloudwatch_metric_alarm" "api_5xx" {
+  for_each            = local.apis
+  alarm_name          = "${var.name}-${each.key}-api-5xx"
+  alarm_description   = "More than ${var.api_5xx_percent}% of ${each.key} API requests fail with 5xx (503 = DynamoDB or Redis trouble; see the function logs)."
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.api_5xx_percent
+  evaluation_periods  = 5
+  datapoints_to_alarm = 3
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  metric_query {
+    id          = "rate"
+    expression  = "IF(requests >= ${var.api_min_requests}, 100 * errors / requests, 0)"
+    label       = "5xx %"
+    return_data = true
+  }
+  metric_query {
+    id = "errors"
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "5xx"
+      dimensions  = { ApiId = each.value }
+      period      = 60
+      stat        = "Sum"
+    }
+  }
+  metric_query {
+    id = "requests"
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "Count"
+      dimensions  = { ApiId = each.value }
+      period      = 60
+      stat        = "Sum"
+    }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
+# Lambda errors and throttles
+
+resource "aws_cloudwatch_metric_alarm" "errors" {
+  for_each            = local.all_functions
+  alarm_name          = "${var.name}-${each.key}-errors"
+  alarm_description   = "${each.value} reports errors (start-up failures are logged as event=startup_failed)."
+  namespace           = "AWS/Lambda"
+  metric_name         = "Errors"
+  dimensions          = { FunctionName = each.value }
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = contains(keys(local.scheduled), each.key) ? 0 : var.function_error_threshold
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "throttles" {
+  for_each            = local.all_functions
+  alarm_name          = "${var.name}-${each.key}-throttles"
+  alarm_description   = "${each.value} is throttled: its reserved or the account's concurrency is exhausted."
+  namespace           = "AWS/Lambda"
+  metric_name         = "Throttles"
+  dimensions          = { FunctionName = each.value }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 3
+  datapoints_to_alarm = 2
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+# ---------------------------------------------------------------------------------------------
+# Scheduled runs: one log line per completed invocation. Missing runs = the schedule, the role or
+# the function is broken, and nobody is being let in.
+
+resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
+  name           = "${var.name}-advancer-runs"
+  log_group_name = var.tier1.log_group_names["advancer"]
+  pattern        = "{ $.event = \"tier1.advancer_run\" }"
+
+  metric_transformation {
+    name          = "AdvancerRuns"
+    namespace     = local.namespace
+    value         = "1"
+    default_value = "0"
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "advancer_not_running" {
+  alarm_name          = "${var.name}-tier1-advancer-not-running"
+  alarm_description   = "Fewer than 3 completed advancer runs in 5 minutes: servingCounter is not advancing (check the schedule ${var.name}-tier1-advancer and the function's logs)."
+  namespace           = local.namespace
+  metric_name         = aws_cloudwatch_log_metric_filter.advancer_runs.metric_transformation[0].name
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "LessThanThreshold"
+  threshold           = 3
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_log_metric_filter" "worker_runs" {
+  count          = local.tier2 ? 1 : 0
+  name           = "${var.name}-worker-runs"
+  log_group_name = var.tier2.log_group_names["worker"]
+  pattern        = "{ $.event = \"tier2.worker_run\" }"
+
+  metric_transformation {
+    name          = "WorkerRuns"
+    namespace     = local.namespace
+    value         = "1"
+    default_value = "0"
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "worker_not_running" {
+  count               = local.tier2 ? 1 : 0
+  alarm_name          = "${var.name}-tier2-worker-not-running"
+  alarm_description   = "Fewer than 3 completed admission-worker runs in 5 minutes: nobody is admitted from the tier-2 lines."
+  namespace           = local.namespace
+  metric_name         = aws_cloudwatch_log_metric_filter.worker_runs[0].metric_transformation[0].name
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "LessThanThreshold"
+  threshold           = 3
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+# ---------------------------------------------------------------------------------------------
+# Admission notices
+
+resource "aws_cloudwatch_log_metric_filter" "notice_failures" {
+  count          = local.tier2 ? 1 : 0
+  name           = "${var.name}-notice-failures"
+  log_group_name = var.tier2.log_group_names["worker"]
+  pattern        = "{ $.event = \"tier2.worker_run\" && $.notices_failed > 0 }"
+
+  metric_transformation {
+    name          = "NoticeFailuresTotal"
+    namespace     = local.namespace
+    value         = "$.notices_failed"
+    default_value = "0"
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "notice_failures" {
+  count               = local.tier2 ? 1 : 0
+  alarm_name          = "${var.name}-tier2-notice-failures"
+  alarm_description   = "Admission notices fail to reach SQS (admissions still happen; consumers miss notices). Look for tier2.notice_send_failed / notice_dropped."
+  namespace           = local.namespace
+  metric_name         = aws_cloudwatch_log_metric_filter.notice_failures[0].metric_transformation[0].name
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.notice_failure_threshold
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "notice_dlq" {
+  count               = local.tier2 ? 1 : 0
+  alarm_name          = "${var.name}-tier2-notice-dlq"
+  alarm_description   = "Admission notices reached the dead-letter queue ${var.tier2.notice_dlq_name}: a consumer keeps failing on them."
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateNumberOfMessagesVisible"
+  dimensions          = { QueueName = var.tier2.notice_dlq_name }
+  statistic           = "Maximum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+# ---------------------------------------------------------------------------------------------
+# Dashboard
+
+locals {
+  region = data.aws_region.current.name
+  api_widgets = [for k, id in local.apis : {
+    type   = "metric"
+    width  = 12
+    height = 6
+    properties = {
+      title   = "${k} API: requests, 4xx, 5xx"
+      region  = local.region
+      stat    = "Sum"
+      period  = 60
+      metrics = [["AWS/ApiGateway", "Count", "ApiId", id], [".", "4xx", ".", "."], [".", "5xx", ".", "."]]
+    }
+  }]
+  latency_widgets = [for k, id in local.apis : {
+    type   = "metric"
+    width  = 12
+    height = 6
+    properties = {
+      title   = "${k} API latency (ms)"
+      region  = local.region
+      period  = 60
+      metrics = [["AWS/ApiGateway", "Latency", "ApiId", id, { stat = "p50" }], ["...", { stat = "p99" }]]
+    }
+  }]
+  function_widgets = [for metric in ["Invocations", "Errors", "Throttles", "ConcurrentExecutions"] : {
+    type   = "metric"
+    width  = 12
+    height = 6
+    properties = {
+      title   = "Lambda ${metric}"
+      region  = local.region
+      stat    = metric == "ConcurrentExecutions" ? "Maximum" : "Sum"
+      period  = 60
+      metrics = [for k, fn in local.all_functions : ["AWS/Lambda", metric, "FunctionName", fn, { label = k }]]
+    }
+  }]
+  emf_widgets = [for m in concat(["QueueLength", "ServingCounter", "Served"], local.tier2 ? ["Admitted", "ActiveUsers", "Evicted", "StaleRemoved", "OverThresholdAttempts"] : []) : {
+    type   = "metric"
+    width  = 8
+    height = 6
+    properties = {
+      title   = "${m} by event"
+      region  = local.region
+      period  = 60
+      metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
+    }
+  }]
+  tier2_widgets = local.tier2 ? [
+    {
+      type   = "metric"
+      width  = 12
+      height = 6
+      properties = {
+        title   = "Admission notices (SQS)"
+        region  = local.region
+        stat    = "Sum"
+        period  = 60
+        metrics = [["AWS/SQS", "NumberOfMessagesSent", "QueueName", var.tier2.notice_queue_name], [".", "ApproximateNumberOfMessagesVisible", ".", ".", { stat = "Maximum" }], [".", "ApproximateNumberOfMessagesVisible", ".", var.tier2.notice_dlq_name, { stat = "Maximum", label = "DLQ" }], [local.namespace, "NoticeFailuresTotal"]]
+      }
+    },
+    {
+      type   = "metric"
+      width  = 12
+      height = 6
+      properties = {
+        title   = "Redis (ElastiCache Serverless)"
+        region  = local.region
+        period  = 60
+        metrics = [["AWS/ElastiCache", "ElastiCacheProcessingUnits", "clusterId", var.tier2.redis_cache_name, { stat = "Sum" }], [".", "BytesUsedForCache", ".", ".", { stat = "Maximum", yAxis = "right" }]]
+      }
+    },
+  ] : []
+  run_widget = [{
+    type   = "metric"
+    width  = 12
+    height = 6
+    properties = {
+      title   = "Completed scheduled runs (per 5 min)"
+      region  = local.region
+      stat    = "Sum"
+      period  = 300
+      metrics = concat([[local.namespace, "AdvancerRuns"]], local.tier2 ? [[local.namespace, "WorkerRuns"]] : [])
+    }
+  }]
+}
+
+resource "aws_cloudwatch_dashboard" "this" {
+  dashboard_name = "${var.name}-waiting-room"
+  dashboard_body = jsonencode({
+    widgets = concat(local.api_widgets, local.latency_widgets, local.emf_widgets, local.run_widget, local.function_widgets, local.tier2_widgets)
+  })
+}

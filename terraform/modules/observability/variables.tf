@@ -1,0 +1,62 @@
+variable "name" {
+  description = "Prefix of alarm, metric and dashboard names."
+  type        = string
+  default     = "vwr"
+}
+
+variable "alarm_actions" {
+  description = "ARNs notified when an alarm fires or recovers (e.g. an SNS topic)."
+  type        = list(string)
+  default     = []
+}
+
+variable "tier1" {
+  description = "Tier-1 module outputs: public_api_id, function_names {api, admin, advancer}, log_group_names {api, admin, advancer}."
+  type = object({
+    public_api_id   = string
+    function_names  = map(string)
+    log_group_names = map(string)
+  })
+}
+
+variable "tier2" {
+  description = "Tier-2 module outputs (null without tier 2): public_api_id, function_names {api, worker, authorizer}, log_group_names, notice_queue_name, notice_dlq_name, redis_cache_name."
+  type = object({
+    public_api_id     = string
+    function_names    = map(string)
+    log_group_names   = map(string)
+    notice_queue_name = string
+    notice_dlq_name   = string
+    redis_cache_name  = string
+  })
+  default = null
+}
+
+variable "api_5xx_percent" {
+  description = "Alarm when more than this percentage of API requests fail with 5xx (1-minute periods, 3 of 5)."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.api_5xx_percent > 0 && var.api_5xx_percent <= 100
+    error_message = "api_5xx_percent must be in (0, 100]."
+  }
+}
+
+variable "api_min_requests" {
+  description = "Requests per minute below which the 5xx rate is not judged (a few failures of a handful of requests are noise)."
+  type        = number
+  default     = 20
+}
+
+variable "function_error_threshold" {
+  description = "Errors per 5 minutes of a request-serving function that raise an alarm (scheduled functions alarm on any error)."
+  type        = number
+  default     = 5
+}
+
+variable "notice_failure_threshold" {
+  description = "Failed admission-notice sends per 5 minutes (after retries are counted) that raise an alarm."
+  type        = number
+  default     = 10
+}

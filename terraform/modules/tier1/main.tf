@@ -1,0 +1,460 @@
+# Tier 1: DynamoDB counters, the public API (assign/check), the admin API (IAM only), the
+# advancer on EventBridge Scheduler, and the tier-1 HMAC keys in Secrets Manager.
+
+locals {
+  # Standard base64 → unpadded base64url, the form `vwr keys generate` prints.
+  tier1_keys_b64url = {
+    for k in var.key_ids : k => replace(replace(replace(random_bytes.key[k].base64, "+", "-"), "/", "_"), "=", "")
+  }
+  # Changes when the kid list changes, so every function restarts with the new key ring
+  # (functions read the secret once per cold start). Holds no key material.
+  keys_revision = sha256(join(",", var.key_ids))
+  table_name    = "${var.name}-tier1"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+
+resource "random_bytes" "key" {
+  for_each = toset(var.key_ids)
+  length   = 32
+}
+
+resource "aws_secretsmanager_secret" "keys" {
+  #checkov:skip=CKV2_AWS_57:Rotation is a two-step, edge-first procedure driven by var.key_ids (see terraform/README.md), not a rotation Lambda.
+  #checkov:skip=CKV_AWS_149:The AWS managed key is used unless var.kms_key_arn is given.
+  name                    = "${var.name}/tier1-keys"
+  description             = "vwr tier-1 HMAC keys: {\"signingKid\":…,\"keys\":{kid: base64url}} (VWR_TIER1_KEYS_SECRET_ID)"
+  kms_key_id              = var.kms_key_arn
+  recovery_window_in_days = 7
+  tags                    = var.tags
+}
+
+resource "aws_secretsmanager_secret_version" "keys" {
+  secret_id = aws_secretsmanager_secret.keys.id
+  secret_string = jsonencode({
+    signingKid = var.key_ids[0]
+    keys       = local.tier1_keys_b64url
+  })
+}
+
+# ---------------------------------------------------------------------------------------------
+# Table (the same shape `vwr bootstrap` creates: functions/tier1/src/dynamo.rs, ensure_table)
+
+resource "aws_dynamodb_table" "this" {
+  #checkov:skip=CKV_AWS_119:Encrypted at rest with the AWS owned key by default; a customer managed key is used when var.kms_key_arn is given.
+  name                        = local.table_name
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "pk"
+  range_key                   = "sk"
+  deletion_protection_enabled = var.table_deletion_protection
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+  attribute {
+    name = "gsi1pk"
+    type = "S"
+  }
+  attribute {
+    name = "gsi1sk"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "active-index"
+    hash_key        = "gsi1pk"
+    range_key       = "gsi1sk"
+    projection_type = "ALL"
+  }
+
+  ttl {
+    attribute_name = "expiresAt"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = true
+  }
+
+  server_side_encryption {
+    enabled     = var.kms_key_arn != null
+    kms_key_arn = var.kms_key_arn
+  }
+
+  tags = var.tags
+}
+
+# ---------------------------------------------------------------------------------------------
+# Functions. Environment: exactly what functions/tier1/src/config.rs reads (tests/infra checks it).
+
+locals {
+  api_env = {
+    VWR_TIER1_KEYS_SECRET_ID = aws_secretsmanager_secret.keys.arn
+    VWR_TABLE                = aws_dynamodb_table.this.name
+    VWR_TOKEN_ISSUER         = var.token_issuer
+    VWR_TOKEN_AUDIENCE       = var.token_audience
+    VWR_COOKIE_PREFIX        = var.cookie_prefix
+    VWR_TICKET_TTL_SECONDS   = tostring(var.ticket_ttl_seconds)
+    VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
+    RUST_LOG                 = var.log_level
+    KEYS_REVISION            = local.keys_revision
+  }
+  admin_env = {
+    VWR_TIER1_KEYS_SECRET_ID = aws_secretsmanager_secret.keys.arn
+    VWR_TABLE                = aws_dynamodb_table.this.name
+    VWR_TOKEN_ISSUER         = var.token_issuer
+    VWR_TOKEN_AUDIENCE       = var.token_audience
+    VWR_COOKIE_PREFIX        = var.cookie_prefix
+    VWR_TICKET_TTL_SECONDS   = tostring(var.ticket_ttl_seconds)
+    VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
+    VWR_EDGE_KVS_ARN         = var.edge_kvs_arn
+    RUST_LOG                 = var.log_level
+    KEYS_REVISION            = local.keys_revision
+  }
+  advancer_env = {
+    VWR_TIER1_KEYS_SECRET_ID  = aws_secretsmanager_secret.keys.arn
+    VWR_TABLE                 = aws_dynamodb_table.this.name
+    VWR_TOKEN_ISSUER          = var.token_issuer
+    VWR_TOKEN_AUDIENCE        = var.token_audience
+    VWR_COOKIE_PREFIX         = var.cookie_prefix
+    VWR_TICKET_TTL_SECONDS    = tostring(var.ticket_ttl_seconds)
+    VWR_CACHE_TTL_MS          = tostring(var.cache_ttl_ms)
+    VWR_ADVANCER_TICK_SECONDS = tostring(var.advancer_tick_seconds)
+    VWR_EDGE_KVS_ARN          = var.edge_kvs_arn
+    RUST_LOG                  = var.log_level
+    KEYS_REVISION             = local.keys_revision
+  }
+}
+
+data "aws_iam_policy_document" "api" {
+  statement {
+    sid       = "Positions"
+    actions   = ["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.this.arn]
+  }
+  statement {
+    sid       = "Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.keys.arn]
+  }
+}
+
+data "aws_iam_policy_document" "admin" {
+  statement {
+    sid       = "Events"
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.this.arn]
+  }
+  statement {
+    sid       = "ActiveEvents"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.this.arn}/index/active-index"]
+  }
+  statement {
+    sid       = "Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.keys.arn]
+  }
+  dynamic "statement" {
+    for_each = var.edge_kvs_arn == null ? [] : [var.edge_kvs_arn]
+    content {
+      sid       = "EdgeEventList"
+      actions   = ["cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "advancer" {
+  statement {
+    sid       = "Events"
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.this.arn]
+  }
+  statement {
+    sid       = "ActiveEvents"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.this.arn}/index/active-index"]
+  }
+  statement {
+    sid       = "Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.keys.arn]
+  }
+  dynamic "statement" {
+    for_each = var.edge_kvs_arn == null ? [] : [var.edge_kvs_arn]
+    content {
+      sid       = "EdgeEventList"
+      actions   = ["cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey"]
+      resources = [statement.value]
+    }
+  }
+}
+
+module "api" {
+  source               = "../lambda"
+  function_name        = "${var.name}-tier1-api"
+  binary               = "vwr-tier1-api"
+  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}"
+  dist_dir             = var.dist_dir
+  architecture         = var.architecture
+  memory_mb            = var.api_memory_mb
+  timeout_seconds      = 10
+  reserved_concurrency = var.api_reserved_concurrency
+  environment          = local.api_env
+  policy_json          = data.aws_iam_policy_document.api.json
+  log_retention_days   = var.log_retention_days
+  kms_key_arn          = var.kms_key_arn
+  tags                 = var.tags
+}
+
+module "admin" {
+  source          = "../lambda"
+  function_name   = "${var.name}-tier1-admin"
+  binary          = "vwr-tier1-admin"
+  description     = "vwr tier 1 admin API (IAM auth)"
+  dist_dir        = var.dist_dir
+  architecture    = var.architecture
+  memory_mb       = 128
+  timeout_seconds = 15
+  # A few operators at most; reserved so that a spike on the public API never starves it.
+  reserved_concurrency = 5
+  environment          = local.admin_env
+  policy_json          = data.aws_iam_policy_document.admin.json
+  log_retention_days   = var.log_retention_days
+  kms_key_arn          = var.kms_key_arn
+  tags                 = var.tags
+}
+
+module "advancer" {
+  source        = "../lambda"
+  function_name = "${var.name}-tier1-advancer"
+  binary        = "vwr-tier1-advancer"
+  description   = "vwr tier 1 advancer: EventBridge Scheduler rate(1 minute), ticks until the deadline"
+  dist_dir      = var.dist_dir
+  architecture  = var.architecture
+  memory_mb     = 128
+  # Runs ~57 s per invocation (deadline minus a 3 s margin, at most 60 s).
+  timeout_seconds = 75
+  # Two overlapping runs at most; reserved so the advancer always runs during a spike.
+  reserved_concurrency = 2
+  environment          = local.advancer_env
+  policy_json          = data.aws_iam_policy_document.advancer.json
+  log_retention_days   = var.log_retention_days
+  kms_key_arn          = var.kms_key_arn
+  tags                 = var.tags
+}
+
+# ---------------------------------------------------------------------------------------------
+# Advancer schedule
+
+resource "aws_lambda_function_event_invoke_config" "advancer" {
+  function_name = module.advancer.function_name
+  # A failed or late tick is replaced by the next one a minute later; never retry.
+  maximum_retry_attempts       = 0
+  maximum_event_age_in_seconds = 60
+}
+
+data "aws_iam_policy_document" "scheduler_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["scheduler.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+data "aws_caller_identity" "current" {}
+
+resource "aws_iam_role" "scheduler" {
+  name               = "${var.name}-tier1-advancer-schedule"
+  assume_role_policy = data.aws_iam_policy_document.scheduler_assume.json
+  tags               = var.tags
+}
+
+data "aws_iam_policy_document" "scheduler" {
+  statement {
+    actions   = ["lambda:InvokeFunction"]
+    resources = [module.advancer.arn]
+  }
+}
+
+resource "aws_iam_role_policy" "scheduler" {
+  name   = "invoke-advancer"
+  role   = aws_iam_role.scheduler.id
+  policy = data.aws_iam_policy_document.scheduler.json
+}
+
+resource "aws_scheduler_schedule" "advancer" {
+  #checkov:skip=CKV_AWS_297:The schedule's only data is a constant input; it uses var.kms_key_arn when given.
+  name                = "${var.name}-tier1-advancer"
+  description         = "vwr tier-1 advancer, every minute (it ticks inside the invocation)"
+  schedule_expression = "rate(1 minute)"
+  state               = "ENABLED"
+  kms_key_arn         = var.kms_key_arn
+
+  flexible_time_window {
+    mode = "OFF"
+  }
+
+  target {
+    arn      = module.advancer.arn
+    role_arn = aws_iam_role.scheduler.arn
+    input    = jsonencode({ source = "vwr.schedule" })
+
+    retry_policy {
+      maximum_retry_attempts       = 0
+      maximum_event_age_in_seconds = 60
+    }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
+# APIs: the public one (behind CloudFront /vwr-api/*) and the admin one (IAM only). The tier-2
+# module adds its admin routes to the same admin API, so `vwr admin --sigv4 --url` needs one URL.
+
+resource "aws_cloudwatch_log_group" "access" {
+  #checkov:skip=CKV_AWS_338:Retention is an operator choice (var.log_retention_days).
+  #checkov:skip=CKV_AWS_158:Access logs hold no secrets; a customer managed key is optional through var.kms_key_arn.
+  for_each          = toset(["public", "admin"])
+  name              = "/aws/apigateway/${var.name}-tier1-${each.key}"
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.kms_key_arn
+  tags              = var.tags
+}
+
+locals {
+  access_log_format = jsonencode({
+    requestId = "$context.requestId"
+    time      = "$context.requestTimeEpoch"
+    method    = "$context.httpMethod"
+    route     = "$context.routeKey"
+    status    = "$context.status"
+    latencyMs = "$context.responseLatency"
+    caller    = "$context.identity.userArn"
+    error     = "$context.integrationErrorMessage"
+  })
+  public_routes = {
+    assign = "POST /vwr/assign/{eventId}"
+    check  = "GET /vwr/check/{eventId}/{requestId}"
+  }
+  admin_routes = {
+    activate   = "POST /api/admin/vwr/activate/{eventId}"
+    deactivate = "POST /api/admin/vwr/deactivate/{eventId}"
+    advance    = "POST /api/admin/vwr/advance/{eventId}"
+    status     = "GET /api/admin/vwr/status/{eventId}"
+    events     = "GET /api/admin/vwr/events"
+  }
+}
+
+resource "aws_apigatewayv2_api" "public" {
+  name          = "${var.name}-tier1"
+  description   = "vwr tier-1 public API (CloudFront /vwr-api/* strips the prefix)"
+  protocol_type = "HTTP"
+  tags          = var.tags
+}
+
+resource "aws_apigatewayv2_integration" "public" {
+  api_id                 = aws_apigatewayv2_api.public.id
+  integration_type       = "AWS_PROXY"
+  integration_uri        = module.api.invoke_arn
+  payload_format_version = "2.0"
+  timeout_milliseconds   = 10000
+}
+
+resource "aws_apigatewayv2_route" "public" {
+  #checkov:skip=CKV_AWS_309:Public waiting-room routes: anyone may join the line; requestIds and tokens are signed.
+  for_each           = local.public_routes
+  api_id             = aws_apigatewayv2_api.public.id
+  route_key          = each.value
+  target             = "integrations/${aws_apigatewayv2_integration.public.id}"
+  authorization_type = "NONE"
+}
+
+resource "aws_apigatewayv2_stage" "public" {
+  api_id      = aws_apigatewayv2_api.public.id
+  name        = "$default"
+  auto_deploy = true
+
+  default_route_settings {
+    throttling_rate_limit  = var.api_throttle_rate
+    throttling_burst_limit = var.api_throttle_burst
+  }
+
+  access_log_settings {
+    destination_arn = aws_cloudwatch_log_group.access["public"].arn
+    format          = local.access_log_format
+  }
+
+  tags = var.tags
+}
+
+resource "aws_lambda_permission" "public" {
+  for_each      = local.public_routes
+  statement_id  = "apigw-${each.key}"
+  action        = "lambda:InvokeFunction"
+  function_name = module.api.function_name
+  principal     = "apigateway.amazonaws.com"
+  source_arn    = "${aws_apigatewayv2_api.public.execution_arn}/*/${replace(replace(each.value, " ", ""), "/\\{[^}]+\\}/", "*")}"
+}
+
+resource "aws_apigatewayv2_api" "admin" {
+  name          = "${var.name}-admin"
+  description   = "vwr admin API (tier 1 and tier 2), AWS_IAM on every route"
+  protocol_type = "HTTP"
+  tags          = var.tags
+}
+
+resource "aws_apigatewayv2_integration" "admin" {
+  api_id                 = aws_apigatewayv2_api.admin.id
+  integration_type       = "AWS_PROXY"
+  integration_uri        = module.admin.invoke_arn
+  payload_format_version = "2.0"
+  timeout_milliseconds   = 15000
+}
+
+resource "aws_apigatewayv2_route" "admin" {
+  for_each           = local.admin_routes
+  api_id             = aws_apigatewayv2_api.admin.id
+  route_key          = each.value
+  target             = "integrations/${aws_apigatewayv2_integration.admin.id}"
+  authorization_type = "AWS_IAM"
+}
+
+resource "aws_apigatewayv2_stage" "admin" {
+  api_id      = aws_apigatewayv2_api.admin.id
+  name        = "$default"
+  auto_deploy = true
+
+  default_route_settings {
+    throttling_rate_limit  = 50
+    throttling_burst_limit = 20
+  }
+
+  access_log_settings {
+    destination_arn = aws_cloudwatch_log_group.access["admin"].arn
+    format          = local.access_log_format
+  }
+
+  tags = var.tags
+}
+
+resource "aws_lambda_permission" "admin" {
+  statement_id  = "apigw-admin"
+  action        = "lambda:InvokeFunction"
+  function_name = module.admin.function_name
+  principal     = "apigateway.amazonaws.com"
+  source_arn    = "${aws_apigatewayv2_api.admin.execution_arn}/*/*/api/admin/vwr/*"
+}

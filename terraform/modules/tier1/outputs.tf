@@ -1,0 +1,87 @@
+output "table_name" {
+  description = "DynamoDB table of tier 1 (VWR_TABLE)."
+  value       = aws_dynamodb_table.this.name
+}
+
+output "table_arn" {
+  description = "ARN of the tier-1 table."
+  value       = aws_dynamodb_table.this.arn
+}
+
+output "keys_secret_arn" {
+  description = "Secrets Manager secret holding the tier-1 keys (VWR_TIER1_KEYS_SECRET_ID)."
+  value       = aws_secretsmanager_secret.keys.arn
+}
+
+output "keys_text" {
+  description = "Tier-1 keys as `kid:base64url,…` for the edge verifier (KeyValueStore `keys` / Lambda@Edge config.json). Secret."
+  value       = join(",", [for k in var.key_ids : "${k}:${local.tier1_keys_b64url[k]}"])
+  sensitive   = true
+}
+
+output "settings" {
+  description = "Tier-1 token and cookie settings other modules must agree with."
+  value = {
+    token_issuer   = var.token_issuer
+    token_audience = var.token_audience
+    cookie_prefix  = var.cookie_prefix
+  }
+}
+
+output "public_api_endpoint" {
+  description = "Base URL of the public tier-1 API (CloudFront strips /vwr-api before it)."
+  value       = aws_apigatewayv2_api.public.api_endpoint
+}
+
+output "public_api_domain" {
+  description = "Host name of the public tier-1 API, for a CloudFront origin."
+  value       = replace(aws_apigatewayv2_api.public.api_endpoint, "https://", "")
+}
+
+output "public_api_name" {
+  description = "Name of the public tier-1 HTTP API (for alarms)."
+  value       = aws_apigatewayv2_api.public.name
+}
+
+output "public_api_id" {
+  description = "Id of the public tier-1 HTTP API (for alarms)."
+  value       = aws_apigatewayv2_api.public.id
+}
+
+output "admin_api_endpoint" {
+  description = "Base URL of the admin API: `vwr admin --sigv4 --url <this> …` (IAM auth; tier 1 and tier 2)."
+  value       = aws_apigatewayv2_api.admin.api_endpoint
+}
+
+output "admin_api_id" {
+  description = "Id of the admin HTTP API (the tier-2 module adds its admin routes to it)."
+  value       = aws_apigatewayv2_api.admin.id
+}
+
+output "admin_api_execution_arn" {
+  description = "Execution ARN of the admin HTTP API (for Lambda permissions and IAM policies of operators)."
+  value       = aws_apigatewayv2_api.admin.execution_arn
+}
+
+output "function_names" {
+  description = "Lambda function names by role: api, admin, advancer."
+  value = {
+    api      = module.api.function_name
+    admin    = module.admin.function_name
+    advancer = module.advancer.function_name
+  }
+}
+
+output "log_group_names" {
+  description = "Log groups of the functions by role."
+  value = {
+    api      = module.api.log_group_name
+    admin    = module.admin.log_group_name
+    advancer = module.advancer.log_group_name
+  }
+}
+
+output "advancer_schedule_name" {
+  description = "EventBridge Scheduler schedule of the advancer."
+  value       = aws_scheduler_schedule.advancer.name
+}

@@ -1,0 +1,375 @@
+# Tier 2: admission notices (SQS FIFO + DLQ), the tier-2 API and worker (in the VPC, next to
+# Redis), the entry-token authorizer (outside the VPC: it needs no Redis), the public tier-2
+# HTTP API, and the tier-2 admin routes on the shared admin API.
+
+# ---------------------------------------------------------------------------------------------
+# Admission notices
+
+resource "aws_sqs_queue" "notices_dlq" {
+  name                      = "${var.name}-notices-dlq.fifo"
+  fifo_queue                = true
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = var.kms_key_arn == null ? true : null
+  kms_master_key_id         = var.kms_key_arn
+  tags                      = var.tags
+}
+
+resource "aws_sqs_queue" "notices" {
+  name       = "${var.name}-notices.fifo"
+  fifo_queue = true
+  # The worker sets MessageDeduplicationId = userId:eventId; MessageGroupId = eventId.
+  content_based_deduplication = false
+  # Throughput per event (message group) rather than per queue: many events at once.
+  deduplication_scope       = "messageGroup"
+  fifo_throughput_limit     = "perMessageGroupId"
+  message_retention_seconds = var.notice_retention_seconds
+  sqs_managed_sse_enabled   = var.kms_key_arn == null ? true : null
+  kms_master_key_id         = var.kms_key_arn
+
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.notices_dlq.arn
+    maxReceiveCount     = var.notice_max_receive_count
+  })
+
+  tags = var.tags
+}
+
+resource "aws_sqs_queue_redrive_allow_policy" "notices_dlq" {
+  queue_url = aws_sqs_queue.notices_dlq.id
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.notices.arn]
+  })
+}
+
+# ---------------------------------------------------------------------------------------------
+# Functions. Environment: what tier2/core/src/config.rs reads (tests/infra checks it). The tier-1
+# variables (keys, cookie, issuer, audience) let the API and the authorizer read callers'
+# tier-1 tokens; VWR_TABLE lets the API serve events active in tier 1.
+
+locals {
+  api_env = {
+    VWR_REDIS_URL_SECRET_ID              = aws_secretsmanager_secret.redis_url.arn
+    VWR_REDIS_CLUSTER                    = "true"
+    VWR_REDIS_TIMEOUT_MS                 = tostring(var.redis_timeout_ms)
+    VWR_TIER2_KEYS_SECRET_ID             = aws_secretsmanager_secret.entry_keys.arn
+    VWR_ENTRY_ISSUER                     = var.entry_issuer
+    VWR_ENTRY_AUDIENCE                   = var.entry_audience
+    VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
+    VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
+    VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
+    VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
+    VWR_TIER1_KEYS_SECRET_ID             = var.tier1_keys_secret_arn
+    VWR_TABLE                            = var.tier1_table_name
+    VWR_TOKEN_ISSUER                     = var.tier1_settings.token_issuer
+    VWR_TOKEN_AUDIENCE                   = var.tier1_settings.token_audience
+    VWR_COOKIE_PREFIX                    = var.tier1_settings.cookie_prefix
+    RUST_LOG                             = var.log_level
+    KEYS_REVISION                        = local.keys_revision
+  }
+  worker_env = {
+    VWR_REDIS_URL_SECRET_ID              = aws_secretsmanager_secret.redis_url.arn
+    VWR_REDIS_CLUSTER                    = "true"
+    VWR_REDIS_TIMEOUT_MS                 = tostring(var.redis_timeout_ms)
+    VWR_TIER2_KEYS_SECRET_ID             = aws_secretsmanager_secret.entry_keys.arn
+    VWR_ENTRY_ISSUER                     = var.entry_issuer
+    VWR_ENTRY_AUDIENCE                   = var.entry_audience
+    VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
+    VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
+    VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
+    VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
+    VWR_NOTICE_QUEUE_URL                 = aws_sqs_queue.notices.url
+    RUST_LOG                             = var.log_level
+    KEYS_REVISION                        = local.keys_revision
+  }
+  authorizer_env = {
+    VWR_TIER2_JWKS           = local.jwks
+    VWR_ENTRY_ISSUER         = var.entry_issuer
+    VWR_ENTRY_AUDIENCE       = var.entry_audience
+    VWR_TIER1_KEYS_SECRET_ID = var.tier1_keys_secret_arn
+    VWR_TOKEN_ISSUER         = var.tier1_settings.token_issuer
+    VWR_TOKEN_AUDIENCE       = var.tier1_settings.token_audience
+    VWR_COOKIE_PREFIX        = var.tier1_settings.cookie_prefix
+    RUST_LOG                 = var.log_level
+    KEYS_REVISION            = local.keys_revision
+  }
+}
+
+data "aws_iam_policy_document" "api" {
+  statement {
+    sid       = "Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.entry_keys.arn, var.tier1_keys_secret_arn, aws_secretsmanager_secret.redis_url.arn]
+  }
+  statement {
+    sid       = "Tier1Events"
+    actions   = ["dynamodb:GetItem"]
+    resources = [var.tier1_table_arn]
+  }
+}
+
+data "aws_iam_policy_document" "worker" {
+  statement {
+    sid       = "Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.entry_keys.arn, aws_secretsmanager_secret.redis_url.arn]
+  }
+  statement {
+    sid       = "Notices"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.notices.arn]
+  }
+  dynamic "statement" {
+    for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
+    content {
+      sid       = "NoticesKey"
+      actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
+      resources = [statement.value]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "authorizer" {
+  statement {
+    sid       = "Tier1Keys"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [var.tier1_keys_secret_arn]
+  }
+}
+
+module "api" {
+  source                 = "../lambda"
+  function_name          = "${var.name}-tier2-api"
+  binary                 = "vwr-tier2-api"
+  description            = "vwr tier 2: /api/queue/* and the tier-2 admin routes"
+  dist_dir               = var.dist_dir
+  architecture           = var.architecture
+  memory_mb              = var.api_memory_mb
+  timeout_seconds        = 10
+  reserved_concurrency   = var.api_reserved_concurrency
+  environment            = local.api_env
+  policy_json            = data.aws_iam_policy_document.api.json
+  vpc_subnet_ids         = var.subnet_ids
+  vpc_security_group_ids = [aws_security_group.functions.id]
+  log_retention_days     = var.log_retention_days
+  kms_key_arn            = var.kms_key_arn
+  tags                   = var.tags
+}
+
+module "worker" {
+  source        = "../lambda"
+  function_name = "${var.name}-tier2-worker"
+  binary        = "vwr-tier2-worker"
+  description   = "vwr tier 2 admission worker: EventBridge Scheduler rate(1 minute), ticks until the deadline"
+  dist_dir      = var.dist_dir
+  architecture  = var.architecture
+  memory_mb     = 128
+  # Runs ~57 s per invocation.
+  timeout_seconds = 75
+  # Overlapping runs are safe (each step is one script); two at most, always available.
+  reserved_concurrency   = 2
+  environment            = local.worker_env
+  policy_json            = data.aws_iam_policy_document.worker.json
+  vpc_subnet_ids         = var.subnet_ids
+  vpc_security_group_ids = [aws_security_group.functions.id]
+  log_retention_days     = var.log_retention_days
+  kms_key_arn            = var.kms_key_arn
+  tags                   = var.tags
+}
+
+module "authorizer" {
+  source             = "../lambda"
+  function_name      = "${var.name}-tier2-authorizer"
+  binary             = "vwr-tier2-authorizer"
+  description        = "vwr entry-token authorizer (API Gateway REST, REQUEST) for protected APIs"
+  dist_dir           = var.dist_dir
+  architecture       = var.architecture
+  memory_mb          = 128
+  timeout_seconds    = 5
+  environment        = local.authorizer_env
+  policy_json        = data.aws_iam_policy_document.authorizer.json
+  log_retention_days = var.log_retention_days
+  kms_key_arn        = var.kms_key_arn
+  tags               = var.tags
+}
+
+# ---------------------------------------------------------------------------------------------
+# Worker schedule
+
+resource "aws_lambda_function_event_invoke_config" "worker" {
+  function_name                = module.worker.function_name
+  maximum_retry_attempts       = 0
+  maximum_event_age_in_seconds = 60
+}
+
+data "aws_iam_policy_document" "scheduler_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["scheduler.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+resource "aws_iam_role" "scheduler" {
+  name               = "${var.name}-tier2-worker-schedule"
+  assume_role_policy = data.aws_iam_policy_document.scheduler_assume.json
+  tags               = var.tags
+}
+
+data "aws_iam_policy_document" "scheduler" {
+  statement {
+    actions   = ["lambda:InvokeFunction"]
+    resources = [module.worker.arn]
+  }
+}
+
+resource "aws_iam_role_policy" "scheduler" {
+  name   = "invoke-worker"
+  role   = aws_iam_role.scheduler.id
+  policy = data.aws_iam_policy_document.scheduler.json
+}
+
+resource "aws_scheduler_schedule" "worker" {
+  #checkov:skip=CKV_AWS_297:The schedule's only data is a constant input; it uses var.kms_key_arn when given.
+  name                = "${var.name}-tier2-worker"
+  description         = "vwr tier-2 admission worker, every minute (it ticks inside the invocation)"
+  schedule_expression = "rate(1 minute)"
+  state               = "ENABLED"
+  kms_key_arn         = var.kms_key_arn
+
+  flexible_time_window {
+    mode = "OFF"
+  }
+
+  target {
+    arn      = module.worker.arn
+    role_arn = aws_iam_role.scheduler.arn
+    input    = jsonencode({ source = "vwr.schedule" })
+
+    retry_policy {
+      maximum_retry_attempts       = 0
+      maximum_event_age_in_seconds = 60
+    }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
+# Public tier-2 API (CloudFront /api/queue/* → here, cookies forwarded: the caller is the
+# subject of their tier-1 token)
+
+resource "aws_cloudwatch_log_group" "access" {
+  #checkov:skip=CKV_AWS_338:Retention is an operator choice (var.log_retention_days).
+  #checkov:skip=CKV_AWS_158:Access logs hold no secrets; a customer managed key is optional through var.kms_key_arn.
+  name              = "/aws/apigateway/${var.name}-tier2"
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.kms_key_arn
+  tags              = var.tags
+}
+
+locals {
+  public_routes = {
+    check     = "POST /api/queue/check/{eventId}"
+    status    = "GET /api/queue/status/{eventId}"
+    heartbeat = "POST /api/queue/heartbeat/{eventId}"
+    leave     = "POST /api/queue/leave/{eventId}"
+    jwks      = "GET /api/queue/.well-known/jwks.json"
+  }
+  admin_routes = {
+    threshold = "PUT /api/queue/admin/threshold/{eventId}"
+    status    = "GET /api/queue/admin/status/{eventId}"
+    remove    = "DELETE /api/queue/admin/event/{eventId}"
+  }
+}
+
+resource "aws_apigatewayv2_api" "public" {
+  name          = "${var.name}-tier2"
+  description   = "vwr tier-2 public API (/api/queue/*)"
+  protocol_type = "HTTP"
+  tags          = var.tags
+}
+
+resource "aws_apigatewayv2_integration" "public" {
+  api_id                 = aws_apigatewayv2_api.public.id
+  integration_type       = "AWS_PROXY"
+  integration_uri        = module.api.invoke_arn
+  payload_format_version = "2.0"
+  timeout_milliseconds   = 10000
+}
+
+resource "aws_apigatewayv2_route" "public" {
+  #checkov:skip=CKV_AWS_309:Public queue routes: the caller is identified by their signed tier-1 token (cookie), checked by the function.
+  for_each           = local.public_routes
+  api_id             = aws_apigatewayv2_api.public.id
+  route_key          = each.value
+  target             = "integrations/${aws_apigatewayv2_integration.public.id}"
+  authorization_type = "NONE"
+}
+
+resource "aws_apigatewayv2_stage" "public" {
+  api_id      = aws_apigatewayv2_api.public.id
+  name        = "$default"
+  auto_deploy = true
+
+  default_route_settings {
+    throttling_rate_limit  = var.api_throttle_rate
+    throttling_burst_limit = var.api_throttle_burst
+  }
+
+  access_log_settings {
+    destination_arn = aws_cloudwatch_log_group.access.arn
+    format = jsonencode({
+      requestId = "$context.requestId"
+      time      = "$context.requestTimeEpoch"
+      method    = "$context.httpMethod"
+      route     = "$context.routeKey"
+      status    = "$context.status"
+      latencyMs = "$context.responseLatency"
+      error     = "$context.integrationErrorMessage"
+    })
+  }
+
+  tags = var.tags
+}
+
+resource "aws_lambda_permission" "public" {
+  statement_id  = "apigw-public"
+  action        = "lambda:InvokeFunction"
+  function_name = module.api.function_name
+  principal     = "apigateway.amazonaws.com"
+  source_arn    = "${aws_apigatewayv2_api.public.execution_arn}/*/*/api/queue/*"
+}
+
+# Tier-2 admin routes on the shared admin API (AWS_IAM).
+
+resource "aws_apigatewayv2_integration" "admin" {
+  api_id                 = var.admin_api_id
+  integration_type       = "AWS_PROXY"
+  integration_uri        = module.api.invoke_arn
+  payload_format_version = "2.0"
+  timeout_milliseconds   = 10000
+}
+
+resource "aws_apigatewayv2_route" "admin" {
+  for_each           = local.admin_routes
+  api_id             = var.admin_api_id
+  route_key          = each.value
+  target             = "integrations/${aws_apigatewayv2_integration.admin.id}"
+  authorization_type = "AWS_IAM"
+}
+
+resource "aws_lambda_permission" "admin" {
+  statement_id  = "apigw-admin"
+  action        = "lambda:InvokeFunction"
+  function_name = module.api.function_name
+  principal     = "apigateway.amazonaws.com"
+  source_arn    = "${var.admin_api_execution_arn}/*/*/api/queue/admin/*"
+}

@@ -1,0 +1,775 @@
+#!/usr/bin/env python3
+"""Contract between the Rust code, the packaging step and Terraform (tests/infra/run.sh runs it).
+
+Fails when they disagree:
+  * every .tf file parses;
+  * environment: each Lambda gets every variable its code requires, and every VWR_* variable
+    Terraform sets is one its code reads (no typos), no secret in plain environment variables,
+    and a setting shared by several functions of a module has the same value everywhere;
+  * IAM: every AWS call the code makes is allowed by that function's policy, and the policy
+    allows nothing the code does not call (least privilege both ways);
+  * packaging: Terraform deploys exactly the Lambda binaries of the workspace, from the dist/
+    layout scripts/package.sh declares (`--print-layout`), and reads no other dist/ file;
+  * routes: the API Gateway routes are the Rust routers' routes, admin routes use AWS_IAM, and
+    the protected-API gate covers the prefixes the authorizer knows;
+  * the DynamoDB table is the one `vwr bootstrap` creates (keys, index, TTL);
+  * the CloudFront Functions stay within 10 KB once the placeholders are filled.
+
+What the code reads and calls is derived from the Rust sources of the crates each binary is
+built from (BINARIES below, checked against the Cargo manifests). The tables below are the
+explicit, reviewed part of the contract: a new environment variable, a new required variable or
+a new AWS call that they do not classify makes this test fail with a message naming the file.
+
+Usage: contract.py [--root DIR]   (prints one line per check and "N passed, M failed")
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+import hcl2
+
+# ------------------------------------------------------------------------------------------------
+# The reviewed tables
+
+# Workspace crates (package name -> directory).
+CRATES = {
+    "vwr-core": "functions/core",
+    "vwr-tier1": "functions/tier1",
+    "vwr-tier2": "tier2/core",
+    "vwr-lambda": "functions/lambdas/common",
+    "vwr-tier1-api": "functions/lambdas/api",
+    "vwr-tier1-admin": "functions/lambdas/admin",
+    "vwr-tier1-advancer": "functions/lambdas/advancer",
+    "vwr-tier2-api": "tier2/lambdas/api",
+    "vwr-tier2-worker": "tier2/lambdas/worker",
+    "vwr-tier2-authorizer": "tier2/lambdas/authorizer",
+}
+
+# Lambda binary -> the workspace crates its code comes from (checked against Cargo.toml).
+BINARIES = {
+    "vwr-tier1-api": ["vwr-tier1-api", "vwr-lambda", "vwr-tier1", "vwr-core"],
+    "vwr-tier1-admin": ["vwr-tier1-admin", "vwr-lambda", "vwr-tier1", "vwr-core"],
+    "vwr-tier1-advancer": ["vwr-tier1-advancer", "vwr-lambda", "vwr-tier1", "vwr-core"],
+    "vwr-tier2-api": ["vwr-tier2-api", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
+    "vwr-tier2-worker": ["vwr-tier2-worker", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
+    "vwr-tier2-authorizer": ["vwr-tier2-authorizer", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
+}
+ALL = set(BINARIES)
+TIER1 = {"vwr-tier1-api", "vwr-tier1-admin", "vwr-tier1-advancer"}
+
+# Scheduled binaries: they run ~57 s per invocation (MAX_RUN 60 s minus a 3 s margin).
+SCHEDULED_MIN_TIMEOUT = {"vwr-tier1-advancer": 70, "vwr-tier2-worker": 70}
+
+# AWS SDK operation (snake_case, as called in Rust) -> IAM action.
+SDK_ACTIONS = {
+    "get_item": "dynamodb:GetItem",
+    "put_item": "dynamodb:PutItem",
+    "update_item": "dynamodb:UpdateItem",
+    "delete_item": "dynamodb:DeleteItem",
+    "batch_get_item": "dynamodb:BatchGetItem",
+    "batch_write_item": "dynamodb:BatchWriteItem",
+    "query": "dynamodb:Query",
+    "scan": "dynamodb:Scan",
+    "transact_write_items": "dynamodb:TransactWriteItems",
+    "transact_get_items": "dynamodb:TransactGetItems",
+    "create_table": "dynamodb:CreateTable",
+    "describe_table": "dynamodb:DescribeTable",
+    "describe_time_to_live": "dynamodb:DescribeTimeToLive",
+    "update_time_to_live": "dynamodb:UpdateTimeToLive",
+    "get_secret_value": "secretsmanager:GetSecretValue",
+    "send_message": "sqs:SendMessage",
+    "send_message_batch": "sqs:SendMessage",
+    "describe_key_value_store": "cloudfront-keyvaluestore:DescribeKeyValueStore",
+    "get_key": "cloudfront-keyvaluestore:GetKey",
+    "put_key": "cloudfront-keyvaluestore:PutKey",
+}
+
+# IAM action -> the binaries that call it (among those whose crates contain the call). The crates
+# are shared (the tier-2 binaries link the whole tier-1 crate), so this is where "which function
+# really makes which call" is decided; keep it in step with the code paths:
+#   tier-1 api: assign (event GetItem, shard UpdateItem ADD), check (redemption PutItem, shard
+#     UpdateItem, GetItem); admin: activate/deactivate/advance UpdateItem,
+#     status GetItem + BatchGetItem, events Query(active-index); advancer: Query, BatchGetItem,
+#     UpdateItem, GetItem; tier-2 api: tier-1 event lookup (GetItem); worker: notices.
+#   Every binary reads its keys from Secrets Manager at start-up.
+CALL_USERS = {
+    "dynamodb:GetItem": TIER1 | {"vwr-tier2-api"},
+    "dynamodb:BatchGetItem": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    "dynamodb:UpdateItem": set(TIER1),
+    "dynamodb:PutItem": {"vwr-tier1-api"},
+    "dynamodb:Query": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    # `vwr bootstrap` (CLI) only: functions/tier1/src/dynamo.rs ensure_table.
+    "dynamodb:CreateTable": set(),
+    "dynamodb:DescribeTable": set(),
+    "dynamodb:DescribeTimeToLive": set(),
+    "dynamodb:UpdateTimeToLive": set(),
+    "secretsmanager:GetSecretValue": set(ALL),
+    "sqs:SendMessage": {"vwr-tier2-worker"},
+    # Edge event list (functions/tier1/src/edge_sync.rs): admin on activate/deactivate, advancer
+    # reconciling every run.
+    "cloudfront-keyvaluestore:DescribeKeyValueStore": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    "cloudfront-keyvaluestore:GetKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    "cloudfront-keyvaluestore:PutKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+}
+
+# Actions a policy may grant because a needed action implies them (a customer managed KMS key on
+# the queue: SendMessage needs the key).
+IMPLIED = {
+    "kms:GenerateDataKey": "sqs:SendMessage",
+    "kms:Decrypt": "sqs:SendMessage",
+}
+
+# Granted ahead of the code that uses it (allowed even when the call is not in the sources yet).
+PLANNED_ACTIONS: set[str] = set()
+
+# Required environment: each group lists alternatives, one of which must be set.
+REQUIRED = {
+    "vwr-tier1-api": [("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"), ("VWR_TABLE",)],
+    "vwr-tier1-admin": [("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"), ("VWR_TABLE",)],
+    "vwr-tier1-advancer": [("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"), ("VWR_TABLE",)],
+    "vwr-tier2-api": [
+        ("VWR_REDIS_URL_SECRET_ID", "VWR_REDIS_URL"),
+        ("VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
+        # Callers are identified by their tier-1 token; events active in tier 1 are served.
+        ("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"),
+        ("VWR_TABLE",),
+    ],
+    "vwr-tier2-worker": [
+        ("VWR_REDIS_URL_SECRET_ID", "VWR_REDIS_URL"),
+        ("VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
+        # Without a queue the worker keeps notices in memory: not what a deployment wants.
+        ("VWR_NOTICE_QUEUE_URL",),
+    ],
+    "vwr-tier2-authorizer": [
+        ("VWR_TIER2_JWKS", "VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
+        ("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"),
+    ],
+}
+
+# Variables the code reports as missing (ConfigError::Missing / missing(…)) that a binary does
+# not need, with the reason.
+NOT_REQUIRED = {
+    "vwr-tier2-api": {"VWR_TIER2_JWKS": "authorizer only (config::protector)"},
+    "vwr-tier2-worker": {
+        "VWR_TIER2_JWKS": "authorizer only (config::protector)",
+        "VWR_TIER1_KEYS": "optional for the worker: callers are identified by the API, not here",
+    },
+    "vwr-tier2-authorizer": {"VWR_REDIS_URL": "the authorizer never touches Redis (config::protector)"},
+}
+
+# Never in plain environment variables: these hold key material.
+FORBIDDEN_ENV = {
+    "VWR_TIER1_KEYS": "use VWR_TIER1_KEYS_SECRET_ID",
+    "VWR_TIER2_KEYS": "use VWR_TIER2_KEYS_SECRET_ID (or VWR_TIER2_JWKS for verifiers)",
+    "VWR_ADMIN_KEY": "vwr dev only; deployed admin APIs use IAM",
+    "VWR_REDIS_URL": "it carries the Redis password: use VWR_REDIS_URL_SECRET_ID",
+}
+
+# Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.
+PLANNED_ENV: dict[str, str] = {}
+
+# Non-VWR variables Terraform may set.
+OTHER_ENV = {
+    "RUST_LOG": "log filter (tracing EnvFilter)",
+    "KEYS_REVISION": "changes with the key id lists so functions restart and reload the keys",
+    "AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH": "lambda_http behind a REST API stage (LocalStack kit only)",
+}
+
+# ------------------------------------------------------------------------------------------------
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, problems: list[str]) -> None:
+        if problems:
+            self.failed += 1
+            print(f"FAIL {name}")
+            for p in problems:
+                print(f"     - {p}")
+        else:
+            self.passed += 1
+            print(f"ok   {name}")
+
+
+def rel(root: str, path: str) -> str:
+    return os.path.relpath(path, root)
+
+
+# --- Rust side ------------------------------------------------------------------------------------
+
+
+def rust_sources(root: str, crate: str) -> list[str]:
+    """The crate's non-test sources."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(root, CRATES[crate], "src", "**", "*.rs"), recursive=True)):
+        if os.path.basename(path) == "tests.rs":
+            continue
+        out.append(path)
+    return out
+
+
+def strip_tests(text: str) -> str:
+    """Cuts `#[cfg(test)] mod … { … }` (kept at the end of files in this code base)."""
+    m = re.search(r"^\s*#\[cfg\(test\)\]\s*\n\s*(pub\s+)?mod\s+\w+\s*\{", text, re.M)
+    return text[: m.start()] if m else text
+
+
+def read_code(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return strip_tests(fh.read())
+
+
+ENV_LITERAL = re.compile(r'"(VWR_[A-Z0-9_]+)"')
+MISSING = re.compile(r'(?:\bmissing\(\s*|Missing\s*\{\s*name:\s*|\.required\(\s*)"(VWR_[A-Z0-9_]+)"')
+SDK_CALL = re.compile(r"client(?:\(\))?\s*\.\s*([a-z_][a-z0-9_]*)\s*\(\s*\)")
+SEND = re.compile(r"\.send\(\)")
+
+
+def scan_crate(root: str, crate: str) -> dict:
+    reads: set[str] = set()
+    missing: dict[str, str] = {}
+    calls: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    unmatched_sends: list[str] = []
+    for path in rust_sources(root, crate):
+        text = read_code(path)
+        reads |= set(ENV_LITERAL.findall(text))
+        for m in MISSING.finditer(text):
+            missing.setdefault(m.group(1), f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}")
+        if "aws_sdk_" not in text:
+            continue  # no AWS client in this file (Redis, axum … clients are not AWS calls)
+        call_positions = []
+        for m in SDK_CALL.finditer(text):
+            op = m.group(1)
+            where = f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}"
+            call_positions.append(m.start())
+            if op in SDK_ACTIONS:
+                calls.setdefault(SDK_ACTIONS[op], []).append(where)
+            else:
+                unknown.append(f"{where}: client.{op}()")
+        # Every `.send()` must close a call this test identified (within the preceding 20 lines).
+        for m in SEND.finditer(text):
+            window_start = max(0, m.start() - 1500)
+            if not any(window_start <= p < m.start() for p in call_positions):
+                unmatched_sends.append(f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}")
+    return {"reads": reads, "missing": missing, "calls": calls, "unknown": unknown, "sends": unmatched_sends}
+
+
+def cargo_vwr_deps(root: str, crate: str) -> set[str]:
+    """Workspace crates `crate` depends on, transitively (normal dependencies only)."""
+    seen: set[str] = set()
+    todo = [crate]
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        if c not in CRATES:
+            raise SystemExit(f"contract.py: workspace crate {c} is not in CRATES")
+        with open(os.path.join(root, CRATES[c], "Cargo.toml"), "rb") as fh:
+            manifest = tomllib.load(fh)
+        for dep in manifest.get("dependencies", {}):
+            if dep.startswith("vwr-"):
+                todo.append(dep)
+    return seen
+
+
+def workspace_lambda_binaries(root: str) -> set[str]:
+    with open(os.path.join(root, "Cargo.toml"), "rb") as fh:
+        members = tomllib.load(fh)["workspace"]["members"]
+    out = set()
+    for member in members:
+        with open(os.path.join(root, member, "Cargo.toml"), "rb") as fh:
+            manifest = tomllib.load(fh)
+        deps = manifest.get("dependencies", {})
+        if os.path.exists(os.path.join(root, member, "src", "main.rs")) and (
+            "lambda_runtime" in deps or "lambda_http" in deps
+        ):
+            out.add(manifest["package"]["name"])
+    return out
+
+
+ROUTE = re.compile(r'\.route\(\s*"([^"]+)"\s*,\s*(?:axum::routing::)?(get|post|put|delete|patch)\(')
+ROUTER_FN = re.compile(r"pub fn (\w*router\w*)\(")
+
+
+def rust_routes(root: str, path: str) -> dict[str, set[str]]:
+    """Router function family (public / admin) -> {"METHOD /path/{}"}."""
+    text = read_code(os.path.join(root, path))
+    out: dict[str, set[str]] = {}
+    fns = [(m.start(), m.group(1)) for m in ROUTER_FN.finditer(text)]
+    for m in ROUTE.finditer(text):
+        owner = [name for pos, name in fns if pos < m.start()]
+        family = "admin" if owner and owner[-1].startswith("admin") else "public"
+        out.setdefault(family, set()).add(f"{m.group(2).upper()} {normalize_path(m.group(1))}")
+    return out
+
+
+def normalize_path(p: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", p)
+
+
+# --- Terraform side -------------------------------------------------------------------------------
+
+
+def load_tf(root: str, checks: Checks) -> dict[str, dict]:
+    """Directory (relative) -> merged parse of its .tf files."""
+    problems = []
+    modules: dict[str, dict] = {}
+    files = sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True))
+    files = [f for f in files if "/.terraform/" not in f]
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = hcl2.load(fh)
+        except Exception as e:  # noqa: BLE001 - any parser error is a finding
+            problems.append(f"{rel(root, path)}: {e}")
+            continue
+        d = modules.setdefault(rel(root, os.path.dirname(path)), {})
+        for key, blocks in doc.items():
+            d.setdefault(key, []).extend(blocks)
+    if not files:
+        problems.append("no .tf files under terraform/")
+    checks.check(f"every .tf file parses ({len(files)} files)", problems)
+    return modules
+
+
+def first(v):
+    return v[0] if isinstance(v, list) and len(v) == 1 else v
+
+
+def locals_of(mod: dict) -> dict:
+    out = {}
+    for block in mod.get("locals", []):
+        out.update({k: first(v) for k, v in block.items()})
+    return out
+
+
+def blocks(mod: dict, kind: str, type_: str) -> dict[str, dict]:
+    """resource/data blocks of one type: name -> body."""
+    out = {}
+    for block in mod.get(kind, []):
+        for t, named in block.items():
+            if t == type_:
+                out.update(named)
+    return out
+
+
+def module_calls(mod: dict) -> dict[str, dict]:
+    out = {}
+    for block in mod.get("module", []):
+        out.update(block)
+    return out
+
+
+REF = re.compile(r"^\$\{(local|data\.aws_iam_policy_document)\.([A-Za-z0-9_]+)(?:\.json)?\}$")
+
+
+def policy_statements(doc: dict) -> list[dict]:
+    """Statements of an aws_iam_policy_document, dynamic ones included (as if enabled)."""
+    out = [s for s in doc.get("statement", [])]
+    for dyn in doc.get("dynamic", []):
+        for name, body in dyn.items():
+            if name == "statement":
+                content = body.get("content", [])
+                out.extend(content if isinstance(content, list) else [content])
+    return out
+
+
+def flat(v) -> list:
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(flat(x))
+        return out
+    return [v]
+
+
+def lambda_deployments(modules: dict) -> list[dict]:
+    """Every call of terraform/modules/lambda: binary, env, IAM statements, settings."""
+    out = []
+    for dirname, mod in modules.items():
+        local = locals_of(mod)
+        docs = blocks(mod, "data", "aws_iam_policy_document")
+        for name, call in module_calls(mod).items():
+            if first(call.get("source")) != "../lambda":
+                continue
+            binary = first(call.get("binary"))
+            env_ref = REF.match(str(first(call.get("environment"))))
+            pol_ref = REF.match(str(first(call.get("policy_json"))))
+            env = local.get(env_ref.group(2)) if env_ref and env_ref.group(1) == "local" else None
+            doc = docs.get(pol_ref.group(2)) if pol_ref else None
+            out.append(
+                {
+                    "where": f"{dirname} module.{name}",
+                    "module_dir": dirname,
+                    "binary": binary,
+                    "env": env,
+                    "env_ref": first(call.get("environment")),
+                    "statements": policy_statements(doc) if doc else None,
+                    "policy_ref": first(call.get("policy_json")),
+                    "timeout": first(call.get("timeout_seconds")),
+                }
+            )
+    return out
+
+
+# --- checks ---------------------------------------------------------------------------------------
+
+
+def check_binaries(root: str, checks: Checks, layout: list[str], deployments: list[dict], localstack_bins: set[str] | None) -> None:
+    problems = []
+    workspace = workspace_lambda_binaries(root)
+    if workspace != set(BINARIES):
+        problems.append(f"workspace Lambda binaries {sorted(workspace)} != BINARIES {sorted(BINARIES)}")
+    for b, crates in BINARIES.items():
+        deps = cargo_vwr_deps(root, b)
+        if deps != set(crates):
+            problems.append(f"{b}: Cargo dependencies {sorted(deps)} != BINARIES entry {sorted(crates)}")
+    checks.check("BINARIES matches the workspace and the Cargo dependencies", problems)
+
+    packaged = {p[len("lambda/") : -len(".zip")] for p in layout if p.startswith("lambda/") and p.endswith(".zip")}
+    problems = []
+    if packaged != workspace:
+        problems.append(f"scripts/package.sh packages {sorted(packaged)}, the workspace has {sorted(workspace)}")
+    deployed = [d["binary"] for d in deployments]
+    for b in sorted(set(deployed)):
+        if b not in packaged:
+            problems.append(f"Terraform deploys {b}, which scripts/package.sh does not build")
+        if deployed.count(b) > 1:
+            problems.append(f"Terraform deploys {b} {deployed.count(b)} times")
+    for b in sorted(packaged - set(deployed)):
+        problems.append(f"{b} is packaged but no Terraform module deploys it")
+    if localstack_bins is not None and localstack_bins != packaged:
+        problems.append(f"localstack/bootstrap.py deploys {sorted(localstack_bins)}, packaged are {sorted(packaged)}")
+    checks.check("every packaged Lambda is deployed once, and only packaged ones", problems)
+
+
+def check_dist_refs(root: str, checks: Checks, layout: list[str], modules: dict) -> None:
+    problems = []
+    lam = modules.get("terraform/modules/lambda", {})
+    zip_path = locals_of(lam).get("zip_path")
+    if zip_path != "${var.dist_dir}/lambda/${var.binary}.zip":
+        problems.append(f"terraform/modules/lambda reads {zip_path!r}, not the packaged lambda/<binary>.zip")
+    refs = []
+    for path in glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True):
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        for m in re.finditer(r'\$\{var\.dist_dir\}/([^"$]*)"', text):
+            refs.append((rel(root, path), m.group(1)))
+        for m in re.finditer(r'fileset\("\$\{var\.dist_dir\}/([^"]+)",\s*"([^"]+)"\)', text):
+            refs.append((rel(root, path), m.group(1) + "/" + m.group(2).replace("**", "")))
+    for where, ref in refs:
+        if ref in ("lambda/", "static/", "static"):
+            continue
+        if ref.endswith("/") or ref.endswith("/**"):
+            if not any(p.startswith(ref.rstrip("*")) for p in layout):
+                problems.append(f"{where} reads {ref}… which the dist/ layout does not have")
+        elif ref not in layout and not ref.startswith("static/"):
+            problems.append(f"{where} reads dist/{ref}, which scripts/package.sh does not produce")
+    if not refs:
+        problems.append("found no ${var.dist_dir} reference in terraform/")
+    checks.check(f"Terraform reads only files of the dist/ layout ({len(refs)} references)", problems)
+
+
+def check_env(root: str, checks: Checks, deployments: list[dict], scans: dict[str, dict], label: str) -> None:
+    for d in deployments:
+        b = d["binary"]
+        problems = []
+        if b not in BINARIES:
+            checks.check(f"{label} {d['where']}: environment of {b}", [f"unknown binary {b}"])
+            continue
+        env = d["env"]
+        if not isinstance(env, dict):
+            checks.check(f"{label} {d['where']}: environment of {b}", [f"environment is {d['env_ref']!r}: use a local map (readable by this test)"])
+            continue
+        reads = set().union(*(scans[c]["reads"] for c in BINARIES[b]))
+        missing = {}
+        for c in BINARIES[b]:
+            missing.update(scans[c]["missing"])
+        for k in env:
+            if k in FORBIDDEN_ENV:
+                problems.append(f"sets {k}: key material in plain environment ({FORBIDDEN_ENV[k]})")
+            elif k.startswith("VWR_"):
+                if k not in reads and k not in PLANNED_ENV:
+                    problems.append(f"sets {k}, which no code of {b} reads (typo?)")
+            elif k not in OTHER_ENV:
+                problems.append(f"sets {k}: not a VWR_ variable and not in OTHER_ENV")
+        for group in REQUIRED[b]:
+            if not any(k in env for k in group):
+                problems.append(f"needs {' or '.join(group)}")
+        required_names = {k for g in REQUIRED[b] for k in g}
+        for name, where in sorted(missing.items()):
+            if name not in required_names and name not in NOT_REQUIRED.get(b, {}):
+                problems.append(f"the code can stop for a missing {name} ({where}): add it to REQUIRED or NOT_REQUIRED for {b}")
+        checks.check(f"{label} {d['where']}: environment of {b}", problems)
+
+
+def check_shared_settings(checks: Checks, deployments: list[dict]) -> None:
+    problems = []
+    by_module: dict[str, list[dict]] = {}
+    for d in deployments:
+        if isinstance(d["env"], dict):
+            by_module.setdefault(d["module_dir"], []).append(d)
+    for mod, ds in by_module.items():
+        seen: dict[str, tuple[str, str]] = {}
+        for d in ds:
+            for k, v in d["env"].items():
+                if k in seen and seen[k][0] != v:
+                    problems.append(f"{mod}: {k} is {seen[k][0]!r} for {seen[k][1]} but {v!r} for {d['binary']}")
+                seen.setdefault(k, (v, d["binary"]))
+    checks.check("a setting shared by functions of one module has one value", problems)
+
+
+def check_iam(root: str, checks: Checks, deployments: list[dict], scans: dict[str, dict], dynamo_index: str) -> None:
+    problems = []
+    found: dict[str, list[str]] = {}
+    for c, s in scans.items():
+        for action, wheres in s["calls"].items():
+            found.setdefault(action, []).extend(wheres)
+        for u in s["unknown"]:
+            problems.append(f"unknown AWS SDK call {u}: add it to SDK_ACTIONS and CALL_USERS")
+        for w in s["sends"]:
+            problems.append(f"{w}: a .send() whose operation this test cannot identify (call it on a `client`)")
+    for action, wheres in sorted(found.items()):
+        if action not in CALL_USERS:
+            problems.append(f"new AWS call {action} ({', '.join(sorted(set(wheres)))}): add it to CALL_USERS with the binaries that make it")
+    checks.check("every AWS call in the Lambda crates is classified", problems)
+
+    for d in deployments:
+        b = d["binary"]
+        problems = []
+        if d["statements"] is None:
+            checks.check(f"IAM of {b} ({d['where']})", [f"policy_json is {d['policy_ref']!r}: use data.aws_iam_policy_document (readable by this test)"])
+            continue
+        code_calls = set()
+        for c in BINARIES.get(b, []):
+            code_calls |= set(scans[c]["calls"])
+        needed = {a for a, users in CALL_USERS.items() if b in users}
+        granted: dict[str, list[str]] = {}
+        for st in d["statements"]:
+            if first(st.get("effect", "Allow")) == "Deny":
+                continue
+            for a in flat(st.get("actions", [])):
+                granted.setdefault(a, []).extend(str(r) for r in flat(st.get("resources", [])))
+        for a in sorted(needed):
+            if a not in code_calls and a not in PLANNED_ACTIONS:
+                problems.append(f"CALL_USERS says {b} calls {a}, but its crates do not: stale entry")
+            if a not in granted and (a in code_calls):
+                problems.append(f"the code calls {a} but the policy does not allow it")
+        for a in sorted(granted):
+            if "*" in a:
+                problems.append(f"wildcard action {a}")
+            elif a not in needed and IMPLIED.get(a) not in needed:
+                problems.append(f"allows {a}, which {b} does not call")
+            for r in granted[a]:
+                if r == "*":
+                    problems.append(f"{a} on resource *")
+        if "dynamodb:Query" in granted and not any(r.endswith(f"/index/{dynamo_index}") for r in granted["dynamodb:Query"]):
+            problems.append(f"dynamodb:Query must be allowed on the index …/index/{dynamo_index}")
+        checks.check(f"IAM of {b}: exactly what the code calls ({d['where']})", problems)
+
+
+def check_timeouts(checks: Checks, deployments: list[dict]) -> None:
+    problems = []
+    for d in deployments:
+        need = SCHEDULED_MIN_TIMEOUT.get(d["binary"])
+        if need is not None and (not isinstance(d["timeout"], int) or d["timeout"] < need):
+            problems.append(f"{d['binary']}: timeout_seconds {d['timeout']!r} < {need} (it runs ~57 s)")
+    checks.check("scheduled functions outlive their one-minute run", problems)
+
+
+def check_table(root: str, checks: Checks, modules: dict) -> str:
+    with open(os.path.join(root, "functions/tier1/src/dynamo.rs"), encoding="utf-8") as fh:
+        code = fh.read()
+    index = re.search(r'pub const ACTIVE_INDEX: &str = "([^"]+)"', code).group(1)
+    ttl = re.search(r'\.attribute_name\("([^"]+)"\)\s*\n\s*\.enabled\(true\)', code).group(1)
+    create = code[code.index(".create_table()") :]
+    hash_key = re.search(r'\.key_schema\(key\("(\w+)", KeyType::Hash\)\?\)\s*\.key_schema\(key\("(\w+)", KeyType::Range\)', create)
+    gsi = re.search(r'key_schema\(key\("(\w+)", KeyType::Hash\)\?\)\s*\n\s*\.key_schema\(key\("(\w+)", KeyType::Range\)\?\)\s*\n\s*\.projection', code)
+    problems = []
+    tables = blocks(modules.get("terraform/modules/tier1", {}), "resource", "aws_dynamodb_table")
+    if len(tables) != 1:
+        problems.append(f"expected one aws_dynamodb_table in modules/tier1, found {len(tables)}")
+    for t in tables.values():
+        if first(t.get("billing_mode")) != "PAY_PER_REQUEST":
+            problems.append("billing_mode must be PAY_PER_REQUEST (as `vwr bootstrap`)")
+        if (first(t.get("hash_key")), first(t.get("range_key"))) != (hash_key.group(1), hash_key.group(2)):
+            problems.append(f"table keys {first(t.get('hash_key'))}/{first(t.get('range_key'))} != code {hash_key.group(1)}/{hash_key.group(2)}")
+        attrs = {first(a["name"]): first(a["type"]) for a in t.get("attribute", [])}
+        for k in (hash_key.group(1), hash_key.group(2), gsi.group(1), gsi.group(2)):
+            if attrs.get(k) != "S":
+                problems.append(f"attribute {k} must be declared as S")
+        gsis = {first(g["name"]): g for g in t.get("global_secondary_index", [])}
+        g = gsis.get(index)
+        if g is None:
+            problems.append(f"no global secondary index {index}")
+        elif (first(g["hash_key"]), first(g["range_key"]), first(g["projection_type"])) != (gsi.group(1), gsi.group(2), "ALL"):
+            problems.append(f"index {index} must be {gsi.group(1)}/{gsi.group(2)}, projection ALL")
+        ttls = t.get("ttl", [])
+        if not ttls or first(ttls[0].get("attribute_name")) != ttl or first(ttls[0].get("enabled")) is not True:
+            problems.append(f"TTL must be enabled on {ttl}")
+        pitr = t.get("point_in_time_recovery", [])
+        if not pitr or first(pitr[0].get("enabled")) is not True:
+            problems.append("point-in-time recovery must be on")
+    checks.check(f"tier-1 table = what `vwr bootstrap` creates (pk/sk, {index}, TTL {ttl})", problems)
+    return index
+
+
+def tf_routes(mod: dict, local_name: str) -> set[str]:
+    routes = locals_of(mod).get(local_name, {})
+    return {f"{v.split(' ', 1)[0]} {normalize_path(v.split(' ', 1)[1])}" for v in routes.values()}
+
+
+def check_routes(root: str, checks: Checks, modules: dict) -> None:
+    t1 = modules.get("terraform/modules/tier1", {})
+    t2 = modules.get("terraform/modules/tier2", {})
+    r1 = rust_routes(root, "functions/tier1/src/http.rs")
+    r2 = rust_routes(root, "tier2/core/src/http.rs")
+    pairs = [
+        ("tier-1 public API", tf_routes(t1, "public_routes"), r1.get("public", set())),
+        ("tier-1 admin API", tf_routes(t1, "admin_routes"), r1.get("admin", set())),
+        ("tier-2 public API", tf_routes(t2, "public_routes"), r2.get("public", set())),
+        ("tier-2 admin routes", tf_routes(t2, "admin_routes"), r2.get("admin", set())),
+    ]
+    problems = []
+    for name, tf, rust in pairs:
+        for r in sorted(rust - tf):
+            problems.append(f"{name}: the code serves {r}, API Gateway has no such route")
+        for r in sorted(tf - rust):
+            problems.append(f"{name}: API Gateway routes {r}, the code has no such route")
+    for mod_name, mod in (("tier1", t1), ("tier2", t2)):
+        for name, route in blocks(mod, "resource", "aws_apigatewayv2_route").items():
+            auth = first(route.get("authorization_type"))
+            for_each = str(first(route.get("for_each")))
+            if "admin_routes" in for_each and auth != "AWS_IAM":
+                problems.append(f"modules/{mod_name} aws_apigatewayv2_route.{name}: admin routes need AWS_IAM, not {auth}")
+    with open(os.path.join(root, "tier2/core/src/protect.rs"), encoding="utf-8") as fh:
+        prefixes = re.search(r"PROTECTED_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]", fh.read()).group(1)
+    code_prefixes = {p.strip('"/ ').split("/")[-1] for p in prefixes.split(",") if p.strip()}
+    gate = set(locals_of(t2).get("protected_prefixes", {}).values())
+    if gate != code_prefixes:
+        problems.append(f"protected-API gate covers /api/{sorted(gate)}, the authorizer knows /api/{sorted(code_prefixes)}")
+    checks.check("API Gateway routes = the routers' routes; admin routes use AWS_IAM", problems)
+
+
+def check_edge(root: str, checks: Checks, layout: list[str]) -> None:
+    problems = []
+    fn = os.path.join(root, "edge/dist/cloudfront-function.js")
+    with open(fn, encoding="utf-8") as fh:
+        code = fh.read()
+    for placeholder in ("__VWR_KVS_ID__", "__VWR_FAIL_MODE__"):
+        if code.count(placeholder) != 1:
+            problems.append(f"edge/dist/cloudfront-function.js has {code.count(placeholder)} {placeholder} (Terraform replaces exactly one)")
+    with open(os.path.join(root, "terraform/modules/edge/main.tf"), encoding="utf-8") as fh:
+        tf = fh.read()
+    for placeholder in ("__VWR_KVS_ID__", "__VWR_FAIL_MODE__"):
+        if f'"{placeholder}"' not in tf:
+            problems.append(f"terraform/modules/edge does not fill {placeholder}")
+    # A KeyValueStore id is a UUID (36 characters); "closed" is the longer fail mode.
+    filled = code.replace("__VWR_KVS_ID__", "0" * 36).replace("__VWR_FAIL_MODE__", "closed")
+    size = len(filled.encode("utf-8"))
+    if size > 10240:
+        problems.append(f"the filled CloudFront Function is {size} bytes > 10240")
+    others = [os.path.join(root, "edge/dist/waiting-page-rewrite.js"), os.path.join(root, "terraform/modules/edge/functions/strip-prefix.js")]
+    sizes = [size]
+    for path in others:
+        n = os.path.getsize(path)
+        sizes.append(n)
+        if n > 10240:
+            problems.append(f"{rel(root, path)} is {n} bytes > 10240")
+    checks.check(f"CloudFront Functions ≤ 10 KB once filled (verifier {size} bytes)", problems)
+
+
+SKIP = re.compile(r"#\s*checkov:skip=([A-Z0-9_]+)(?::(.*))?")
+
+
+def check_checkov_skips(root: str, checks: Checks) -> None:
+    """Every checkov suppression is inline, names one check and says why (≥ 20 characters)."""
+    problems = []
+    count = 0
+    for path in sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True)):
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if "checkov" not in line:
+                    continue
+                m = SKIP.search(line)
+                if not m:
+                    problems.append(f"{rel(root, path)}:{n}: unrecognised checkov comment")
+                    continue
+                count += 1
+                if len((m.group(2) or "").strip()) < 20:
+                    problems.append(f"{rel(root, path)}:{n}: {m.group(1)} skipped without a written reason")
+    for cfg in (".checkov.yml", ".checkov.yaml", "terraform/.checkov.yml", "terraform/.checkov.yaml"):
+        if os.path.exists(os.path.join(root, cfg)):
+            problems.append(f"{cfg}: suppressions belong inline, next to the resource, with a reason")
+    checks.check(f"every checkov skip is inline with a written reason ({count} skips)", problems)
+
+
+def package_layout(root: str) -> list[str]:
+    out = subprocess.run(
+        ["bash", os.path.join(root, "scripts/package.sh"), "--print-layout"], check=True, capture_output=True, text=True
+    )
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+
+
+def localstack_functions(root: str) -> dict | None:
+    path = os.path.join(root, "localstack", "bootstrap.py")
+    if not os.path.exists(path):
+        return None
+    sys.path.insert(0, os.path.dirname(path))
+    import bootstrap  # noqa: PLC0415 - the kit's own module
+
+    return bootstrap.FUNCTIONS
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+    args = ap.parse_args()
+    root = args.root
+    checks = Checks()
+
+    modules = load_tf(root, checks)
+    layout = package_layout(root)
+    deployments = lambda_deployments(modules)
+    scans = {c: scan_crate(root, c) for c in CRATES}
+    ls = localstack_functions(root)
+
+    check_binaries(root, checks, layout, deployments, set(ls) if ls is not None else None)
+    check_dist_refs(root, checks, layout, modules)
+    check_env(root, checks, deployments, scans, "Terraform")
+    if ls is not None:
+        ls_deployments = [
+            {"where": "localstack/bootstrap.py", "module_dir": "localstack", "binary": b, "env": {k: str(v) for k, v in f["env"].items()}, "env_ref": "FUNCTIONS", "timeout": f["timeout"]}
+            for b, f in ls.items()
+        ]
+        check_env(root, checks, ls_deployments, scans, "LocalStack")
+        check_timeouts(checks, ls_deployments)
+    for name in PLANNED_ENV:
+        if any(name in scans[c]["reads"] for c in CRATES):
+            print(f"note {name} is now read by the code: it can leave PLANNED_ENV")
+    check_shared_settings(checks, deployments)
+    index = check_table(root, checks, modules)
+    check_iam(root, checks, deployments, scans, index)
+    check_timeouts(checks, deployments)
+    check_routes(root, checks, modules)
+    check_edge(root, checks, layout)
+    check_checkov_skips(root, checks)
+
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Infrastructure checks (no cloud, no Terraform providers needed):
+#   1. contract.py: every .tf file parses; code, packaging and Terraform agree (environment,
+#      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons);
+#   2. checkov on terraform/: fails on any finding not skipped inline with a reason;
+#   3. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
+#   4. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
+#      (VWR_TEST_AWS_ENDPOINT, else a moto server started here from tests/.venv);
+#   5. terraform validate and fmt -check of terraform/, only where a terraform binary and an
+#      offline AWS provider mirror exist (VWR_TF_PLUGIN_DIR, else Terraform's standard plugin
+#      directories); skipped otherwise.
+# Python tools go to tests/infra/.venv (tests/infra/requirements.txt).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+VENV="$HERE/.venv"
+LOGDIR="$ROOT/target/test-logs"
+mkdir -p "$LOGDIR"
+PASSED=0
+FAILED=0
+SKIPPED=0
+
+step() { printf '\n\033[1m==> infra: %s\033[0m\n' "$*"; }
+ok() { PASSED=$((PASSED + 1)); }
+fail() { FAILED=$((FAILED + 1)); printf '\033[31minfra: %s failed\033[0m\n' "$*" >&2; }
+
+cleanup() {
+  if [[ -n "${MOTO_PID:-}" ]]; then kill "$MOTO_PID" 2>/dev/null || true; fi
+  if [[ -n "${TF_TMP:-}" ]]; then rm -rf "$TF_TMP"; fi
+}
+trap cleanup EXIT
+
+step "Python tools in tests/infra/.venv"
+if [[ ! -x "$VENV/bin/checkov" ]] || ! cmp -s "$HERE/requirements.txt" "$VENV/.requirements"; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"
+  cp "$HERE/requirements.txt" "$VENV/.requirements"
+fi
+
+step "contract: code ⇄ packaging ⇄ Terraform"
+if "$VENV/bin/python" "$HERE/contract.py" --root "$ROOT"; then ok; else fail "contract"; fi
+
+step "checkov on terraform/"
+if "$VENV/bin/checkov" --directory "$ROOT/terraform" --framework terraform --skip-download \
+  --compact --quiet --output cli; then ok; else fail "checkov"; fi
+
+step "CloudFront Function tests (node --test)"
+if command -v node >/dev/null; then
+  if node --test "$HERE"/*.test.mjs; then ok; else fail "node tests"; fi
+else
+  echo "node not found: skipped"; SKIPPED=$((SKIPPED + 1))
+fi
+
+step "LocalStack kit bootstrap against moto"
+ENDPOINT="${VWR_TEST_AWS_ENDPOINT:-}"
+if [[ -z "$ENDPOINT" ]]; then
+  MOTO_VENV="$ROOT/tests/.venv"
+  if [[ ! -x "$MOTO_VENV/bin/moto_server" ]] || ! cmp -s "$ROOT/tests/requirements.txt" "$MOTO_VENV/.requirements"; then
+    python3 -m venv "$MOTO_VENV"
+    "$MOTO_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements.txt"
+    cp "$ROOT/tests/requirements.txt" "$MOTO_VENV/.requirements"
+  fi
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+  "$MOTO_VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" >"$LOGDIR/infra-moto.log" 2>&1 &
+  MOTO_PID=$!
+  ENDPOINT="http://127.0.0.1:$PORT"
+  for _ in $(seq 1 100); do
+    curl -fsS "$ENDPOINT/moto-api/" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+fi
+if "$VENV/bin/python" "$HERE/test_bootstrap.py" --endpoint-url "$ENDPOINT"; then ok; else fail "bootstrap on moto"; fi
+
+step "terraform validate (offline provider mirror)"
+PLUGINS="${VWR_TF_PLUGIN_DIR:-}"
+if [[ -z "$PLUGINS" ]]; then
+  for d in "$HOME/.terraform.d/plugins" "${XDG_DATA_HOME:-$HOME/.local/share}/terraform/plugins" \
+    /usr/local/share/terraform/plugins /usr/share/terraform/plugins; do
+    if [[ -d "$d/registry.terraform.io/hashicorp/aws" ]]; then PLUGINS="$d"; break; fi
+  done
+fi
+if command -v terraform >/dev/null && [[ -n "$PLUGINS" && -d "$PLUGINS/registry.terraform.io/hashicorp/aws" ]]; then
+  TF_TMP="$(mktemp -d)"
+  cat >"$TF_TMP/terraformrc" <<RC
+provider_installation {
+  filesystem_mirror {
+    path    = "$PLUGINS"
+    include = ["registry.terraform.io/hashicorp/aws"]
+  }
+}
+RC
+  "$VENV/bin/python" "$HERE/tf_stub.py" "$ROOT/terraform" "$TF_TMP/terraform"
+  if (cd "$TF_TMP/terraform/examples/complete" &&
+      TF_CLI_CONFIG_FILE="$TF_TMP/terraformrc" terraform init -backend=false -input=false -no-color >"$LOGDIR/infra-tf-init.log" 2>&1 &&
+      TF_CLI_CONFIG_FILE="$TF_TMP/terraformrc" terraform validate -no-color); then ok
+  else fail "terraform validate (see $LOGDIR/infra-tf-init.log)"; fi
+  if TF_CLI_CONFIG_FILE="$TF_TMP/terraformrc" terraform fmt -check -recursive -diff "$ROOT/terraform"; then ok; else fail "terraform fmt -check"; fi
+else
+  echo "no terraform binary or no offline AWS provider (set VWR_TF_PLUGIN_DIR): skipped"; SKIPPED=$((SKIPPED + 1))
+fi
+
+echo
+echo "infra: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+[[ "$FAILED" == 0 ]]
