@@ -95,6 +95,8 @@ if [[ "${VWR_SKIP_LINT:-}" != "1" ]]; then
 fi
 
 step "Rust tests"
+# The Lambda entry-point tests run the real binaries: build them first.
+cargo build --workspace --bins --quiet
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast --failure-output final
   cargo test --workspace --doc --quiet

@@ -31,6 +31,18 @@ enum Command {
     /// Drive virtual visitors through the whole flow and report throughput, latency,
     /// fairness and safety (exit code 3 when a safety counter is not zero).
     Loadtest(Box<vwr::loadtest::LoadOptions>),
+    /// A fault-injecting proxy in front of an AWS emulator for load tests: counts calls,
+    /// can throttle per-item DynamoDB writes, and takes faults from `vwr loadtest --fault`.
+    AwsProxy {
+        #[arg(long, default_value = "127.0.0.1:5001")]
+        listen: std::net::SocketAddr,
+        #[arg(long, default_value = "http://127.0.0.1:5000")]
+        upstream: String,
+        /// Throttle writes to any one DynamoDB item beyond this many per second (a model of
+        /// DynamoDB's ~1,000 writes/s per item, scaled to the emulator).
+        #[arg(long)]
+        item_writes_per_second: Option<f64>,
+    },
     /// Call the admin API.
     Admin {
         #[command(flatten)]
@@ -94,6 +106,9 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dev(opts) => vwr::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
+        Command::AwsProxy { listen, upstream, item_writes_per_second } => {
+            vwr::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
+        }
         Command::Loadtest(opts) => match vwr::loadtest::run(*opts).await {
             Ok((_, true)) => Ok(()),
             Ok((_, false)) => {

@@ -147,6 +147,9 @@ fn service_of(req: &Request, body: &[u8]) -> &'static str {
 }
 
 async fn forward(State(st): State<ProxyState>, req: Request) -> Response {
+    if let Some(res) = control(&st, &req) {
+        return res;
+    }
     let (parts, body) = req.into_parts();
     let Ok(bytes) = body.collect().await.map(|b| b.to_bytes()) else {
         return StatusCode::BAD_REQUEST.into_response();
@@ -215,6 +218,49 @@ async fn forward(State(st): State<ProxyState>, req: Request) -> Response {
         }
         Err(_) => StatusCode::BAD_GATEWAY.into_response(),
     }
+}
+
+/// Control endpoints of the proxy (never paths of the AWS APIs it fronts):
+/// `GET /_vwr/stats` → `{"calls": {operation: n}, "throttledWrites": n}`;
+/// `POST /_vwr/fault/{dynamodb|sqs}/{on|off}`.
+fn control(st: &ProxyState, req: &Request) -> Option<Response> {
+    let path = req.uri().path().strip_prefix("/_vwr/")?;
+    let res = match (req.method().as_str(), path.split('/').collect::<Vec<_>>().as_slice()) {
+        ("GET", ["stats"]) => axum::Json(serde_json::json!({
+            "calls": st.stats.calls(), "throttledWrites": st.stats.throttled()
+        }))
+        .into_response(),
+        ("POST", ["fault", kind, state]) => {
+            let kind = match *kind {
+                "dynamodb" => FaultKind::Dynamodb,
+                "sqs" => FaultKind::Sqs,
+                _ => return Some(StatusCode::NOT_FOUND.into_response()),
+            };
+            st.faults.set(kind, *state == "on");
+            tracing::info!(event = "aws_proxy.fault", kind = ?kind, on = *state == "on");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        _ => StatusCode::NOT_FOUND.into_response(),
+    };
+    Some(res)
+}
+
+/// Runs the AWS fault proxy in the foreground (`vwr aws-proxy`).
+pub async fn serve_proxy(
+    listen: SocketAddr,
+    upstream: &str,
+    item_writes_per_second: Option<f64>,
+) -> Result<(), String> {
+    start_proxy(
+        listen,
+        upstream,
+        Arc::new(ProxyFaults::default()),
+        Arc::new(ProxyStats::with_item_limit(item_writes_per_second)),
+    )
+    .await?;
+    tracing::info!(event = "aws_proxy.started", %listen, upstream, "AWS fault proxy on http://{listen} → {upstream}");
+    let _ = tokio::signal::ctrl_c().await;
+    Ok(())
 }
 
 /// Starts the AWS fault proxy on `listen`, forwarding to `upstream`.

@@ -7,7 +7,6 @@ pub mod stats;
 pub mod visitor;
 
 use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +16,7 @@ use http::Method;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use self::faults::{Fault, FaultKind, ProxyFaults, ProxyStats};
+use self::faults::{Fault, FaultKind};
 use self::stats::{Counters, Latencies, Percentiles, kendall_tau, largest_inversion, quantile};
 use self::visitor::{Ctx, Outcome, visit};
 use crate::client::{Auth, HttpClient};
@@ -116,14 +115,10 @@ pub struct LoadOptions {
     /// Shell command that starts Redis again.
     #[arg(long)]
     pub redis_start_cmd: Option<String>,
-    /// Fault-injecting proxy in front of the AWS emulator, `LISTEN=UPSTREAM`
-    /// (e.g. `127.0.0.1:5001=http://127.0.0.1:5000`); start vwr with `AWS_ENDPOINT_URL` = LISTEN.
+    /// URL of a running `vwr aws-proxy` (the fault-injecting proxy vwr's `AWS_ENDPOINT_URL`
+    /// points at): needed for `dynamodb`/`sqs` faults; its AWS call counts join the report.
     #[arg(long)]
     pub aws_proxy: Option<String>,
-    /// In the AWS proxy, throttle writes to any one DynamoDB item beyond this many per second
-    /// (a model of DynamoDB's ~1,000 writes/s per item, scaled to the emulator).
-    #[arg(long)]
-    pub item_writes_per_second: Option<f64>,
     /// Requests in flight at once from this harness (its own capacity; waiting for a slot is
     /// not counted as latency).
     #[arg(long, default_value_t = 256)]
@@ -178,6 +173,17 @@ async fn admin_call(
     }
 }
 
+async fn proxy_stats(client: &HttpClient, proxy: &str) -> Result<Value, String> {
+    let r = client
+        .send(Method::GET, &format!("{proxy}/_vwr/stats"), None, &Auth::None)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !r.status.is_success() {
+        return Err(format!("{proxy} is not a vwr aws-proxy ({})", r.status));
+    }
+    Ok(r.json())
+}
+
 fn arrival_of(curve: Curve, i: u64, n: u64, window: f64, salt: f64) -> Duration {
     let f = (i as f64 + salt) / n.max(1) as f64;
     let secs = match curve {
@@ -206,7 +212,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         return Err("a redis fault needs --redis-stop-cmd and --redis-start-cmd".into());
     }
     if opts.faults.iter().any(|f| f.kind != FaultKind::Redis) && opts.aws_proxy.is_none() {
-        return Err("dynamodb/sqs faults need --aws-proxy LISTEN=UPSTREAM (and vwr pointed at LISTEN)".into());
+        return Err("dynamodb/sqs faults need --aws-proxy URL of a running `vwr aws-proxy` (and vwr's AWS_ENDPOINT_URL pointed at it)".into());
     }
     let base = opts.base_url.trim_end_matches('/').to_owned();
     let key = match &opts.admin_key {
@@ -219,16 +225,11 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     let client = HttpClient::new(Duration::from_secs(20)).map_err(|e| e.to_string())?;
     let event = opts.event.clone().unwrap_or_else(|| format!("lt{}", vwr_core::time::now_millis()));
 
-    let proxy_faults = Arc::new(ProxyFaults::default());
-    let proxy_stats = Arc::new(ProxyStats::with_item_limit(opts.item_writes_per_second));
-    if let Some(spec) = &opts.aws_proxy {
-        let (listen, upstream) = spec.split_once('=').ok_or("--aws-proxy: expected LISTEN=UPSTREAM")?;
-        let listen: SocketAddr = listen.parse().map_err(|_| format!("--aws-proxy: bad address {listen}"))?;
-        faults::start_proxy(listen, upstream, Arc::clone(&proxy_faults), Arc::clone(&proxy_stats)).await?;
-    } else if opts.item_writes_per_second.is_some() {
-        return Err("--item-writes-per-second needs --aws-proxy".into());
-    }
-
+    let proxy = opts.aws_proxy.as_ref().map(|u| u.trim_end_matches('/').to_owned());
+    let proxy_stats_before = match &proxy {
+        Some(p) => Some(proxy_stats(&client, p).await?),
+        None => None,
+    };
     // Set-up: gate the event in tier 1 and register it for tier 2.
     admin_call(
         &client,
@@ -268,29 +269,32 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     let fault_log: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
     let mut timers = Vec::new();
     for f in opts.faults.clone() {
-        let (pf, log, stop, startc) = (
-            Arc::clone(&proxy_faults),
+        let (pc, log, stop, startc) = (
+            client.clone(),
             Arc::clone(&fault_log),
             opts.redis_stop_cmd.clone(),
             opts.redis_start_cmd.clone(),
         );
+        let proxy = proxy.clone().unwrap_or_default();
         timers.push(tokio::spawn(async move {
             tokio::time::sleep_until(tokio::time::Instant::from_std(start + f.start)).await;
             let at = start.elapsed().as_secs_f64();
+            let toggle = |on: bool| {
+                let (pc, proxy) = (pc.clone(), proxy.clone());
+                let kind = if f.kind == FaultKind::Dynamodb { "dynamodb" } else { "sqs" };
+                async move {
+                    let url = format!("{proxy}/_vwr/fault/{kind}/{}", if on { "on" } else { "off" });
+                    pc.send(Method::POST, &url, None, &Auth::None).await.is_ok_and(|r| r.status.is_success())
+                }
+            };
             let ok = match f.kind {
                 FaultKind::Redis => faults::run_cmd(stop.as_deref().unwrap_or("false")).await,
-                k => {
-                    pf.set(k, true);
-                    true
-                }
+                _ => toggle(true).await,
             };
             tokio::time::sleep(f.duration).await;
             let recovered = match f.kind {
                 FaultKind::Redis => faults::run_cmd(startc.as_deref().unwrap_or("false")).await,
-                k => {
-                    pf.set(k, false);
-                    true
-                }
+                _ => toggle(false).await,
             };
             log.lock().unwrap_or_else(|p| p.into_inner()).push(json!({
                 "kind": format!("{:?}", f.kind).to_lowercase(), "startedAt": at, "endedAt": start.elapsed().as_secs_f64(),
@@ -441,7 +445,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         eprintln!();
     }
 
-    let report = build_report(
+    let mut report = build_report(
         &opts,
         &event,
         &ctx,
@@ -451,6 +455,24 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         max_active.load(Ordering::Relaxed),
         &fault_log,
     );
+    if let (Some(p), Some(before)) = (&proxy, proxy_stats_before)
+        && let Ok(after) = proxy_stats(&client, p).await
+    {
+        let mut calls = serde_json::Map::new();
+        if let Some(a) = after["calls"].as_object() {
+            for (k, v) in a {
+                let n = v.as_u64().unwrap_or(0).saturating_sub(before["calls"][k].as_u64().unwrap_or(0));
+                calls.insert(k.clone(), json!(n));
+            }
+        }
+        report["awsCalls"] = Value::Object(calls);
+        report["awsThrottledWrites"] = json!(
+            after["throttledWrites"]
+                .as_u64()
+                .unwrap_or(0)
+                .saturating_sub(before["throttledWrites"].as_u64().unwrap_or(0))
+        );
+    }
     let safety: Safety = serde_json::from_value(report["safety"].clone()).map_err(|e| e.to_string())?;
     print_report(&report);
     if let Some(path) = &opts.json {
@@ -474,9 +496,10 @@ fn build_report(
     let c = &ctx.counters;
     let lat = ctx.latencies.summary();
     let joined: Vec<&Outcome> = outcomes.iter().filter(|o| o.position.is_some()).collect();
-    let arrivals: Vec<f64> = joined.iter().map(|o| o.arrived_s).collect();
+    // Joins per second while joins were happening: first to last successful assign.
+    let joins: Vec<f64> = joined.iter().map(|o| o.joined_s).collect();
     let join_window =
-        arrivals.iter().copied().fold(f64::MIN, f64::max) - arrivals.iter().copied().fold(f64::MAX, f64::min);
+        joins.iter().copied().fold(f64::MIN, f64::max) - joins.iter().copied().fold(f64::MAX, f64::min);
     let lost = joined.iter().filter(|o| !o.done && !o.abandoned).count() as u64;
     let mut t1: Vec<f64> =
         joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();

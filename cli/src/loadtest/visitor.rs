@@ -35,6 +35,8 @@ pub struct Ctx {
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
     pub arrived_s: f64,
+    /// When `assign` succeeded.
+    pub joined_s: f64,
     pub position: Option<u64>,
     pub tier1_admitted_s: Option<f64>,
     pub tier2_admitted_s: Option<f64>,
@@ -178,6 +180,7 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
         return out;
     }
     Counters::inc(&ctx.counters.joined);
+    out.joined_s = ctx.secs();
     let body = r.json();
     let (Some(request_id), Some(position)) =
         (body["requestId"].as_str().map(str::to_owned), body["position"].as_u64())

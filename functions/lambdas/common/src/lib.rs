@@ -1,6 +1,8 @@
 //! Glue shared by the vwr Lambda entry points. Library crates never see Lambda types: this
 //! crate turns the API Gateway request context into plain request extensions.
 
+pub mod testing;
+
 use axum::Router;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
