@@ -27,3 +27,8 @@ output "log_group_name" {
   description = "CloudWatch Logs group of the function."
   value       = aws_cloudwatch_log_group.this.name
 }
+
+output "schedule_name" {
+  description = "Name of the every-minute schedule (null without var.every_minute)."
+  value       = var.every_minute ? aws_scheduler_schedule.this[0].name : null
+}

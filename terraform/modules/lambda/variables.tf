@@ -118,3 +118,9 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "every_minute" {
+  description = "Invoke the function every minute with EventBridge Scheduler (the advancer and the worker tick inside each run); a late or failed run is never retried, the next one is a minute away."
+  type        = bool
+  default     = false
+}

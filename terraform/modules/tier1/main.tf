@@ -234,6 +234,7 @@ module "admin" {
 
 module "advancer" {
   source        = "../lambda"
+  every_minute  = true
   function_name = "${var.name}-tier1-advancer"
   binary        = "vwr-tier1-advancer"
   description   = "vwr tier 1 advancer: EventBridge Scheduler rate(1 minute), ticks until the deadline"
@@ -251,75 +252,6 @@ module "advancer" {
   tags                 = var.tags
 }
 
-# ---------------------------------------------------------------------------------------------
-# Advancer schedule
-
-resource "aws_lambda_function_event_invoke_config" "advancer" {
-  function_name = module.advancer.function_name
-  # A failed or late tick is replaced by the next one a minute later; never retry.
-  maximum_retry_attempts       = 0
-  maximum_event_age_in_seconds = 60
-}
-
-data "aws_iam_policy_document" "scheduler_assume" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["scheduler.amazonaws.com"]
-    }
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [data.aws_caller_identity.current.account_id]
-    }
-  }
-}
-
-data "aws_caller_identity" "current" {}
-
-resource "aws_iam_role" "scheduler" {
-  name               = "${var.name}-tier1-advancer-schedule"
-  assume_role_policy = data.aws_iam_policy_document.scheduler_assume.json
-  tags               = var.tags
-}
-
-data "aws_iam_policy_document" "scheduler" {
-  statement {
-    actions   = ["lambda:InvokeFunction"]
-    resources = [module.advancer.arn]
-  }
-}
-
-resource "aws_iam_role_policy" "scheduler" {
-  name   = "invoke-advancer"
-  role   = aws_iam_role.scheduler.id
-  policy = data.aws_iam_policy_document.scheduler.json
-}
-
-resource "aws_scheduler_schedule" "advancer" {
-  #checkov:skip=CKV_AWS_297:The schedule's only data is a constant input; it uses var.kms_key_arn when given.
-  name                = "${var.name}-tier1-advancer"
-  description         = "vwr tier-1 advancer, every minute (it ticks inside the invocation)"
-  schedule_expression = "rate(1 minute)"
-  state               = "ENABLED"
-  kms_key_arn         = var.kms_key_arn
-
-  flexible_time_window {
-    mode = "OFF"
-  }
-
-  target {
-    arn      = module.advancer.arn
-    role_arn = aws_iam_role.scheduler.arn
-    input    = jsonencode({ source = "vwr.schedule" })
-
-    retry_policy {
-      maximum_retry_attempts       = 0
-      maximum_event_age_in_seconds = 60
-    }
-  }
-}
 
 # ---------------------------------------------------------------------------------------------
 # APIs: the public one (behind CloudFront /vwr-api/*) and the admin one (IAM only). The tier-2

@@ -83,5 +83,5 @@ output "log_group_names" {
 
 output "advancer_schedule_name" {
   description = "EventBridge Scheduler schedule of the advancer."
-  value       = aws_scheduler_schedule.advancer.name
+  value       = module.advancer.schedule_name
 }

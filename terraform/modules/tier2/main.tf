@@ -160,6 +160,7 @@ module "api" {
 
 module "worker" {
   source        = "../lambda"
+  every_minute  = true
   function_name = "${var.name}-tier2-worker"
   binary        = "vwr-tier2-worker"
   description   = "vwr tier 2 admission worker: EventBridge Scheduler rate(1 minute), ticks until the deadline"
@@ -198,69 +199,6 @@ module "authorizer" {
 # ---------------------------------------------------------------------------------------------
 # Worker schedule
 
-resource "aws_lambda_function_event_invoke_config" "worker" {
-  function_name                = module.worker.function_name
-  maximum_retry_attempts       = 0
-  maximum_event_age_in_seconds = 60
-}
-
-data "aws_iam_policy_document" "scheduler_assume" {
-  statement {
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = ["scheduler.amazonaws.com"]
-    }
-    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = [data.aws_caller_identity.current.account_id]
-    }
-  }
-}
-
-resource "aws_iam_role" "scheduler" {
-  name               = "${var.name}-tier2-worker-schedule"
-  assume_role_policy = data.aws_iam_policy_document.scheduler_assume.json
-  tags               = var.tags
-}
-
-data "aws_iam_policy_document" "scheduler" {
-  statement {
-    actions   = ["lambda:InvokeFunction"]
-    resources = [module.worker.arn]
-  }
-}
-
-resource "aws_iam_role_policy" "scheduler" {
-  name   = "invoke-worker"
-  role   = aws_iam_role.scheduler.id
-  policy = data.aws_iam_policy_document.scheduler.json
-}
-
-resource "aws_scheduler_schedule" "worker" {
-  #checkov:skip=CKV_AWS_297:The schedule's only data is a constant input; it uses var.kms_key_arn when given.
-  name                = "${var.name}-tier2-worker"
-  description         = "vwr tier-2 admission worker, every minute (it ticks inside the invocation)"
-  schedule_expression = "rate(1 minute)"
-  state               = "ENABLED"
-  kms_key_arn         = var.kms_key_arn
-
-  flexible_time_window {
-    mode = "OFF"
-  }
-
-  target {
-    arn      = module.worker.arn
-    role_arn = aws_iam_role.scheduler.arn
-    input    = jsonencode({ source = "vwr.schedule" })
-
-    retry_policy {
-      maximum_retry_attempts       = 0
-      maximum_event_age_in_seconds = 60
-    }
-  }
-}
 
 # ---------------------------------------------------------------------------------------------
 # Public tier-2 API (CloudFront /api/queue/* → here, cookies forwarded: the caller is the

@@ -89,7 +89,7 @@ output "log_group_names" {
 
 output "worker_schedule_name" {
   description = "EventBridge Scheduler schedule of the worker."
-  value       = aws_scheduler_schedule.worker.name
+  value       = module.worker.schedule_name
 }
 
 output "notice_queue_name" {
