@@ -6,6 +6,7 @@ pub mod admin_auth;
 pub mod config;
 pub mod error;
 pub mod hints;
+pub mod http;
 pub mod identity;
 pub mod ids;
 pub mod keys;

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, middleware};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::http::{json_body, no_store, parse_event_id as event_id, path_error};
 use vwr_core::{ApiError, EventId};
 
 use crate::model::ConfigPatch;
@@ -23,28 +23,6 @@ use crate::service::{CheckOutcome, Tier1Service};
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
 
 type Svc = Arc<Tier1Service>;
-
-/// Validates the event id of a path.
-pub fn event_id(raw: &str) -> Result<EventId, ApiError> {
-    EventId::parse(raw).map_err(|e| ApiError::bad_request("invalid_event_id", e.to_string()))
-}
-
-fn path_error(rej: PathRejection) -> ApiError {
-    ApiError::bad_request("invalid_path", rej.body_text())
-}
-
-/// Reads an optional JSON object body: empty means `T::default()`.
-pub fn json_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))
-}
-
-fn no_store(mut res: Response) -> Response {
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
-}
 
 /// Routers here have no fallback so they can be merged; the caller adds
 /// [`vwr_core::error::not_found_fallback`] at the top.

@@ -12,11 +12,12 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router, middleware};
 use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::http::{event_from_path as event_id, json_body, no_store};
 use vwr_core::{ApiError, EventId};
 
 use crate::identity::Identity;
 use crate::model::LineOrder;
-use crate::service::Tier2Service;
+use crate::service::{Caller, Tier2Service};
 
 /// Largest request body read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -27,27 +28,30 @@ struct AppState {
     identity: Identity,
 }
 
-fn event_id(p: Result<Path<String>, PathRejection>) -> Result<EventId, ApiError> {
-    let Path(raw) = p.map_err(|r| ApiError::bad_request("invalid_path", r.body_text()))?;
-    EventId::parse(&raw).map_err(|e| ApiError::bad_request("invalid_event_id", e.to_string()))
-}
-
-fn no_store(mut res: Response) -> Response {
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
-}
-
 /// The body of check/heartbeat/leave must be empty or `{}`: nothing a client sends can
 /// influence its place in line.
 fn empty_body(body: &Bytes) -> Result<(), ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(());
+    let fields: serde_json::Map<String, serde_json::Value> = json_body(body)?;
+    if fields.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request("invalid_body", "this request takes no fields"))
     }
-    match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body) {
-        Ok(m) if m.is_empty() => Ok(()),
-        Ok(_) => Err(ApiError::bad_request("invalid_body", "this request takes no fields")),
-        Err(e) => Err(ApiError::bad_request("invalid_body", e.to_string())),
+}
+
+/// The event and the caller of a tier-2 request whose body must be empty.
+fn request(
+    st: &AppState,
+    path: Result<Path<String>, PathRejection>,
+    parts: &Parts,
+    body: Option<&Bytes>,
+) -> Result<(EventId, Caller), ApiError> {
+    let event = event_id(path)?;
+    if let Some(body) = body {
+        empty_body(body)?;
     }
+    let caller = st.identity.caller(parts, &event)?;
+    Ok((event, caller))
 }
 
 /// The public tier-2 API. Merge with [`admin_router`]; add a fallback at the top.
@@ -68,9 +72,7 @@ async fn check(
     parts: Parts,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let event = event_id(path)?;
-    empty_body(&body)?;
-    let caller = st.identity.caller(&parts, &event)?;
+    let (event, caller) = request(&st, path, &parts, Some(&body))?;
     Ok(no_store(Json(st.svc.check(&event, &caller).await?).into_response()))
 }
 
@@ -79,8 +81,7 @@ async fn status(
     path: Result<Path<String>, PathRejection>,
     parts: Parts,
 ) -> Result<Response, ApiError> {
-    let event = event_id(path)?;
-    let caller = st.identity.caller(&parts, &event)?;
+    let (event, caller) = request(&st, path, &parts, None)?;
     Ok(no_store(Json(st.svc.status(&event, &caller.user).await?).into_response()))
 }
 
@@ -90,9 +91,7 @@ async fn heartbeat(
     parts: Parts,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let event = event_id(path)?;
-    empty_body(&body)?;
-    let caller = st.identity.caller(&parts, &event)?;
+    let (event, caller) = request(&st, path, &parts, Some(&body))?;
     st.svc.heartbeat(&event, &caller.user).await?;
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }
@@ -103,9 +102,7 @@ async fn leave(
     parts: Parts,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let event = event_id(path)?;
-    empty_body(&body)?;
-    let caller = st.identity.caller(&parts, &event)?;
+    let (event, caller) = request(&st, path, &parts, Some(&body))?;
     st.svc.leave(&event, &caller.user).await?;
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }
