@@ -3,6 +3,7 @@
 //! DynamoDB or Redis.
 
 pub mod admin_auth;
+pub mod cache;
 pub mod config;
 pub mod error;
 pub mod hints;

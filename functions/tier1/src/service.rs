@@ -1,15 +1,15 @@
 //! Tier-1 behaviour on top of a [`PositionStore`]: assign, check, admin operations and the
 //! advancer step. HTTP-agnostic apart from the shared error contract.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
+use vwr_core::cache::TtlCache;
 use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
 use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
@@ -27,8 +27,6 @@ use crate::store::{PositionStore, ServingUpdate};
 const REDEMPTION_GRACE_SECS: u64 = 86_400;
 /// Compare-and-set retries before giving up with 503.
 const CAS_ATTEMPTS: usize = 8;
-/// Entries in the event cache before it is flushed (a guard against floods of made-up ids).
-const CACHE_MAX_ENTRIES: usize = 10_000;
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
@@ -189,11 +187,6 @@ pub enum StepOutcome {
     },
 }
 
-#[derive(Default)]
-struct EventCache {
-    entries: Mutex<HashMap<EventId, (Instant, Option<EventRecord>)>>,
-}
-
 /// The tier-1 service.
 pub struct Tier1Service {
     store: Arc<dyn PositionStore>,
@@ -201,7 +194,7 @@ pub struct Tier1Service {
     tickets: TicketSigner,
     settings: Tier1Settings,
     clock: Arc<dyn Clock>,
-    cache: EventCache,
+    cache: TtlCache<EventId, Option<EventRecord>>,
     round_robin: AtomicU64,
     rng: SystemRandom,
     edge: Option<Arc<dyn EdgeConfigStore>>,
@@ -224,9 +217,9 @@ impl Tier1Service {
             store,
             tokens,
             tickets,
+            cache: TtlCache::new(settings.cache_ttl),
             settings,
             clock,
-            cache: EventCache::default(),
             round_robin: AtomicU64::new(start),
             rng,
             edge: None,
@@ -284,28 +277,16 @@ impl Tier1Service {
 
     /// The event item, from the instance cache if it is younger than `cache_ttl`.
     pub async fn cached_event(&self, event: &EventId) -> Result<Option<EventRecord>, StoreError> {
-        let ttl = self.settings.cache_ttl;
-        if !ttl.is_zero() {
-            let entries = self.cache.entries.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, rec)) = entries.get(event)
-                && at.elapsed() < ttl
-            {
-                return Ok(rec.clone());
-            }
+        if let Some(rec) = self.cache.get(event) {
+            return Ok(rec);
         }
         let rec = self.store.get_event(event).await?;
-        if !ttl.is_zero() {
-            let mut entries = self.cache.entries.lock().unwrap_or_else(|p| p.into_inner());
-            if entries.len() >= CACHE_MAX_ENTRIES {
-                entries.clear();
-            }
-            entries.insert(event.clone(), (Instant::now(), rec.clone()));
-        }
+        self.cache.insert(event.clone(), rec.clone());
         Ok(rec)
     }
 
     fn invalidate(&self, event: &EventId) {
-        self.cache.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(event);
+        self.cache.remove(event);
     }
 
     async fn active_event(&self, event: &EventId) -> Result<EventRecord, ApiError> {

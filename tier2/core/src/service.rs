@@ -1,14 +1,14 @@
 //! Tier-2 behaviour: check / status / heartbeat / leave, entry tokens, wait estimates,
 //! registration. HTTP-agnostic apart from the shared error contract.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
+use vwr_core::cache::TtlCache;
 use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
 use vwr_core::{ApiError, EventId};
 
@@ -116,8 +116,7 @@ pub struct Tier2Service {
     tokens: EntryTokens,
     settings: Tier2Settings,
     tier1: Arc<dyn Tier1Lookup>,
-    meta_cache: Mutex<HashMap<EventId, (Instant, Option<EventMeta>)>>,
-    meta_ttl: Duration,
+    meta_cache: TtlCache<EventId, EventMeta>,
 }
 
 fn random_id() -> Result<String, ApiError> {
@@ -134,7 +133,7 @@ impl Tier2Service {
         tier1: Arc<dyn Tier1Lookup>,
         meta_ttl: Duration,
     ) -> Self {
-        Self { store, tokens, settings, tier1, meta_cache: Mutex::new(HashMap::new()), meta_ttl }
+        Self { store, tokens, settings, tier1, meta_cache: TtlCache::new(meta_ttl) }
     }
 
     pub fn store(&self) -> &Arc<dyn AdmissionStore> {
@@ -149,17 +148,10 @@ impl Tier2Service {
         &self.settings
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, (Instant, Option<EventMeta>)>> {
-        self.meta_cache.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The event's registration; events active in tier 1 are registered on first use.
     pub async fn meta(&self, event: &EventId) -> Result<EventMeta, ApiError> {
-        if !self.meta_ttl.is_zero()
-            && let Some((at, Some(m))) = self.cache().get(event)
-            && at.elapsed() < self.meta_ttl
-        {
-            return Ok(*m);
+        if let Some(m) = self.meta_cache.get(event) {
+            return Ok(m);
         }
         let meta = match self.store.meta(event).await? {
             Some(m) => m,
@@ -170,11 +162,7 @@ impl Tier2Service {
             }
             None => return Err(ApiError::not_found("event_not_found", "this event has no waiting room")),
         };
-        let mut c = self.cache();
-        if c.len() > 10_000 {
-            c.clear();
-        }
-        c.insert(event.clone(), (Instant::now(), Some(meta)));
+        self.meta_cache.insert(event.clone(), meta);
         Ok(meta)
     }
 
@@ -198,7 +186,7 @@ impl Tier2Service {
             None => LineOrder::Arrival,
         };
         let meta = self.store.register(event, threshold, order).await?;
-        self.cache().remove(event);
+        self.meta_cache.remove(event);
         tracing::info!(event = "tier2.threshold_set", event_id = %event, threshold, order = meta.order.as_str());
         Ok(meta)
     }
@@ -302,7 +290,7 @@ impl Tier2Service {
     /// Admin: removes the event and all its tier-2 state (everyone waiting or active).
     pub async fn unregister(&self, event: &EventId) -> Result<bool, ApiError> {
         let was = self.store.unregister(event).await?;
-        self.cache().remove(event);
+        self.meta_cache.remove(event);
         tracing::info!(event = "tier2.unregistered", event_id = %event, was_registered = was);
         Ok(was)
     }
