@@ -58,9 +58,15 @@ export function eventIds(doc) {
   throw new Error('expected ["e1", …], {"events": ["e1", …]} or {"e1": {"active": true}}');
 }
 
+// A fresh instance of the handler per proxy: the handler keeps its configuration in module
+// state, so two proxies in one process (the tests start several) sharing one instance would
+// overwrite each other's active-event lists on every poll.
 function loadHandler(file) {
   const require = createRequire(import.meta.url);
-  const mod = require(file);
+  const resolved = require.resolve(file);
+  delete require.cache[resolved];
+  const mod = require(resolved);
+  delete require.cache[resolved];
   if (typeof mod.handler !== 'function' || typeof mod.setConfig !== 'function') throw new Error(`${file} is not the vwr Lambda@Edge handler`);
   return mod;
 }
@@ -152,8 +158,10 @@ function forward(req, res, request, upstream) {
 
 /**
  * Starts the proxy. Options: {listen: "host:port", upstream, keys, events: "admin" | file,
- * adminKey, baseConfig, staticDir, pollMs, staleAfterMs, handlerFile}. Answers
- * {url, server, refresh(), close()}.
+ * adminKey, baseConfig, staticDir, pollMs, staleAfterMs, handlerFile, now}. `now` (default
+ * Date.now) is the clock of the staleness rule, so tests can move time. Resolves only once
+ * the first load of the events has been applied (a failed first load leaves the handler on
+ * its failMode, as in production). Answers {url, server, refresh(), close()}.
  */
 export async function startProxy(opts) {
   const [host, port] = splitHostPort(opts.listen || '127.0.0.1:8081');
@@ -164,6 +172,7 @@ export async function startProxy(opts) {
   const pollMs = opts.pollMs || 1000;
   const staleAfterMs = opts.staleAfterMs === undefined ? 10000 : opts.staleAfterMs;
   const eventsSource = opts.events || 'admin';
+  const now = opts.now || Date.now;
   if (eventsSource === 'admin' && !opts.adminKey) throw new Error('--events admin needs an admin key (--admin-key, VWR_ADMIN_KEY or the dev state file)');
   let lastGood = 0;
   let lastEvents = null;
@@ -185,13 +194,13 @@ export async function startProxy(opts) {
       const problem = edge.setConfig({ ...base, events, keys: opts.keys });
       if (problem) throw new Error(`edge configuration: ${problem}`);
       if (failing || JSON.stringify(events) !== JSON.stringify(lastEvents)) log('events', { active: events });
-      lastGood = Date.now();
+      lastGood = now();
       lastEvents = events;
       failing = false;
     } catch (e) {
       if (!failing) log('events_unavailable', { source: eventsSource, message: e.message });
       failing = true;
-      if (Date.now() - lastGood > staleAfterMs && lastEvents !== null) {
+      if (now() - lastGood > staleAfterMs && lastEvents !== null) {
         log('events_stale', { staleAfterMs, message: 'using no configuration: the handler applies its failMode' });
         lastEvents = null;
       }

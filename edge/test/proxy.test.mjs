@@ -6,7 +6,6 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { startProxy } from '../local/proxy.mjs';
 import { EDGE, keysText, newKey, signToken, tier1Claims } from './harness.mjs';
@@ -17,8 +16,8 @@ const KEYS = keysText({ k1: KEY });
 const now = () => Math.floor(Date.now() / 1000);
 
 // The fake upstream: admin events list, an event page, a check answer with two cookies,
-// a slow streamed body and an echo.
-const upstream = { active: ['e1'], adminStatus: 200, requests: [] };
+// a streamed body whose second chunk waits for the test, and an echo.
+const upstream = { active: ['e1'], adminStatus: 200, requests: [], releaseStream: null };
 let upstreamServer;
 let upstreamUrl;
 
@@ -37,7 +36,7 @@ function startUpstream() {
     if (req.url === '/stream') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('first;');
-      return setTimeout(() => res.end('second'), 300);
+      return new Promise((ok) => (upstream.releaseStream = ok)).then(() => res.end('second'));
     }
     if (req.method === 'POST') {
       const chunks = [];
@@ -48,6 +47,19 @@ function startUpstream() {
     res.end(`origin ${req.url}`);
   });
   return new Promise((ok) => upstreamServer.listen(0, '127.0.0.1', () => ok(`http://127.0.0.1:${upstreamServer.address().port}`)));
+}
+
+/** Polls `probe` until it answers `want` (the other side catching up), or fails after a
+ *  generous deadline with the last answer. Never a fixed sleep standing in for "caught up". */
+async function eventually(probe, want, what, deadlineMs = 15000) {
+  const end = Date.now() + deadlineMs;
+  let got;
+  for (;;) {
+    got = await probe();
+    if (got === want) return;
+    if (Date.now() > end) assert.fail(`${what}: still ${got}, wanted ${want}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 let proxy;
@@ -96,10 +108,11 @@ describe('local proxy with events from the admin API', () => {
     assert.equal(await post.text(), 'echo:hello');
     const res = await get('/stream');
     const reader = res.body.getReader();
-    const t0 = Date.now();
+    // The upstream holds its second chunk until released: the first chunk can only arrive
+    // here if the proxy streams instead of buffering the whole answer.
     const first = await reader.read();
     assert.equal(Buffer.from(first.value).toString(), 'first;');
-    assert.ok(Date.now() - t0 < 250, 'the first chunk arrives before the upstream finishes');
+    upstream.releaseStream();
     let rest = '';
     for (let c = await reader.read(); !c.done; c = await reader.read()) rest += Buffer.from(c.value).toString();
     assert.equal(rest, 'second');
@@ -118,27 +131,40 @@ describe('local proxy with events from the admin API', () => {
     }
   });
 
-  test('an event activated upstream is gated within a poll', async () => {
-    assert.equal((await get('/events/e2')).status, 200);
+  test('an event activated upstream is gated by the background poll', async () => {
+    const status = async () => (await get('/events/e2')).status;
+    assert.equal(await status(), 200);
     upstream.active = ['e1', 'e2'];
-    await sleep(200);
-    assert.equal((await get('/events/e2')).status, 302);
+    await eventually(status, 302, 'e2 after activation');
     upstream.active = ['e1'];
-    await sleep(200);
-    assert.equal((await get('/events/e2')).status, 200);
+    await eventually(status, 200, 'e2 after deactivation');
   });
+});
 
-  test('when the admin API keeps failing, the last list is used, then the handler fails closed', async () => {
-    upstream.adminStatus = 500;
-    await sleep(120);
-    assert.equal((await get('/events/e1')).status, 302, 'within staleAfterMs the last list still applies');
-    await sleep(400);
-    const res = await get('/events/e1');
-    assert.equal(res.status, 503);
-    assert.equal((await get('/vwr-api/vwr/check/e1/x')).status, 200, 'the waiting room stays reachable');
-    upstream.adminStatus = 200;
-    await sleep(200);
-    assert.equal((await get('/events/e1')).status, 302);
+describe('local proxy when the admin API keeps failing', () => {
+  test('the last list is used for staleAfterMs, then the handler fails closed, then recovers', async () => {
+    // Time is the test's: no background poll (an hour apart) and a manual clock, so the
+    // staleness rule is checked exactly, however slow the machine.
+    let clock = 1_000_000;
+    const p = await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: 'admin', adminKey: ADMIN_KEY, pollMs: 3_600_000, staleAfterMs: 300, now: () => clock });
+    const status = async (path) => (await fetch(p.url + path, { redirect: 'manual' })).status;
+    try {
+      assert.equal(await status('/events/e1'), 302, 'the first load is applied before startProxy resolves');
+      upstream.adminStatus = 500;
+      clock += 299;
+      await p.refresh();
+      assert.equal(await status('/events/e1'), 302, 'within staleAfterMs the last list still applies');
+      clock += 2;
+      await p.refresh();
+      assert.equal(await status('/events/e1'), 503);
+      assert.equal(await status('/vwr-api/vwr/check/e1/x'), 200, 'the waiting room stays reachable');
+      upstream.adminStatus = 200;
+      await p.refresh();
+      assert.equal(await status('/events/e1'), 302);
+    } finally {
+      upstream.adminStatus = 200;
+      await p.close();
+    }
   });
 });
 
@@ -149,17 +175,43 @@ describe('local proxy with events from a file', () => {
       const file = join(dir, 'events.json');
       writeFileSync(file, JSON.stringify({ events: ['f1'] }));
       const p = await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: file, pollMs: 50 });
+      const status = async (path) => (await fetch(p.url + path, { redirect: 'manual' })).status;
       try {
-        assert.equal((await fetch(`${p.url}/events/f1`, { redirect: 'manual' })).status, 302);
-        assert.equal((await fetch(`${p.url}/events/e1`, { redirect: 'manual' })).status, 200);
+        // startProxy resolves after the first load; the proxy of the other suite, polling
+        // in the same process, has its own handler instance and cannot change this one.
+        assert.equal(await status('/events/f1'), 302);
+        assert.equal(await status('/events/e1'), 200);
         writeFileSync(file, JSON.stringify({ e1: { active: true } }));
-        await sleep(200);
-        assert.equal((await fetch(`${p.url}/events/e1`, { redirect: 'manual' })).status, 302);
-        assert.equal((await fetch(`${p.url}/events/f1`, { redirect: 'manual' })).status, 200);
+        await eventually(() => status('/events/e1'), 302, 'e1 after the file changed');
+        assert.equal(await status('/events/f1'), 200);
       } finally {
         await p.close();
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('two proxies in one process keep their own configuration', async () => {
+    // The flake behind this file's old failure: both proxies shared one handler module, so
+    // each poll of one replaced the other's active events.
+    const dir = mkdtempSync(join(tmpdir(), 'vwr-proxy-'));
+    const files = [join(dir, 'a.json'), join(dir, 'b.json')];
+    writeFileSync(files[0], JSON.stringify(['a1']));
+    writeFileSync(files[1], JSON.stringify(['b1']));
+    const [pa, pb] = [
+      await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: files[0], pollMs: 3_600_000 }),
+      await startProxy({ listen: '127.0.0.1:0', upstream: upstreamUrl, keys: KEYS, events: files[1], pollMs: 3_600_000 }),
+    ];
+    const status = async (p, path) => (await fetch(p.url + path, { redirect: 'manual' })).status;
+    try {
+      await pb.refresh();
+      assert.deepEqual([await status(pa, '/events/a1'), await status(pa, '/events/b1')], [302, 200]);
+      await pa.refresh();
+      assert.deepEqual([await status(pb, '/events/a1'), await status(pb, '/events/b1')], [200, 302]);
+    } finally {
+      await pa.close();
+      await pb.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -101,7 +101,17 @@ async fn threshold_holds(store: Arc<dyn AdmissionStore>, name: &str) {
         for i in (round * 10)..(round * 10 + 10) {
             store.leave(&event, &format!("user-{i}")).await.unwrap();
         }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        // Wait for the workers to fill the freed slots (not a fixed sleep: on a loaded
+        // machine they may need far longer than usual).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let s = store.snapshot(&event).await.unwrap();
+            if s.active == THRESHOLD || s.waiting == 0 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{name}: the workers never refilled: {s:?}");
+            tokio::task::yield_now().await;
+        }
     }
     stop.store(true, Ordering::SeqCst);
     let mut by_workers = 0;
