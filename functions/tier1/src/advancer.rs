@@ -17,6 +17,19 @@ pub struct RunSummary {
     pub advanced: u64,
     pub served: u64,
     pub errors: u64,
+    /// Event-steps that found the stored step in the future ([`StepOutcome::Stuck`]).
+    pub stuck: u64,
+}
+
+/// Metrics of one step of an automatically advancing event. `Served` is emitted even when 0
+/// and `QueueLength` at every step, so the "line stalled" alarm (waiting > 0 and nothing
+/// served for 5 minutes, terraform/modules/observability) sees a stalled line.
+fn emit_step(metrics: MetricsSink, event: &vwr_core::EventId, served: u64, serving: Option<u64>, waiting: u64) {
+    let mut values = vec![("Served", served as f64, Unit::Count), ("QueueLength", waiting as f64, Unit::Count)];
+    if let Some(s) = serving {
+        values.push(("ServingCounter", s as f64, Unit::Count));
+    }
+    metrics.emit(&[("EventId", event.as_str())], &values, now_millis());
 }
 
 /// One pass over the active events; logs and emits metrics per event.
@@ -36,18 +49,28 @@ pub async fn tick(svc: &Tier1Service, metrics: MetricsSink, summary: &mut RunSum
                 summary.advanced += 1;
                 summary.served += to - from;
                 tracing::info!(event = "tier1.advanced", event_id = %event, step, from, to, waiting);
+                emit_step(metrics, &event, to - from, Some(to), waiting);
+            }
+            StepOutcome::Idle { event, step, waiting, automatic } => {
+                tracing::debug!(event = "tier1.advance_idle", event_id = %event, step, waiting);
+                if automatic {
+                    emit_step(metrics, &event, 0, None, waiting);
+                }
+            }
+            StepOutcome::Stuck { event, step, last_step_at } => {
+                summary.stuck += 1;
+                tracing::warn!(
+                    event = "tier1.advancer_stuck",
+                    event_id = %event,
+                    step,
+                    last_step_at,
+                    "the event's last step lies in the future; it cannot advance until then"
+                );
                 metrics.emit(
                     &[("EventId", event.as_str())],
-                    &[
-                        ("Served", (to - from) as f64, Unit::Count),
-                        ("ServingCounter", to as f64, Unit::Count),
-                        ("QueueLength", waiting as f64, Unit::Count),
-                    ],
+                    &[("AdvancerStuck", 1.0, Unit::Count)],
                     now_millis(),
                 );
-            }
-            StepOutcome::Idle { event, step, waiting } => {
-                tracing::debug!(event = "tier1.advance_idle", event_id = %event, step, waiting);
             }
             StepOutcome::AlreadyDone { .. } | StepOutcome::NotDue { .. } => {}
         }

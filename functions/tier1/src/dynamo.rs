@@ -1,7 +1,7 @@
 //! DynamoDB position store.
 //!
 //! One table (`pk`, `sk` strings) with a sparse global secondary index for active events:
-//! - event item `pk = EVT#{e}`, `sk = META`: configuration, `servingCounter`, `lastStep`,
+//! - event item `pk = EVT#{e}`, `sk = META`: configuration, `servingCounter`, `lastStepAt`,
 //!   `samples` (JSON), `active`, and `gsi1pk = ACTIVE` only while active;
 //! - shard items `pk = EVT#{e}#S#{k}`, `sk = S`: `n` (positions handed out), `r` (redeemed).
 //!   Each shard has its own partition key, so N shards take N × an item's write rate;
@@ -113,7 +113,11 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
             token_ttl_seconds: get_n(item, "tokenTtlSeconds")?,
         },
         serving_counter: get_n(item, "servingCounter")?,
-        last_step: get_n(item, "lastStep")?,
+        // Items written before `lastStepAt` existed kept a step number (`lastStep`) in the
+        // units of the interval of the time; it cannot be converted safely, so such an item
+        // counts as "no step yet" (the `servingCounter` compare-and-set still stops racing
+        // runs; at most the step in progress at the upgrade is applied once more).
+        last_step_at: get_n(item, "lastStepAt")?,
         samples,
         created_at: get_n(item, "createdAt")?,
         updated_at: get_n(item, "updatedAt")?,
@@ -291,7 +295,7 @@ impl PositionStore for DynamoStore {
             "updatedAt = :now".to_owned(),
             "createdAt = if_not_exists(createdAt, :now)".to_owned(),
             "servingCounter = if_not_exists(servingCounter, :zero)".to_owned(),
-            "lastStep = if_not_exists(lastStep, :zero)".to_owned(),
+            "lastStepAt = if_not_exists(lastStepAt, :zero)".to_owned(),
             "shards = if_not_exists(shards, :shards)".to_owned(),
         ];
         let mut values: Item = HashMap::from([
@@ -419,9 +423,11 @@ impl PositionStore for DynamoStore {
         req = match u.step {
             Some(step) => req
                 .update_expression(
-                    "SET servingCounter = :new, samples = :samples, updatedAt = :now, lastStep = :step",
+                    "SET servingCounter = :new, samples = :samples, updatedAt = :now, lastStepAt = :step",
                 )
-                .condition_expression("servingCounter = :old AND active = :t AND lastStep < :step")
+                .condition_expression(
+                    "servingCounter = :old AND active = :t AND (attribute_not_exists(lastStepAt) OR lastStepAt < :step)",
+                )
                 .expression_attribute_values(":step", n(step))
                 .expression_attribute_values(":t", AttributeValue::Bool(true)),
             None => req

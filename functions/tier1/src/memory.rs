@@ -66,7 +66,7 @@ impl PositionStore for MemoryStore {
                     active: true,
                     config,
                     serving_counter: 0,
-                    last_step: 0,
+                    last_step_at: 0,
                     samples: Vec::new(),
                     created_at: now,
                     updated_at: now,
@@ -112,10 +112,10 @@ impl PositionStore for MemoryStore {
             return Ok(false);
         }
         if let Some(step) = u.step {
-            if !rec.active || rec.last_step >= step {
+            if !rec.active || rec.last_step_at >= step {
                 return Ok(false);
             }
-            rec.last_step = step;
+            rec.last_step_at = step;
         }
         rec.serving_counter = u.new;
         rec.samples = u.samples;

@@ -111,8 +111,9 @@ pub struct EventRecord {
     pub active: bool,
     pub config: EventConfig,
     pub serving_counter: u64,
-    /// Last advancer step applied (`now / intervalSeconds`); 0 = none yet.
-    pub last_step: u64,
+    /// Start (unix seconds) of the last advancer step applied: `now - now % intervalSeconds`
+    /// of the run that applied it; 0 = none yet.
+    pub last_step_at: u64,
     pub samples: Vec<Sample>,
     pub created_at: u64,
     pub updated_at: u64,
@@ -289,7 +290,7 @@ mod tests {
             active: true,
             config: EventConfig::default(),
             serving_counter: 1000,
-            last_step: 20,
+            last_step_at: 200,
             samples: s.clone(),
             created_at: 0,
             updated_at: 200,

@@ -147,7 +147,8 @@ pub struct EventStatus {
     pub admitted: u64,
     pub config: EventConfig,
     pub rates: Rates,
-    pub last_step: u64,
+    /// Start (unix seconds) of the last advancer step applied; 0 = none yet.
+    pub last_step_at: u64,
     pub created_at: u64,
     pub updated_at: u64,
 }
@@ -161,7 +162,7 @@ pub struct Rates {
     pub joins_per_second: Option<f64>,
 }
 
-/// What the advancer did for one event.
+/// What the advancer did for one event. `step` is the start (unix seconds) of the step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepOutcome {
     Advanced {
@@ -171,21 +172,35 @@ pub enum StepOutcome {
         to: u64,
         waiting: u64,
     },
-    /// Nothing to serve (everyone issued is already served) or manual-only event.
+    /// Nothing to serve (everyone issued is already served) or manual-only event
+    /// (`automatic: false`).
     Idle {
         event: EventId,
         step: u64,
         waiting: u64,
+        automatic: bool,
     },
     /// Another invocation already applied this step.
     AlreadyDone {
         event: EventId,
         step: u64,
     },
+    /// The stored step lies in the future: this event cannot advance until the clock gets
+    /// there. Never expected (a clock far ahead on another advancer, or a hand-edited item):
+    /// logged and metered so an operator sees a stuck line.
+    Stuck {
+        event: EventId,
+        step: u64,
+        last_step_at: u64,
+    },
     NotDue {
         event: EventId,
     },
 }
+
+/// How far the stored step may lie ahead of this instance's clock before the event counts as
+/// stuck (clock skew between advancer instances).
+pub const STEP_SKEW_LEEWAY_SECS: u64 = 5;
 
 /// The tier-1 service.
 pub struct Tier1Service {
@@ -217,7 +232,7 @@ impl Tier1Service {
             store,
             tokens,
             tickets,
-            cache: TtlCache::new(settings.cache_ttl),
+            cache: TtlCache::with_clock(settings.cache_ttl, Arc::clone(&clock)),
             settings,
             clock,
             round_robin: AtomicU64::new(start),
@@ -463,9 +478,14 @@ impl Tier1Service {
     /// Applies the step due at `now` to one event, at most once per step across all callers.
     pub async fn advance_step(&self, mut rec: EventRecord, now: u64) -> Result<StepOutcome, StoreError> {
         let event = rec.event.clone();
-        let step = now / rec.config.interval_seconds.max(1);
+        // Steps are identified by their start time, not by `now / interval`: a step number
+        // taken in one interval's units is meaningless after `intervalSeconds` changes.
+        let step = now - now % rec.config.interval_seconds.max(1);
         for _ in 0..CAS_ATTEMPTS {
-            if rec.last_step >= step {
+            if rec.last_step_at > now.saturating_add(STEP_SKEW_LEEWAY_SECS) {
+                return Ok(StepOutcome::Stuck { event, step, last_step_at: rec.last_step_at });
+            }
+            if rec.last_step_at >= step {
                 return Ok(StepOutcome::AlreadyDone { event, step });
             }
             if !rec.active {
@@ -479,7 +499,7 @@ impl Tier1Service {
                 .min(counts.highest())
                 .max(rec.serving_counter);
             if new == rec.serving_counter {
-                return Ok(StepOutcome::Idle { event, step, waiting });
+                return Ok(StepOutcome::Idle { event, step, waiting, automatic: rec.config.batch_size > 0 });
             }
             let samples =
                 push_sample(&rec.samples, Sample { at: now, serving: new, issued: counts.total_issued() });
@@ -519,7 +539,7 @@ fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus
             served_per_second: rec.served_per_second(now),
             joins_per_second: joins_per_second(&rec.samples, now, issued),
         },
-        last_step: rec.last_step,
+        last_step_at: rec.last_step_at,
         created_at: rec.created_at,
         updated_at: rec.updated_at,
     }

@@ -14,8 +14,10 @@ pub struct ServingUpdate {
     pub expected: u64,
     /// New value (never below `expected`).
     pub new: u64,
-    /// Advancer step: the write also requires `lastStep < step` and an active event, and
-    /// records the step. `None` for manual advances.
+    /// Advancer step, as the unix second at which the step starts (`now - now % interval`):
+    /// the write also requires `lastStepAt < step` and an active event, and records it.
+    /// A time, not a step number, so a change of `intervalSeconds` keeps steps comparable
+    /// (docs/adr/0004-advancer-steps.md). `None` for manual advances.
     pub step: Option<u64>,
     /// The new sample list.
     pub samples: Vec<Sample>,

@@ -162,7 +162,7 @@ async fn racing_advancers_never_overshoot_or_double_step() {
                 st.serving_counter
             );
             if advanced == 1 {
-                assert_eq!(st.last_step, (T0 - T0 % 10) / 10 + step, "{name}: step not recorded");
+                assert_eq!(st.last_step_at, T0 - T0 % 10 + step * 10, "{name}: step not recorded");
             }
             expected = st.serving_counter;
         }
@@ -177,10 +177,13 @@ async fn racing_advancers_never_overshoot_or_double_step() {
             "{name}: everyone issued is served in the end"
         );
         assert_eq!(st.serving_counter, issued, "{name}");
-        // A late, repeated delivery of an old step does nothing.
+        // A repeated delivery of the last step does nothing; so does a run whose clock lags
+        // far behind the stored step (reported as stuck, for the operator's alarm).
         let rec = svc.store().get_event(&event).await.unwrap().unwrap();
+        let again = svc.advance_step(rec.clone(), rec.last_step_at + 9).await.unwrap();
+        assert!(matches!(again, StepOutcome::AlreadyDone { .. }), "{name}: {again:?}");
         let old = svc.advance_step(rec, T0).await.unwrap();
-        assert!(matches!(old, StepOutcome::AlreadyDone { .. }), "{name}: {old:?}");
+        assert!(matches!(old, StepOutcome::Stuck { .. }), "{name}: {old:?}");
         // Manual advances racing each other stay capped.
         let mut manual = Vec::new();
         for _ in 0..8 {
@@ -200,6 +203,49 @@ async fn racing_advancers_never_overshoot_or_double_step() {
 
 /// Invariant 3: re-activating (even concurrently with joins and with itself) never resets the
 /// counters.
+/// Review finding 1: changing `intervalSeconds` mid-sale must not freeze the advancer. One
+/// step per second, then the operator slows to one step per 10 s: the line keeps moving at
+/// the new pace (and speeds up again when the interval shrinks). A manual clock drives every
+/// run, on the model and on DynamoDB.
+#[tokio::test]
+async fn interval_change_keeps_the_advancer_moving() {
+    for (name, store) in stores("interval").await {
+        let t0 = T0 - T0 % 10;
+        let clock = Arc::new(ManualClock::new(t0));
+        let event = ev("slowdown");
+        let svc = common::service(Arc::clone(&store), Arc::clone(&clock));
+        svc.activate(&event, patch(1, 1, 1)).await.unwrap();
+        for _ in 0..100 {
+            svc.assign(&event).await.unwrap();
+        }
+        let run = |at: u64| {
+            clock.set(at);
+            svc.advance_due()
+        };
+        for s in 0..5 {
+            run(t0 + s).await.unwrap();
+        }
+        assert_eq!(svc.status(&event).await.unwrap().serving_counter, 5, "{name}: 1 s steps");
+        svc.activate(&event, ConfigPatch { interval_seconds: Some(10), ..ConfigPatch::default() }).await.unwrap();
+        for s in 5..=60 {
+            run(t0 + s).await.unwrap();
+        }
+        // New steps start at t0+10, +20, …, +60: six of them.
+        assert_eq!(svc.status(&event).await.unwrap().serving_counter, 11, "{name}: 10 s steps after the change");
+        svc.activate(&event, ConfigPatch { interval_seconds: Some(2), ..ConfigPatch::default() }).await.unwrap();
+        for s in 61..=70 {
+            run(t0 + s).await.unwrap();
+        }
+        // Steps at t0+62, 64, 66, 68, 70.
+        assert_eq!(svc.status(&event).await.unwrap().serving_counter, 16, "{name}: 2 s steps after the change");
+        let outcomes = run(t0 + 71).await.unwrap();
+        assert!(
+            outcomes.iter().all(|o| !matches!(o, StepOutcome::Stuck { .. })),
+            "{name}: {outcomes:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reactivation_keeps_counters() {
     for (name, store) in stores("inv3").await {

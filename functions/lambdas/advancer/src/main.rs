@@ -30,9 +30,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
                 tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);
             }
             let summary = vwr_tier1::advancer::run_for(&svc, tick, budget, MetricsSink::Emf).await;
-            tracing::info!(event = "tier1.advancer_run", ticks = summary.ticks, advanced = summary.advanced, served = summary.served, errors = summary.errors);
+            tracing::info!(event = "tier1.advancer_run", ticks = summary.ticks, advanced = summary.advanced, served = summary.served, errors = summary.errors, stuck = summary.stuck);
             Ok::<_, lambda_runtime::Error>(serde_json::json!({
-                "ticks": summary.ticks, "advanced": summary.advanced, "served": summary.served, "errors": summary.errors
+                "ticks": summary.ticks, "advanced": summary.advanced, "served": summary.served, "errors": summary.errors, "stuck": summary.stuck
             }))
         }
     }))
