@@ -7,9 +7,11 @@ var MAX_TOKEN_LEN=4096;
 var B64URL=/^[A-Za-z0-9_-]*$/;
 var KID=/^[A-Za-z0-9_-]{1,32}$/;
 var NAME=/^[A-Za-z0-9_-]+$/;
+var EVENT_ID=/^[A-Za-z0-9_-]{1,64}$/;
+var BAD_PATH={error:'bad_path',message:'Path not canonical, or no valid event id in it.'};
 var HEADER_STRINGS=['typ','cty','jku','x5u','x5t','x5t#S256','url','nonce','enc','zip'];
 var HEADER_LISTS=['x5c','crit'];
-var STATUS_TEXT={302:'Found',403:'Forbidden',503:'Service Unavailable'};
+var STATUS_TEXT={302:'Found',400:'Bad Request',403:'Forbidden',503:'Service Unavailable'};
 var has=(o,k)=>Object.prototype.hasOwnProperty.call(o,k);
 function parseJson(text){
 if(typeof text!=='string')return undefined;
@@ -117,8 +119,13 @@ var ev=o.events==null?[]:o.events;
 if(!isObject(ev)&&!Array.isArray(ev))return 'bad events';
 var ids=Array.isArray(ev)?ev:Object.keys(ev);
 for(var i=0;i<ids.length;i++){
-if(typeof ids[i]!=='string'||!/^[A-Za-z0-9_-]{1,64}$/.test(ids[i]))return 'bad event id';
-if(Array.isArray(ev)||(isObject(ev[ids[i]])&&ev[ids[i]].active===true))cfg.active[ids[i]]=true;
+var id=ids[i];
+if(typeof id!=='string'||!EVENT_ID.test(id))return 'bad event id';
+var low='~'+id.toLowerCase();
+if(Array.isArray(ev)||(isObject(ev[id])&&ev[id].active===true)){
+cfg.active['~'+id]=id;
+cfg.active[low]=cfg.active[low]||id;
+}
 }
 if(!Array.isArray(o.rules))return 'rules must be a list';
 for(i=0;i<o.rules.length;i++){
@@ -131,38 +138,54 @@ cfg.rules.push({prefix:prefix.map((s)=>s.toLowerCase()),at:r.eventSegment-1});
 }
 return cfg;
 }
-function segments(uri){
-var path=String(uri).split('?')[0].replace(/%([0-9A-Fa-f]{2})/g,(m,h)=>String.fromCharCode(parseInt(h,16)));
-var raw=path.split(/[\/\\]/);
+function segments(path,keepDots){
+var raw=path.split(/[\/\\]|%2f|%5c/i);
 var out=[];
 for(var i=0;i<raw.length;i++){
-var s=raw[i].split(';')[0];
-if(s==='..')out.pop();
+var s=raw[i].split(';')[0].replace(/%([0-9A-Fa-f]{2})/g,(m,h)=>String.fromCharCode(parseInt(h,16)));
+if(s==='..'&&!keepDots)out.pop();
 else if(s!==''&&s!=='.')out.push(s);
 }
 return out;
 }
-function isWaitingRoom(segs){
-return segs[0]==='vwr'||segs[0]==='vwr-api';
+function request(uri,query,accept){
+var path=String(uri).split('?')[0];
+var segs=segments(path);
+var lit=segments(path,1);
+var api=/^api$/i;
+var room=/^vwr(-api)?$/;
+return{
+uri:uri,
+query:query,
+segs:segs,
+lit:lit,
+odd:/\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+api:api.test(segs[0])||api.test(lit[0])||/application\/json/i.test(accept||''),
+room:room.test(segs[0])&&room.test(lit[0]),
+};
 }
-function gatedEvent(cfg,segs){
+function under(rule,segs){
+for(var j=0;j<rule.prefix.length;j++)if(!segs[j]||segs[j].toLowerCase()!==rule.prefix[j])return false;
+return true;
+}
+function gatedEvent(cfg,req){
 for(var i=0;i<cfg.rules.length;i++){
 var rule=cfg.rules[i];
-var ok=segs.length>rule.at;
-for(var j=0;ok&&j<rule.prefix.length;j++)ok=segs[j].toLowerCase()===rule.prefix[j];
-if(ok&&has(cfg.active,segs[rule.at]))return segs[rule.at];
+var id=req.segs[rule.at];
+if(req.odd?under(rule,req.lit)||under(rule,req.segs):under(rule,req.segs)&&id){
+if(req.odd||!EVENT_ID.test(id))return false;
+id=cfg.active['~'+id]||cfg.active['~'+id.toLowerCase()];
+if(id)return id;
+}
 }
 return null;
 }
-function isApiCall(req,segs){
-return(segs.length>0&&segs[0].toLowerCase()==='api')||/application\/json/i.test(req.accept||'');
-}
-function jsonResponse(status,body,headers){
-headers['content-type']='application/json';
+function refusal(req,status,body,headers){
 headers['cache-control']='no-store';
-return{status:status,headers:headers,body:JSON.stringify(body)};
+headers['content-type']=req.api?'application/json':'text/plain; charset=utf-8';
+return{status:status,headers:headers,body:req.api?JSON.stringify(body):body.message+'\n'};
 }
-function gateResponse(req,segs,eventId){
+function gateResponse(req,eventId){
 var next=req.uri+(req.query?'?'+req.query:'');
 if(next.length>2000)next=req.uri.length>2000?'':req.uri;
 var to='/vwr/'+eventId;
@@ -170,31 +193,20 @@ try{
 if(next)to+='?next='+encodeURIComponent(next);
 }catch(e){
 }
-if(isApiCall(req,segs)){
-return jsonResponse(403,{
-error:'waiting_room_token_required',
-message:'This page is behind the waiting room; join the queue first.',
-redirectTo:to,
-},{});
+if(req.api){
+return refusal(req,403,{error:'waiting_room_token_required',message:'This page is behind the waiting room; join the queue first.',redirectTo:to},{});
 }
 return{status:302,headers:{location:to,'cache-control':'no-store'},body:''};
 }
-function failResponse(mode,req,segs){
-if(mode==='open')return null;
-var retry={'retry-after':'5'};
-if(isApiCall(req,segs)){
-return jsonResponse(503,{error:'waiting_room_unavailable',message:'The waiting room is unavailable; retry shortly.'},retry);
-}
-retry['content-type']='text/plain; charset=utf-8';
-retry['cache-control']='no-store';
-return{status:503,headers:retry,body:'The waiting room is unavailable. Please retry in a few seconds.\n'};
+function failResponse(mode,req){
+return mode==='open'?null:refusal(req,503,{error:'waiting_room_unavailable',message:'The waiting room is unavailable; retry shortly.'},{'retry-after':'5'});
 }
 function log(evt,fields){
 var line={src:'vwr-edge',evt:evt};
 for(var k in fields)line[k]=fields[k];
 console.log(JSON.stringify(line));
 }
-function checkTokens(req,segs,cfg,eventId,tokens,keys,now){
+function checkTokens(req,cfg,eventId,tokens,keys,now){
 var reason=null;
 for(var i=0;i<tokens.length;i++){
 var res=verifyToken(tokens[i],eventId,now,keys,cfg);
@@ -202,7 +214,7 @@ if(res.ok)return null;
 reason=reason||res.error;
 }
 if(reason)log('token_rejected',{eventId:eventId,reason:reason});
-return gateResponse(req,segs,eventId);
+return gateResponse(req,eventId);
 }
 async function kvsGet(name){
 try{
@@ -211,7 +223,8 @@ return await cf.kvs(KVS_ID).get(name);
 return null;
 }
 }
-function toViewer(res){
+function toViewer(res,r){
+if(!res)return r;
 var headers={};
 for(var k in res.headers)headers[k]={value:res.headers[k]};
 var out={statusCode:res.status,statusDescription:STATUS_TEXT[res.status],headers:headers};
@@ -236,28 +249,26 @@ return parts.join('&');
 }
 async function handler(event){
 var r=event.request;
-var segs=segments(r.uri);
-if(isWaitingRoom(segs))return r;
-var req={uri:r.uri,query:queryText(r.querystring||{}),accept:r.headers&&r.headers.accept?r.headers.accept.value:''};
+var h=r.headers||{};
+var req=request(r.uri,queryText(r.querystring||{}),h.accept?h.accept.value:'');
+if(req.room)return r;
 var raw=await kvsGet('config');
 var cfg=raw===null?'entry missing or unreadable':parseConfig(parseJson(raw),FAIL_MODE);
 if(typeof cfg==='string'){
 log('config_unavailable',{entry:'config',reason:cfg,failMode:FAIL_MODE});
-var res=failResponse(FAIL_MODE,req,segs);
-return res?toViewer(res):r;
+return toViewer(failResponse(FAIL_MODE,req),r);
 }
-var eventId=gatedEvent(cfg,segs);
+var eventId=gatedEvent(cfg,req);
 if(eventId===null)return r;
+if(!eventId)return toViewer(refusal(req,400,BAD_PATH,{}));
 var tokens=cookieValues(r.cookies,cfg.cookiePrefix+eventId);
 var keys=null;
 if(tokens.length){
 keys=parseKeys(await kvsGet('keys'));
 if(!keys){
 log('config_unavailable',{entry:'keys',reason:'missing, unreadable or invalid',failMode:cfg.failMode});
-res=failResponse(cfg.failMode,req,segs);
-return res?toViewer(res):r;
+return toViewer(failResponse(cfg.failMode,req),r);
 }
 }
-res=checkTokens(req,segs,cfg,eventId,tokens,keys,Math.floor(Date.now()/1000));
-return res?toViewer(res):r;
+return toViewer(checkTokens(req,cfg,eventId,tokens,keys,Math.floor(Date.now()/1000)),r);
 }

@@ -7,8 +7,9 @@
 //   node edge/local/proxy.mjs [options]
 //     --listen HOST:PORT      where to listen (default 127.0.0.1:8081)
 //     --upstream URL          the vwr server (default http://127.0.0.1:8080)
-//     --keys TEXT             tier-1 keys `kid:base64url,…` (default: env VWR_TIER1_KEYS,
-//                             else `tier1Keys` of the dev state file)
+//     --keys TEXT             the edge's tier-1 token keys `kid:base64url,…` — the keys derived
+//                             for the edge, never the tier-1 master keys (default: env
+//                             VWR_EDGE_KEYS, else `edgeKeys` of the dev state file)
 //     --events admin          active events from the upstream admin API, polled (default)
 //     --events FILE           active events from a JSON file, re-read on every poll:
 //                             ["e1", …] or {"events": ["e1", …]} or {"e1": {"active": true}}
@@ -284,8 +285,8 @@ async function main() {
     return;
   }
   const dev = readDevState(args['dev-dir'] || process.env.VWR_DEV_DIR || '.vwr');
-  const keys = args.keys || process.env.VWR_TIER1_KEYS || dev.tier1Keys;
-  if (!keys) throw new Error('no tier-1 keys: pass --keys, set VWR_TIER1_KEYS, or run `vwr dev` first so its dev.json exists (see --dev-dir)');
+  const keys = args.keys || process.env.VWR_EDGE_KEYS || dev.edgeKeys;
+  if (!keys) throw new Error('no edge keys: pass --keys, set VWR_EDGE_KEYS, or run `vwr dev` first so its dev.json exists (see --dev-dir)');
   const proxy = await startProxy({
     listen: args.listen,
     upstream: args.upstream,

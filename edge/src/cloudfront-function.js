@@ -24,8 +24,9 @@ async function kvsGet(name) {
   }
 }
 
-// Neutral response → CloudFront Functions response.
-function toViewer(res) {
+// Neutral response → CloudFront Functions response; no response: the request `r`, passed on.
+function toViewer(res, r) {
+  if (!res) return r;
   var headers = {};
   for (var k in res.headers) headers[k] = { value: res.headers[k] };
   var out = { statusCode: res.status, statusDescription: STATUS_TEXT[res.status], headers: headers };
@@ -54,28 +55,26 @@ function queryText(qs) {
 
 async function handler(event) {
   var r = event.request;
-  var segs = segments(r.uri);
-  if (isWaitingRoom(segs)) return r;
-  var req = { uri: r.uri, query: queryText(r.querystring || {}), accept: r.headers && r.headers.accept ? r.headers.accept.value : '' };
+  var h = r.headers || {};
+  var req = request(r.uri, queryText(r.querystring || {}), h.accept ? h.accept.value : '');
+  if (req.room) return r;
   var raw = await kvsGet('config');
   var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
   if (typeof cfg === 'string') {
     log('config_unavailable', { entry: 'config', reason: cfg, failMode: FAIL_MODE });
-    var res = failResponse(FAIL_MODE, req, segs);
-    return res ? toViewer(res) : r;
+    return toViewer(failResponse(FAIL_MODE, req), r);
   }
-  var eventId = gatedEvent(cfg, segs);
+  var eventId = gatedEvent(cfg, req);
   if (eventId === null) return r;
+  if (!eventId) return toViewer(refusal(req, 400, BAD_PATH, {}));
   var tokens = cookieValues(r.cookies, cfg.cookiePrefix + eventId);
   var keys = null;
   if (tokens.length) {
     keys = parseKeys(await kvsGet('keys'));
     if (!keys) {
       log('config_unavailable', { entry: 'keys', reason: 'missing, unreadable or invalid', failMode: cfg.failMode });
-      res = failResponse(cfg.failMode, req, segs);
-      return res ? toViewer(res) : r;
+      return toViewer(failResponse(cfg.failMode, req), r);
     }
   }
-  res = checkTokens(req, segs, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000));
-  return res ? toViewer(res) : r;
+  return toViewer(checkTokens(req, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000)), r);
 }

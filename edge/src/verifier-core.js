@@ -14,11 +14,13 @@ var MAX_TOKEN_LEN = 4096;
 var B64URL = /^[A-Za-z0-9_-]*$/;
 var KID = /^[A-Za-z0-9_-]{1,32}$/;
 var NAME = /^[A-Za-z0-9_-]+$/;
+var EVENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+var BAD_PATH = { error: 'bad_path', message: 'Path not canonical, or no valid event id in it.' };
 // JWT header fields the Rust decoder reads as strings / lists of strings; another type there
 // makes it refuse the token as malformed before looking at the signature.
 var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'nonce', 'enc', 'zip'];
 var HEADER_LISTS = ['x5c', 'crit'];
-var STATUS_TEXT = { 302: 'Found', 403: 'Forbidden', 503: 'Service Unavailable' };
+var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
 function parseJson(text) {
@@ -151,9 +153,16 @@ function parseConfig(o, defaultFailMode) {
   var ev = o.events == null ? [] : o.events;
   if (!isObject(ev) && !Array.isArray(ev)) return 'bad events';
   var ids = Array.isArray(ev) ? ev : Object.keys(ev);
+  // active: "~" + id → id, and "~" + lower-case id → the first id spelled so (the "~" keeps
+  // ids such as __proto__ ordinary keys); an exact spelling overwrites a lower-cased one.
   for (var i = 0; i < ids.length; i++) {
-    if (typeof ids[i] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(ids[i])) return 'bad event id';
-    if (Array.isArray(ev) || (isObject(ev[ids[i]]) && ev[ids[i]].active === true)) cfg.active[ids[i]] = true;
+    var id = ids[i];
+    if (typeof id !== 'string' || !EVENT_ID.test(id)) return 'bad event id';
+    var low = '~' + id.toLowerCase();
+    if (Array.isArray(ev) || (isObject(ev[id]) && ev[id].active === true)) {
+      cfg.active['~' + id] = id;
+      cfg.active[low] = cfg.active[low] || id;
+    }
   }
   if (!Array.isArray(o.rules)) return 'rules must be a list';
   for (i = 0; i < o.rules.length; i++) {
@@ -167,53 +176,79 @@ function parseConfig(o, defaultFailMode) {
   return cfg;
 }
 
-// Splits a request path into segments as an origin would resolve it: percent-escapes
-// decoded (never throwing), "\" taken as "/", ";params" cut, empty and "." segments dropped
-// and ".." going up. Gating on this form means /events/%65%31, //events/e1,
-// /x/../events/e1 or /events/e1;x=1 cannot slip past the check.
-function segments(uri) {
-  var path = String(uri).split('?')[0].replace(/%([0-9A-Fa-f]{2})/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
-  var raw = path.split(/[\/\\]/);
+// Splits a request path (no query) into segments as an origin would resolve it: split at
+// "/", "\" and their escapes %2f, %5c; ";params" cut; each segment then percent-decoded
+// (never throwing; an escaped ";" stays in it); empty and "." segments dropped and ".."
+// going up. With `keepDots`, ".." stays a segment instead: the path as an origin that does
+// not resolve dot segments would route it.
+function segments(path, keepDots) {
+  var raw = path.split(/[\/\\]|%2f|%5c/i);
   var out = [];
   for (var i = 0; i < raw.length; i++) {
-    var s = raw[i].split(';')[0];
-    if (s === '..') out.pop();
+    var s = raw[i].split(';')[0].replace(/%([0-9A-Fa-f]{2})/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
+    if (s === '..' && !keepDots) out.pop();
     else if (s !== '' && s !== '.') out.push(s);
   }
   return out;
 }
 
-// The waiting room itself (/vwr/…, /vwr-api/…) is never gated.
-function isWaitingRoom(segs) {
-  return segs[0] === 'vwr' || segs[0] === 'vwr-api';
+// The platform-neutral request: raw path and query (without "?"); api: an API call (path
+// under /api/, or Accept naming JSON); segs and lit: the path's segments resolved and
+// unresolved; odd: the path is not canonical (an empty, "." or ".." segment, raw or
+// %2e-encoded; an encoded "/" or "\"; a "\"; a ";param"); room: the waiting room itself
+// (/vwr/…, /vwr-api/…), in both forms, so neither /vwr/../events/e1 nor
+// /events/e1/../../vwr/e1 is — the waiting room is never gated.
+function request(uri, query, accept) {
+  var path = String(uri).split('?')[0];
+  var segs = segments(path);
+  var lit = segments(path, 1);
+  var api = /^api$/i;
+  var room = /^vwr(-api)?$/;
+  return {
+    uri: uri,
+    query: query,
+    segs: segs,
+    lit: lit,
+    odd: /\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+    api: api.test(segs[0]) || api.test(lit[0]) || /application\/json/i.test(accept || ''),
+    room: room.test(segs[0]) && room.test(lit[0]),
+  };
 }
 
-// The active event whose protected path this is, or null.
-function gatedEvent(cfg, segs) {
+// Whether `segs` start with the rule's prefix (compared case-insensitively).
+function under(rule, segs) {
+  for (var j = 0; j < rule.prefix.length; j++) if (!segs[j] || segs[j].toLowerCase() !== rule.prefix[j]) return false;
+  return true;
+}
+
+// The gate for a request: null (no active event's protected path: pass), false (a path under
+// a rule's prefix that is not canonical, in its resolved or unresolved form, or that has no
+// valid event id where the rule expects one: refuse with 400), or the configured id of the
+// active event (ids match case-insensitively; an exact spelling wins).
+function gatedEvent(cfg, req) {
   for (var i = 0; i < cfg.rules.length; i++) {
     var rule = cfg.rules[i];
-    var ok = segs.length > rule.at;
-    for (var j = 0; ok && j < rule.prefix.length; j++) ok = segs[j].toLowerCase() === rule.prefix[j];
-    if (ok && has(cfg.active, segs[rule.at])) return segs[rule.at];
+    var id = req.segs[rule.at];
+    if (req.odd ? under(rule, req.lit) || under(rule, req.segs) : under(rule, req.segs) && id) {
+      if (req.odd || !EVENT_ID.test(id)) return false;
+      id = cfg.active['~' + id] || cfg.active['~' + id.toLowerCase()];
+      if (id) return id;
+    }
   }
   return null;
 }
 
-// `req` is the platform-neutral request: {uri, query (raw, without "?"), accept}.
-function isApiCall(req, segs) {
-  return (segs.length > 0 && segs[0].toLowerCase() === 'api') || /application\/json/i.test(req.accept || '');
-}
-
-function jsonResponse(status, body, headers) {
-  headers['content-type'] = 'application/json';
+// A refusal: JSON `body` for API calls, else its message as text; never cached.
+function refusal(req, status, body, headers) {
   headers['cache-control'] = 'no-store';
-  return { status: status, headers: headers, body: JSON.stringify(body) };
+  headers['content-type'] = req.api ? 'application/json' : 'text/plain; charset=utf-8';
+  return { status: status, headers: headers, body: req.api ? JSON.stringify(body) : body.message + '\n' };
 }
 
 // No valid token: navigation → 302 to the waiting page with `next` = where the user was
 // going; API call → 403 JSON naming the same place. Responses are platform-neutral
 // {status, headers: {name: value}, body}; the handlers translate them.
-function gateResponse(req, segs, eventId) {
+function gateResponse(req, eventId) {
   var next = req.uri + (req.query ? '?' + req.query : '');
   if (next.length > 2000) next = req.uri.length > 2000 ? '' : req.uri;
   var to = '/vwr/' + eventId;
@@ -222,12 +257,8 @@ function gateResponse(req, segs, eventId) {
   } catch (e) {
     // A lone surrogate cannot be encoded: send the user to the waiting page without `next`.
   }
-  if (isApiCall(req, segs)) {
-    return jsonResponse(403, {
-      error: 'waiting_room_token_required',
-      message: 'This page is behind the waiting room; join the queue first.',
-      redirectTo: to,
-    }, {});
+  if (req.api) {
+    return refusal(req, 403, { error: 'waiting_room_token_required', message: 'This page is behind the waiting room; join the queue first.', redirectTo: to }, {});
   }
   return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
@@ -235,15 +266,8 @@ function gateResponse(req, segs, eventId) {
 // The configured failure policy when configuration or keys cannot be read: "open" lets the
 // request through (null); "closed" answers 503 so the origin stays shielded. A 503 rather
 // than a redirect: without keys or event list the waiting page could only loop.
-function failResponse(mode, req, segs) {
-  if (mode === 'open') return null;
-  var retry = { 'retry-after': '5' };
-  if (isApiCall(req, segs)) {
-    return jsonResponse(503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, retry);
-  }
-  retry['content-type'] = 'text/plain; charset=utf-8';
-  retry['cache-control'] = 'no-store';
-  return { status: 503, headers: retry, body: 'The waiting room is unavailable. Please retry in a few seconds.\n' };
+function failResponse(mode, req) {
+  return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 
 // One JSON log line of a stable shape: {"src":"vwr-edge","evt":…, …fields}.
@@ -256,7 +280,7 @@ function log(evt, fields) {
 // Decides a request for an active event's protected path given the cookie values found
 // (at most a few; duplicates are tried in turn). Answers null to let it through, or the
 // gate response. A cookie that is present but invalid is logged with the reason.
-function checkTokens(req, segs, cfg, eventId, tokens, keys, now) {
+function checkTokens(req, cfg, eventId, tokens, keys, now) {
   var reason = null;
   for (var i = 0; i < tokens.length; i++) {
     var res = verifyToken(tokens[i], eventId, now, keys, cfg);
@@ -264,5 +288,5 @@ function checkTokens(req, segs, cfg, eventId, tokens, keys, now) {
     reason = reason || res.error;
   }
   if (reason) log('token_rejected', { eventId: eventId, reason: reason });
-  return gateResponse(req, segs, eventId);
+  return gateResponse(req, eventId);
 }

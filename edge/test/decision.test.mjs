@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 
 import {
   LAYOUT_RULES,
+  atTime,
   captureLogs,
   cloudFrontEvent,
   keysText,
@@ -18,6 +19,8 @@ import {
   tier1Claims,
 } from './harness.mjs';
 
+// Every check of a token runs at NOW (setNow / atTime), never on the real clock, so the
+// outcome does not depend on how long the suite takes.
 const NOW = Math.floor(Date.now() / 1000);
 const K1 = newKey();
 const K0 = newKey();
@@ -77,6 +80,7 @@ describe('gating', () => {
     const event = cloudFrontEvent({ uri: '/events/e1', query: 'a=1', cookies: [['vwr_t1_e1', VALID]] });
     const before = JSON.stringify(event.request);
     const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    cff.setNow(NOW);
     assert.equal(await cff.handler(event), event.request);
     assert.equal(JSON.stringify(event.request), before);
 
@@ -85,7 +89,7 @@ describe('gating', () => {
     const le = lambdaEdgeEvent({ uri: '/api/seats/e1/A1', cookies: [['other', 'x'], ['vwr_t1_e1', VALID]] });
     const request = le.Records[0].cf.request;
     const beforeLe = JSON.stringify(request);
-    assert.equal(await edge.handler(le), request);
+    assert.equal(await atTime(NOW, () => edge.handler(le)), request);
     assert.equal(JSON.stringify(request), beforeLe);
   });
 
@@ -140,15 +144,58 @@ describe('what is never gated', () => {
   });
 });
 
-describe('paths an origin would resolve to a protected page are gated', () => {
-  for (const uri of ['/events/%65%31', '//events/e1', '/x/../events/e1', '/vwr/../events/e1', '/EVENTS/e1', '/events/e1;jsessionid=1', '/events\\e1', '/events/./e1/', '/events%2Fe1']) {
+describe('canonical variants of a protected path are gated as it', () => {
+  for (const uri of ['/events/%65%31', '/EVENTS/e1', '/events/E1', '/Events/%45%31/seats']) {
     test(uri, async () => {
       for (const { platform, outcome: o } of await both({ uri })) {
         assert.equal(o.status, 302, `${platform} ${uri}`);
-        assert.ok(o.headers.location.startsWith('/vwr/e1?next='), o.headers.location);
+        assert.equal(o.headers.location, `/vwr/e1?next=${encodeURIComponent(uri)}`, `${platform}: the configured id, e1`);
       }
     });
   }
+
+  test('the pass checked is the configured event\'s: a token for "E1" in vwr_t1_E1 does not open /events/E1', async () => {
+    const upper = signToken(K1, 'k1', tier1Claims(NOW, { eid: 'E1' }));
+    assertRedirect(await both({ uri: '/events/E1', cookies: [['vwr_t1_E1', upper], ['vwr_t1_e1', upper]] }), `/vwr/e1?next=${encodeURIComponent('/events/E1')}`);
+    assertPass(await both({ uri: '/events/E1', cookies: [['vwr_t1_e1', VALID]] }));
+  });
+});
+
+describe('non-canonical variants of a protected path are refused with 400 (more in path-vectors.json)', () => {
+  for (const uri of ['//events/e1', '/x/../events/e1', '/vwr/../events/e1', '/events/e1;jsessionid=1', '/events\\e1', '/events/./e1/', '/events%2Fe1', '/events/e1/..', '/events/e1%20', '/events/e1.']) {
+    test(uri, async () => {
+      for (const { platform, outcome: o, logs } of await both({ uri, cookies: [['vwr_t1_e1', VALID]] })) {
+        assert.equal(o.status, 400, `${platform} ${uri}`);
+        assert.equal(o.headers['cache-control'], 'no-store', platform);
+        assert.match(o.headers['content-type'], /^text\/plain/, platform);
+        assert.deepEqual(logs, [], `${platform}: a refused path is not logged`);
+      }
+    });
+  }
+
+  test('API calls get the JSON refusal', async () => {
+    for (const spec of [{ uri: '/api/seats/e1/..%5c..%5cx' }, { uri: '/events/e1/%2e%2e/x', accept: 'application/json' }]) {
+      for (const { platform, outcome: o } of await both(spec)) {
+        assert.equal(o.status, 400, platform);
+        assert.equal(o.headers['content-type'], 'application/json', platform);
+        const body = JSON.parse(o.body);
+        assert.equal(body.error, 'bad_path');
+        assert.equal(typeof body.message, 'string');
+      }
+    }
+  });
+
+  test('platform shapes of the 400', async () => {
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    const a = await cff.handler(cloudFrontEvent({ uri: '/events/e1/..' }));
+    assert.equal(a.statusCode, 400);
+    assert.equal(a.statusDescription, 'Bad Request');
+    const edge = loadLambdaEdge();
+    edge.setConfig({ ...CONFIG, keys: KEYS });
+    const b = await edge.handler(lambdaEdgeEvent({ uri: '/events/e1/..' }));
+    assert.equal(b.status, '400');
+    assert.equal(b.statusDescription, 'Bad Request');
+  });
 });
 
 describe('malformed cookies never throw', () => {
@@ -184,7 +231,7 @@ describe('malformed cookies never throw', () => {
     ];
     const expected = ['redirect', 'pass', 'pass', 'pass'];
     for (let i = 0; i < headers.length; i++) {
-      const { result } = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/events/e1', cookieHeaders: headers[i] })));
+      const { result } = await captureLogs(() => atTime(NOW, () => edge.handler(lambdaEdgeEvent({ uri: '/events/e1', cookieHeaders: headers[i] }))));
       const o = outcome(result);
       assert.equal(o.pass ? 'pass' : 'redirect', expected[i], `case ${i}`);
     }
@@ -206,8 +253,9 @@ describe('malformed cookies never throw', () => {
       const a = outcome(await cff.handler(cloudFrontEvent(spec)));
       const { result } = await captureLogs(() => edge.handler(lambdaEdgeEvent(spec)));
       const b = outcome(result);
-      assert.ok(a.pass || [302, 403].includes(a.status), `cloudfront-function case ${i}`);
-      assert.ok(b.pass || [302, 403].includes(b.status), `lambda-edge case ${i}`);
+      assert.ok(a.pass || [302, 400, 403].includes(a.status), `cloudfront-function case ${i}`);
+      assert.ok(b.pass || [302, 400, 403].includes(b.status), `lambda-edge case ${i}`);
+      assert.equal(a.status, b.status, `both builds agree, case ${i}`);
     }
   });
 });
@@ -280,7 +328,7 @@ describe('missing or unreadable configuration follows failMode, and is logged', 
 
   test('Lambda@Edge: a bundled config.json is used; fail mode "open" passes', async () => {
     const bundled = loadLambdaEdge({ config: { ...CONFIG, keys: KEYS } });
-    const { result } = await captureLogs(() => bundled.handler(lambdaEdgeEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
+    const { result } = await captureLogs(() => atTime(NOW, () => bundled.handler(lambdaEdgeEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }))));
     assert.deepEqual(outcome(result), { pass: true });
     const open = loadLambdaEdge({ failMode: 'open' });
     const r = await captureLogs(() => open.handler(lambdaEdgeEvent({ uri: '/events/e1' })));

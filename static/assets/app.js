@@ -9,6 +9,9 @@
   var MAX_NEXT = 2048;
   var ANNOUNCE_EVERY_MS = 15000;
   var LOOP_WINDOW_MS = 60000;
+  var LOOP_MAX = 3;
+  // Messages that end the page's work; each shows a link to `next`.
+  var TERMINAL = { notFound: 'back', badAddress: 'back', notOpen: 'back', noPass: 'continue' };
 
   var STRINGS = {
     en: {
@@ -30,6 +33,7 @@
       badAddress: 'This waiting room address is not valid.',
       back: 'Back to the event page',
       noPass: 'It is your turn, but your browser did not keep the entry pass. Allow cookies for this site, then continue.',
+      notOpen: 'This sale is not open right now. Please try again later.',
       continue: 'Continue',
       waitLess: 'under a minute',
       waitMin: 'about {m} min',
@@ -55,6 +59,7 @@
       badAddress: '대기실 주소가 올바르지 않습니다.',
       back: '공연 페이지로 돌아가기',
       noPass: '차례가 되었지만 브라우저에 입장권이 저장되지 않았습니다. 이 사이트의 쿠키를 허용한 뒤 계속하세요.',
+      notOpen: '지금은 판매가 열려 있지 않습니다. 잠시 후 다시 시도해 주세요.',
       continue: '계속하기',
       waitLess: '1분 미만',
       waitMin: '약 {m}분',
@@ -163,13 +168,15 @@
   /**
    * Runs the waiting room. `env` holds everything it touches, so tests can drive it:
    * {document, storage, fetch, setTimeout, clearTimeout, now, random, location: {pathname,
-   * search, origin, replace}, languages, locks, addEventListener}.
+   * search, origin, replace}, languages, locks, tab (whose `name` is window.name),
+   * addEventListener}.
    */
   function start(env) {
     var doc = env.document;
     var eventId = eventIdFrom(env.location.pathname);
     var next = safeNext(queryParam(env.location.search, 'next'), env.location.origin) || (eventId ? '/events/' + eventId : '/');
     var ticketKey = 'vwr.ticket.' + eventId;
+    var loopKey = 'vwr.redirects.' + eventId;
     var lang = pickLang(read('vwr.lang'), env.languages);
     var ticket = null;
     var last = null;
@@ -196,8 +203,10 @@
       try {
         if (value === null) env.storage.removeItem(key);
         else env.storage.setItem(key, value);
+        return true;
       } catch (e) {
         // Storage disabled or full: the place is still kept for this page's life.
+        return false;
       }
     }
     function loadTicket() {
@@ -249,8 +258,8 @@
       el('message').hidden = isError || !key;
       el('message').textContent = isError ? '' : text;
       if (key && !isError) el('status').textContent = text;
-      el('backwrap').hidden = key !== 'notFound' && key !== 'badAddress' && key !== 'noPass';
-      el('back').textContent = STRINGS[lang][key === 'noPass' ? 'continue' : 'back'];
+      el('backwrap').hidden = !TERMINAL.hasOwnProperty(key);
+      el('back').textContent = STRINGS[lang][TERMINAL[key] || 'back'];
     }
 
     function render(data, announce) {
@@ -337,20 +346,38 @@
       env.location.replace(url);
     }
 
-    // Admitted: on to `next`. Being sent back here admitted again and again within a minute
-    // means the pass cookie is not kept (cookies blocked): stop the loop and say so.
-    function admitted() {
-      var prev = null;
-      try {
-        prev = JSON.parse(read('vwr.admit.' + eventId));
-      } catch (e) {
-        prev = null;
+    // Redirects to `next` made lately, {n, at}: in localStorage or — storage blocked, as it is
+    // when the browser blocks cookies — in the tab's window.name, which lasts across same-site
+    // navigations in the tab.
+    function redirects(record) {
+      var tabKey = loopKey + '=';
+      if (record) {
+        if (!write(loopKey, JSON.stringify(record)) && env.tab) env.tab.name = tabKey + JSON.stringify(record);
+        return record;
       }
-      var n = prev && env.now() - prev.at < LOOP_WINDOW_MS ? prev.n + 1 : 1;
-      write('vwr.admit.' + eventId, JSON.stringify({ n: n, at: env.now() }));
-      if (n < 3) return go(next);
+      var text = read(loopKey);
+      var name = env.tab ? String(env.tab.name || '') : '';
+      if (text === null && name.indexOf(tabKey) === 0) text = name.slice(tabKey.length);
+      try {
+        record = JSON.parse(text);
+      } catch (e) {
+        record = null;
+      }
+      return record && Number(record.n) > 0 && env.now() - record.at < LOOP_WINDOW_MS ? record : { n: 0 };
+    }
+
+    // On to `next`: admitted, or the event is not gated (409). Being sent back here again and
+    // again within a minute means something in between does not let the visitor through —
+    // the pass cookie is not kept (cookies blocked), or the edge still gates an event the API
+    // says is not active (its configuration lags): the third time, stop and say so
+    // (`stopKey`) instead of looping.
+    function leave(stopKey) {
+      var n = redirects().n + 1;
+      redirects({ n: n, at: env.now() });
+      if (n < LOOP_MAX) return go(next);
       stopped = true;
-      show('noPass', {}, true);
+      env.clearTimeout(timer);
+      show(stopKey, {}, true);
     }
 
     function forget() {
@@ -370,7 +397,7 @@
         stopped = true;
         return show('badAddress', {}, true);
       }
-      if (r.status === 409) return go(next);
+      if (r.status === 409) return leave('notOpen');
       // An expired or unusable ticket: join again; after three times in a row, with back-off.
       if (r.status === 410 || (retry === check && (r.status === 400 || r.status === 403))) {
         forget();
@@ -388,7 +415,7 @@
     function check() {
       return call('GET', API + '/check/' + eventId + '/' + encodeURIComponent(ticket.requestId)).then(function (r) {
         if (stopped) return;
-        if (r.status === 200 && r.body.admitted === true) return admitted();
+        if (r.status === 200 && r.body.admitted === true) return leave('noPass');
         if (r.status === 200 && r.body.admitted === false) return waiting(r.body, true);
         failed(r, check);
       });
@@ -491,6 +518,7 @@
       },
       languages: navigator.languages || [navigator.language],
       locks: navigator.locks,
+      tab: window,
       addEventListener: window.addEventListener.bind(window),
     });
   }

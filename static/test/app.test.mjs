@@ -84,22 +84,42 @@ function storage(initial = {}) {
  * A page at `path` with a scripted API: `api(method, url, n)` answers
  * {status, body, headers} (n counts calls). Answers the harness.
  */
-function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, languages = ['en-US'], store = storage(), locks, random = 0.5 } = {}) {
+function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, languages = ['en-US'], store = storage(), locks, random = 0.5, at = 1_000_000, tab = { name: '' } } = {}) {
   const doc = fakeDocument();
   const timers = [];
-  let now = 1_000_000;
+  let now = at;
   let seq = 0;
   const calls = [];
   const windowListeners = [];
+  let inFlight = 0;
   const env = {
     document: doc,
     storage: store,
+    // A call is in flight from fetch() until its body has been read (or it failed); what
+    // the page does next is promise callbacks only.
     fetch: async (url, init) => {
       calls.push({ method: init.method, url, at: now });
-      const r = await api(init.method, url, calls.length);
-      if (r === 'network') throw new TypeError('Failed to fetch');
+      inFlight++;
+      let r;
+      try {
+        r = await api(init.method, url, calls.length);
+      } catch (e) {
+        inFlight--;
+        throw e;
+      }
+      if (r === 'network') {
+        inFlight--;
+        throw new TypeError('Failed to fetch');
+      }
       const headers = Object.fromEntries(Object.entries(r.headers || {}).map(([k, v]) => [k.toLowerCase(), v]));
-      return { status: r.status, headers: { get: (k) => headers[k.toLowerCase()] ?? null }, text: async () => (r.body === undefined ? '' : JSON.stringify(r.body)) };
+      return {
+        status: r.status,
+        headers: { get: (k) => headers[k.toLowerCase()] ?? null },
+        text: async () => {
+          inFlight--;
+          return r.body === undefined ? '' : JSON.stringify(r.body);
+        },
+      };
     },
     setTimeout: (fn, ms) => {
       timers.push({ id: ++seq, at: now + ms, fn });
@@ -114,10 +134,20 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
     location: { pathname: path, search, origin: 'https://tickets.example.com', replaced: null, replace(url) { this.replaced = url; } },
     languages,
     locks,
+    tab,
     addEventListener: (type, fn) => windowListeners.push({ type, fn }),
   };
+  // Waits until the page has caught up: no call in flight, then one more turn of the event
+  // loop for the promise callbacks that follow. Bounded generously; never a fixed count.
   const settle = async () => {
-    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    for (let turns = 0; turns < 10_000; turns++) {
+      await new Promise((r) => setImmediate(r));
+      if (inFlight === 0) {
+        await new Promise((r) => setImmediate(r));
+        if (inFlight === 0) return;
+      }
+    }
+    throw new Error(`the page did not settle: ${inFlight} call(s) still in flight`);
   };
   return {
     env,
@@ -261,6 +291,77 @@ describe('answers that change course', () => {
   test('409 event_not_active: goes straight to next', async () => {
     const p = await page({ api: () => err(409, 'event_not_active') }).start();
     assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+  });
+
+  test('409 loop guard: sent back three times within a minute (the edge still gates), it stops and explains, in en and ko', async () => {
+    for (const [languages, text, back] of [
+      [['en-US'], /This sale is not open right now. Please try again later./, 'Back to the event page'],
+      [['ko-KR'], /지금은 판매가 열려 있지 않습니다/, '공연 페이지로 돌아가기'],
+    ]) {
+      const store = storage();
+      let calls = 0;
+      for (let i = 1; i <= 3; i++) {
+        const p = await page({ store, languages, at: 1_000_000 + i * 5000, api: () => (calls++, err(409, 'event_not_active')) }).start();
+        if (i < 3) {
+          assert.equal(p.env.location.replaced, '/events/e1?seat=A1', `visit ${i} goes on`);
+          continue;
+        }
+        assert.equal(p.env.location.replaced, null, 'no third redirect');
+        assert.equal(p.doc.byId.error.hidden, false);
+        assert.match(p.text('error'), text);
+        assert.equal(p.doc.byId.backwrap.hidden, false, 'a way back, as in the other terminal states');
+        assert.equal(p.text('back'), back);
+        assert.equal(p.doc.byId.back.attrs.href, '/events/e1?seat=A1');
+        assert.equal(p.nextTimerIn(), null, 'nothing scheduled: no loop');
+        await p.advance(10 * 60_000);
+        assert.equal(p.calls.length, 1, 'and no more calls');
+      }
+      assert.equal(calls, 3);
+    }
+  });
+
+  test('409 loop guard: redirects more than a minute apart are not a loop', async () => {
+    const store = storage();
+    for (let i = 0; i < 5; i++) {
+      const p = await page({ store, at: 1_000_000 + i * 61_000, api: () => err(409, 'event_not_active') }).start();
+      assert.equal(p.env.location.replaced, '/events/e1?seat=A1', `visit ${i}`);
+    }
+  });
+
+  test('409 loop guard: one count for every way back to next (admitted, then 409)', async () => {
+    const store = storage();
+    const first = await page({ store, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    await first.advance(6000);
+    assert.equal(first.env.location.replaced, '/events/e1?seat=A1');
+    const second = await page({ store, at: 1_010_000, api: () => err(409, 'event_not_active') }).start();
+    assert.equal(second.env.location.replaced, '/events/e1?seat=A1');
+    const third = await page({ store, at: 1_020_000, api: () => err(409, 'event_not_active') }).start();
+    assert.equal(third.env.location.replaced, null);
+    assert.match(third.text('error'), /not open right now/);
+  });
+
+  test('409 loop guard without localStorage (blocked with cookies): the tab keeps the count in window.name', async () => {
+    const blocked = {
+      getItem() {
+        throw new Error('SecurityError');
+      },
+      setItem() {
+        throw new Error('SecurityError');
+      },
+      removeItem() {
+        throw new Error('SecurityError');
+      },
+    };
+    const tab = { name: '' };
+    const replaced = [];
+    for (let i = 1; i <= 3; i++) {
+      const p = await page({ store: blocked, tab, at: 1_000_000 + i * 1000, api: () => err(409, 'event_not_active') }).start();
+      replaced.push(p.env.location.replaced);
+    }
+    assert.deepEqual(replaced, ['/events/e1?seat=A1', '/events/e1?seat=A1', null]);
+    // Another tab has its own name: it is not stopped by this one.
+    const other = await page({ store: blocked, at: 1_004_000, api: () => err(409, 'event_not_active') }).start();
+    assert.equal(other.env.location.replaced, '/events/e1?seat=A1');
   });
 
   test('404 event_not_found: a clear message, a way back, no more polling', async () => {
@@ -419,6 +520,30 @@ describe('language and accessibility', () => {
     }
     assert.match(HTML, /href="\/vwr\/assets\/style\.css"/);
     assert.match(HTML, /src="\/vwr\/assets\/app\.js" defer/);
+  });
+
+  test('index.html: a Content-Security-Policy, and nothing inline that it would block', () => {
+    const csp = [...HTML.matchAll(/<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)">/gi)];
+    assert.equal(csp.length, 1, 'one CSP meta element');
+    assert.equal(csp[0][1], "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'");
+    const head = HTML.slice(0, HTML.indexOf('</head>'));
+    assert.ok(head.indexOf('Content-Security-Policy') < head.search(/<(script|link)\b/), 'the policy comes before any script or stylesheet');
+    for (const m of HTML.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+      assert.match(m[1], /\ssrc="\/vwr\/assets\/[\w.-]+"/, 'scripts are files of this site');
+      assert.equal(m[2].trim(), '', 'no inline script');
+    }
+    assert.ok(!/<[^>]*\son[a-z]+\s*=/i.test(HTML), 'no on*= event handler attributes');
+    assert.ok(!/<[^>]*\sstyle\s*=/i.test(HTML), 'no style attributes');
+    assert.ok(!/<style\b/i.test(HTML), 'no inline style element');
+    assert.ok(!/javascript:/i.test(HTML), 'no javascript: URLs');
+    // The script stays within the policy: no eval-like calls, no markup or style attributes
+    // from strings (setting element.style properties through the CSSOM is allowed).
+    const js = readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8');
+    for (const [re, what] of [[/\beval\(|new Function\b/, 'eval'], [/setTimeout\(\s*['"`]/, 'string timers'], [/\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/, 'markup from strings'], [/setAttribute\(\s*['"](style|on\w+)['"]/, 'style or handler attributes'], [/\.style\.cssText/, 'cssText']]) {
+      assert.ok(!re.test(js), `app.js uses ${what}`);
+    }
+    const css = readFileSync(join(STATIC, 'assets', 'style.css'), 'utf8');
+    assert.ok(!/url\(|@import/.test(css), 'style.css loads nothing');
   });
 
   test('every string exists in both languages', () => {
