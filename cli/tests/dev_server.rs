@@ -158,13 +158,18 @@ async fn send_as(client: &HttpClient, method: Method, url: &str, user: &str) -> 
 
 /// The tier-2 walk of the issue on `vwr dev --redis`: threshold 2, three users check, the
 /// first two are active with entry tokens, the third is queued at position 1; one leaves; the
-/// worker admits the third.
+/// worker admits the third once the leaver's last entry token (10 s here) has expired.
 #[tokio::test]
 async fn tier2_walk_on_redis() {
     // Database 5 belongs to this test: the dev server's worker serves every event it finds.
     let redis = std::env::var("VWR_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let redis = format!("{}/5", redis.trim_end_matches('/'));
-    let server = start("t2", &["--store", "memory", "--redis", &redis], &[]).await;
+    let server = start(
+        "t2",
+        &["--store", "memory", "--redis", &redis],
+        &[("VWR_ENTRY_TOKEN_TTL_SECONDS", "10".into())],
+    )
+    .await;
     let event = format!("walk{}x{}", std::process::id(), vwr_core::time::now_millis());
     let t = admin(&server, &["threshold", &event, "--threshold", "2"]);
     assert_eq!(t["threshold"], 2);
@@ -179,7 +184,7 @@ async fn tier2_walk_on_redis() {
     assert_eq!((carol["status"].as_str(), carol["position"].as_u64()), (Some("queued"), Some(1)), "{carol}");
     let (status, _) = send_as(&client, Method::POST, &url("/api/queue/leave/"), "alice").await;
     assert_eq!(status, 204);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(40);
     loop {
         let (_, body) = send_as(&client, Method::GET, &url("/api/queue/status/"), "carol").await;
         if body["status"] == "active" {

@@ -192,7 +192,10 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
             .unwrap();
     use vwr_tier2::store::AdmissionStore;
     let event = EventId::parse(&format!("l{}", std::process::id())).unwrap();
-    store.register(&event, 1, vwr_tier2::model::LineOrder::Arrival).await.unwrap();
+    store
+        .register(&event, 1, vwr_tier2::model::LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin)
+        .await
+        .unwrap();
 
     // API: the JWKS, and the admin route refused without IAM.
     let rt = FakeRuntime::start(
@@ -217,7 +220,8 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     assert_eq!(status_and_body(&replies[3].1).1["error"], "identity_required");
 
     // Worker: one scheduled run admits from the line.
-    let s = vwr_tier2::model::Tier2Settings::default();
+    // Store-level checks hand out no entry token, so a's leave frees the slot at once.
+    let s = vwr_tier2::model::Tier2Settings { entry_token_ttl_ms: 0, ..Default::default() };
     use vwr_tier2::model::LineScore;
     store.check(&event, "a", LineScore::Arrival, "j1", &s).await.unwrap();
     store.check(&event, "b", LineScore::Arrival, "j2", &s).await.unwrap();
@@ -228,7 +232,7 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     assert_eq!(replies.first().map(|r| r.0.as_str()), Some("response"), "{replies:?}");
     assert!(replies[0].1["admitted"].as_u64().unwrap_or(0) >= 1, "{replies:?}");
     assert!(matches!(
-        store.status(&event, "b", false).await.unwrap(),
+        store.status(&event, "b", false, 0).await.unwrap(),
         Some(vwr_tier2::model::Place::Active { .. })
     ));
     store.unregister(&event).await.unwrap();

@@ -47,7 +47,7 @@ async fn main() {
     let store = Arc::new(RedisStore::connect(&RedisConfig::single(&url)).await.unwrap());
     let event = EventId::parse("bench").unwrap();
     let settings = Tier2Settings { batch_max: 500, ..Tier2Settings::default() };
-    store.register(&event, 1, LineOrder::Arrival).await.unwrap();
+    store.register(&event, 1, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     let mem_before = used_memory(&url).await;
 
     // Phase 1: `users` checks (everyone but the first joins the line).
@@ -78,7 +78,7 @@ async fn main() {
     let keys_bytes = store.memory_usage(&event).await.unwrap();
 
     // Phase 2: admissions through the worker script.
-    store.register(&event, users, LineOrder::Arrival).await.unwrap();
+    store.register(&event, users, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     let admit_target = (users / 2).min(500_000);
     let start = Instant::now();
     let mut admitted = 0u64;
@@ -91,7 +91,7 @@ async fn main() {
         admitted += r.admitted.len() as u64;
         steps += 1;
         // Drain notices as the worker would (they are part of an admission's cost).
-        while !store.take_notices(&event, 1000).await.unwrap().is_empty() {}
+        while !store.take_notices(&event, 1000, 30_000).await.unwrap().is_empty() {}
     }
     let admit_secs = start.elapsed().as_secs_f64();
 

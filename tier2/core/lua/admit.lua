@@ -1,9 +1,11 @@
 -- Admission worker step: clean up, then move users from the front of the line into the
--- active set while active < threshold, at most ARGV[2] per call.
+-- active set while taken slots < threshold, at most ARGV[2] per call.
 -- ARGV[2] batch max, ARGV[3] active TTL ms, ARGV[4] active heartbeat timeout ms,
 -- ARGV[5] waiting heartbeat timeout ms, ARGV[6] jti prefix (random, per call),
 -- ARGV[7] notice list cap, ARGV[8] cleanup limit per kind.
--- Reply: {'unknown'} | {'done', expired, evicted, stale, full, waiting, active, user1, jti1, ...}
+-- Reply: {'unknown'} |
+--        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, user1, jti1, ...}
+-- (idleMs: time since the last check, for retiring idle events)
 local now = now_ms()
 local th = threshold()
 if not th then return { 'unknown' } end
@@ -12,7 +14,7 @@ local full = tonumber(redis.call('HGET', K_META, 'full') or '0')
 if full > 0 then redis.call('HSET', K_META, 'full', 0) end
 local free = th - active_count(now)
 local n = math.min(free, tonumber(ARGV[2]))
-local reply = { 'done', expired, evicted, stale, full, 0, 0 }
+local reply = { 'done', expired, evicted, stale, full, 0, 0, 0, 0 }
 if n > 0 then
   local popped = redis.call('ZPOPMIN', K_WAIT, n)
   for i = 1, #popped, 2 do
@@ -26,4 +28,7 @@ if n > 0 then
 end
 reply[6] = redis.call('ZCARD', K_WAIT)
 reply[7] = active_count(now)
+reply[8] = tonumber(redis.call('HGET', K_META, 'dropped') or '0')
+if reply[8] > 0 then redis.call('HSET', K_META, 'dropped', 0) end
+reply[9] = math.max(0, now - tonumber(redis.call('HGET', K_META, 'last') or now))
 return reply

@@ -1,5 +1,7 @@
 -- A consistent snapshot for status pages, tests and the invariant checks:
--- {threshold|false, order|false, waiting, active (valid now), activeMembers (all), both, rate60}
+-- {threshold|false, order|false, waiting, active (slots taken now, held ones included),
+--  activeMembers (all members of the active set), both, rate60, held (released slots whose
+--  last token still runs), pendingNotices (queued + in flight)}
 -- `both` counts users that are in the waiting and the active set at once (must be 0).
 local now = now_ms()
 local th = threshold()
@@ -9,4 +11,5 @@ for _, u in ipairs(members) do
   if redis.call('ZSCORE', K_WAIT, u) then both = both + 1 end
 end
 return { th or false, redis.call('HGET', K_META, 'order') or false, redis.call('ZCARD', K_WAIT),
-  active_count(now), #members, both, rate60(now) }
+  active_count(now), #members, both, rate60(now), redis.call('ZCOUNT', K_HELD, '(' .. now, '+inf'),
+  redis.call('LLEN', K_NOTICE) + redis.call('ZCARD', K_INFL) }

@@ -1,9 +1,10 @@
 -- status / heartbeat: where the user is; touches the user's heartbeat when ARGV[3] == '1'.
--- ARGV[2] user. Replies {'unknown'} | {'none'} | describe().
+-- ARGV[2] user, ARGV[4] entry-token TTL ms (0: no token is handed out by this call).
+-- Replies {'unknown'} | {'none'} | describe().
 local user = ARGV[2]
 local now = now_ms()
 if not threshold() then return { 'unknown' } end
-local reply = describe(user, now)
+local reply = describe(user, now, tonumber(ARGV[4]))
 if not reply then return { 'none' } end
 if ARGV[3] == '1' then
   if reply[1] == 'queued' then

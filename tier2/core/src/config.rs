@@ -9,7 +9,8 @@
 //! | `VWR_TIER2_KEYS` / `VWR_TIER2_SIGNING_KID` | — | ES256 keys `kid:base64url(PKCS#8)` |
 //! | `VWR_TIER2_KEYS_SECRET_ID` | — | instead: Secrets Manager `{"signingKid":…,"keys":{…}}` |
 //! | `VWR_ENTRY_ISSUER` / `VWR_ENTRY_AUDIENCE` | `vwr` / `vwr-api` | entry-token `iss` / `aud` |
-//! | `VWR_ACTIVE_TTL_SECONDS` | 600 | admission (entry token) lifetime |
+//! | `VWR_ACTIVE_TTL_SECONDS` | 600 | admission lifetime (entry tokens are refreshed up to it) |
+//! | `VWR_ENTRY_TOKEN_TTL_SECONDS` | 30 | one entry token's lifetime (10–3600); `status` hands out fresh ones; a user who left keeps their slot counted until their last token expires |
 //! | `VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS` | 60 | an active user without heartbeat loses the slot |
 //! | `VWR_WAITING_TIMEOUT_SECONDS` | 150 | a waiting user without a poll leaves the line |
 //! | `VWR_ADMIT_BATCH` | 500 | admissions per event per worker step |
@@ -18,6 +19,7 @@
 //! | `VWR_NOTICE_TIMEOUT_MS` | 2000 | bound of one SQS batch send |
 //! | `VWR_WORKER_TICK_SECONDS` | 1 | worker period |
 //! | `VWR_TIER1_KEYS`… | — | tier-1 keys, to read callers' tier-1 tokens (identity, position) |
+//! | `VWR_TABLE` | — | the tier-1 DynamoDB table: events active in tier 1, and the durable copy of tier-2 registrations (without it, Redis is their only copy) |
 
 use std::time::Duration;
 
@@ -113,8 +115,15 @@ impl Tier2Config {
             waiting_timeout_ms: secs("VWR_WAITING_TIMEOUT_SECONDS", 150, 86_400)?,
             batch_max: env.u64_in("VWR_ADMIT_BATCH", 500, 1..=100_000)?,
             default_threshold: env.u64_in("VWR_DEFAULT_THRESHOLD", 1000, 1..=MAX_THRESHOLD)?,
+            entry_token_ttl_ms: secs("VWR_ENTRY_TOKEN_TTL_SECONDS", 30, 3_600)?,
             ..Tier2Settings::default()
         };
+        if settings.entry_token_ttl_ms < 10_000 {
+            return Err(invalid(
+                "VWR_ENTRY_TOKEN_TTL_SECONDS",
+                "must be between 10 and 3600: pages refresh the token with a status call",
+            ));
+        }
         if settings.waiting_timeout_ms <= 60_000 {
             return Err(invalid(
                 "VWR_WAITING_TIMEOUT_SECONDS",
@@ -172,9 +181,11 @@ fn missing(name: &str, hint: &str) -> ConfigError {
     ConfigError::Missing { name: name.into(), hint: hint.into() }
 }
 
-/// Caller identity in AWS: upstream authorizer or tier-1 token, never a dev header.
+/// Caller identity in AWS: upstream authorizer, tier-1 token or tier-2 identity cookie,
+/// never a dev header.
 fn lambda_identity(
     t1: Option<(vwr_core::token::Tier1Tokens, vwr_tier1::config::Tier1Config)>,
+    tier2: crate::entry_token::EntryVerifier,
     clock: std::sync::Arc<dyn vwr_core::time::Clock>,
 ) -> crate::identity::Identity {
     crate::identity::Identity {
@@ -182,6 +193,7 @@ fn lambda_identity(
             .as_ref()
             .map_or_else(|| "vwr_t1_".to_owned(), |(_, c)| c.settings.cookie_prefix.clone()),
         tier1: t1.map(|(t, _)| t),
+        tier2: Some(tier2),
         dev_user_header: false,
         clock,
     }
@@ -242,7 +254,19 @@ pub async fn aws_parts(env: &Env, sdk: &aws_config_like::SdkConfig) -> Result<Aw
         }
         _ => Arc::new(crate::service::NoTier1),
     };
-    let identity = lambda_identity(t1, clock);
+    let identity = lambda_identity(t1, tokens.verifier(), Arc::clone(&clock));
+    let registry: Arc<dyn crate::registry::Registry> = match env.get("VWR_TABLE") {
+        Some(table) => {
+            Arc::new(crate::registry::DynamoRegistry::new(aws_sdk_dynamodb::Client::new(sdk), table))
+        }
+        None => {
+            tracing::warn!(
+                event = "tier2.registry_in_memory",
+                "VWR_TABLE is not set: tier-2 registrations live only in Redis; a Redis data loss resets thresholds"
+            );
+            Arc::new(crate::registry::MemoryRegistry::default())
+        }
+    };
     let notices: Arc<dyn crate::notices::NoticeSink> = match &cfg.notice_queue_url {
         Some(url) => Arc::new(crate::notices::SqsNotices::new(
             aws_sdk_sqs::Client::new(sdk),
@@ -251,13 +275,12 @@ pub async fn aws_parts(env: &Env, sdk: &aws_config_like::SdkConfig) -> Result<Aw
         )),
         None => Arc::new(crate::notices::MemoryNotices::default()),
     };
-    let service = Arc::new(crate::Tier2Service::new(
-        Arc::new(store),
-        tokens,
-        cfg.settings,
-        lookup,
-        Duration::from_secs(1),
-    ));
+    let service = Arc::new(
+        crate::Tier2Service::new(Arc::new(store), tokens, cfg.settings, lookup, Duration::from_secs(1))
+            .with_registry(registry)
+            .with_clock(clock)
+            .with_metrics(vwr_core::metrics::MetricsSink::Emf),
+    );
     Ok(AwsParts { service, identity, notices, worker_tick: cfg.worker_tick })
 }
 
@@ -281,7 +304,7 @@ pub async fn protector(
             .verifier(),
     };
     let t1 = tier1_identity_tokens(env, sdk).await?;
-    let identity = lambda_identity(t1, Arc::new(vwr_core::time::SystemClock));
+    let identity = lambda_identity(t1, verifier.clone(), Arc::new(vwr_core::time::SystemClock));
     Ok(crate::protect::Protector { verifier, identity })
 }
 

@@ -29,6 +29,30 @@ pub struct EntryClaims {
     pub jti: String,
 }
 
+/// Audience of tier-2 identity tokens (the `vwr_t2_{eventId}` cookie). An identity token is
+/// never an entry token: entry-token verification demands the configured API audience and
+/// `sub` = the event, an identity token has neither.
+pub const IDENTITY_AUDIENCE: &str = "vwr-tier2-identity";
+
+/// Claims of a tier-2 identity token: who the visitor is in tier 2 (`sub`, the tier-2 user
+/// id) and their tier-1 position, so a visitor stays known while waiting or active in tier 2
+/// after their tier-1 token has expired (docs/adr/0008-tier2-identity-and-line-order.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityClaims {
+    pub iss: String,
+    pub aud: String,
+    /// The tier-2 user id.
+    pub sub: String,
+    /// The event.
+    pub eid: String,
+    /// The visitor's tier-1 position, when they came through tier 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pos: Option<u64>,
+    pub tier: u8,
+    pub iat: u64,
+    pub exp: u64,
+}
+
 #[derive(Clone)]
 struct EcKey {
     pkcs8: Vec<u8>,
@@ -188,6 +212,15 @@ impl EntryTokens {
             .map_err(|_| TokenError::Malformed)
     }
 
+    /// Signs a tier-2 identity token (audience [`IDENTITY_AUDIENCE`], `tier: 2`).
+    pub fn sign_identity(&self, claims: &IdentityClaims) -> Result<String, TokenError> {
+        let key = self.ring.keys.get(&self.ring.signing_kid).ok_or(TokenError::UnknownKid)?;
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.ring.signing_kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&key.pkcs8))
+            .map_err(|_| TokenError::Malformed)
+    }
+
     /// A verifier with this ring's public keys.
     pub fn verifier(&self) -> EntryVerifier {
         let keys = self.ring.keys.iter().map(|(k, v)| (k.clone(), (v.x.clone(), v.y.clone()))).collect();
@@ -215,6 +248,19 @@ struct Jwk {
 #[derive(Deserialize)]
 struct Jwks {
     keys: Vec<Jwk>,
+}
+
+#[derive(Deserialize)]
+struct RawIdentity {
+    iss: Option<String>,
+    aud: Option<serde_json::Value>,
+    sub: Option<String>,
+    eid: Option<String>,
+    pos: Option<u64>,
+    tier: Option<serde_json::Value>,
+    iat: Option<u64>,
+    nbf: Option<u64>,
+    exp: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +296,52 @@ impl EntryVerifier {
         Ok(Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned() })
     }
 
+    /// Decodes and checks the signature of an ES256 token of this ring.
+    fn decode<T: serde::de::DeserializeOwned>(&self, token: &str) -> Result<T, TokenError> {
+        let kid = read_header(token, "ES256")?;
+        let (x, y) = self.keys.get(&kid).ok_or(TokenError::UnknownKid)?;
+        let key = DecodingKey::from_ec_components(x, y).map_err(|_| TokenError::UnknownKid)?;
+        let mut v = Validation::new(Algorithm::ES256);
+        v.validate_exp = false;
+        v.validate_nbf = false;
+        v.validate_aud = false;
+        v.required_spec_claims.clear();
+        jsonwebtoken::decode::<T>(token, &key, &v).map(|d| d.claims).map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
+            jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
+            _ => TokenError::Malformed,
+        })
+    }
+
+    /// Verifies a tier-2 identity token for `event` at `now`.
+    pub fn verify_identity(
+        &self,
+        token: &str,
+        event: &EventId,
+        now: u64,
+    ) -> Result<IdentityClaims, TokenError> {
+        let c: RawIdentity = self.decode(token)?;
+        let exp = check_times(c.exp, c.nbf, now)?;
+        if c.tier != Some(serde_json::Value::from(2)) {
+            return Err(TokenError::WrongTier);
+        }
+        if c.eid.as_deref() != Some(event.as_str()) {
+            return Err(TokenError::WrongEvent);
+        }
+        check_issuer(c.iss.as_deref(), c.aud.as_ref(), &self.issuer, IDENTITY_AUDIENCE)?;
+        let sub = c.sub.filter(|s| vwr_core::identity::valid_user_id(s)).ok_or(TokenError::MissingClaim)?;
+        Ok(IdentityClaims {
+            iss: self.issuer.clone(),
+            aud: IDENTITY_AUDIENCE.to_owned(),
+            sub,
+            eid: event.to_string(),
+            pos: c.pos,
+            tier: 2,
+            iat: c.iat.unwrap_or(0),
+            exp,
+        })
+    }
+
     /// Verifies a token for `event` and `user` at `now`. There is no "unknown user" bypass:
     /// the caller must know who is asking.
     pub fn verify(
@@ -259,21 +351,7 @@ impl EntryVerifier {
         user: &str,
         now: u64,
     ) -> Result<EntryClaims, TokenError> {
-        let kid = read_header(token, "ES256")?;
-        let (x, y) = self.keys.get(&kid).ok_or(TokenError::UnknownKid)?;
-        let key = DecodingKey::from_ec_components(x, y).map_err(|_| TokenError::UnknownKid)?;
-        let mut v = Validation::new(Algorithm::ES256);
-        v.validate_exp = false;
-        v.validate_nbf = false;
-        v.validate_aud = false;
-        v.required_spec_claims.clear();
-        let c = jsonwebtoken::decode::<RawClaims>(token, &key, &v)
-            .map_err(|e| match e.kind() {
-                jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
-                jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
-                _ => TokenError::Malformed,
-            })?
-            .claims;
+        let c: RawClaims = self.decode(token)?;
         let exp = check_times(c.exp, c.nbf, now)?;
         if c.tier != Some(serde_json::Value::from(2)) {
             return Err(TokenError::WrongTier);

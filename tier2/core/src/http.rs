@@ -15,9 +15,9 @@ use vwr_core::admin_auth::{AdminAuth, require_admin};
 use vwr_core::http::{event_from_path as event_id, json_body, no_store};
 use vwr_core::{ApiError, EventId};
 
-use crate::identity::Identity;
+use crate::identity::{Caller, Identity};
 use crate::model::LineOrder;
-use crate::service::{Caller, Tier2Service};
+use crate::service::Tier2Service;
 
 /// Largest request body read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -63,7 +63,22 @@ pub fn public_router(svc: Arc<Tier2Service>, identity: Identity) -> Router {
         .route("/api/queue/leave/{event_id}", post(leave))
         .route("/api/queue/.well-known/jwks.json", get(jwks))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(AppState { svc, identity })
+}
+
+/// Adds `Set-Cookie: cookie` to `res`.
+fn with_cookie(mut res: Response, cookie: Option<String>) -> Result<Response, ApiError> {
+    if let Some(c) = cookie {
+        let v = HeaderValue::from_str(&c).map_err(|_| ApiError::internal("bad cookie"))?;
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+    Ok(res)
+}
+
+/// A successful answer refreshes the caller's tier-2 identity cookie.
+fn answered(st: &AppState, event: &EventId, caller: &Caller, res: Response) -> Result<Response, ApiError> {
+    with_cookie(no_store(res), st.svc.identity_cookie(event, caller)?)
 }
 
 async fn check(
@@ -73,7 +88,8 @@ async fn check(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, path, &parts, Some(&body))?;
-    Ok(no_store(Json(st.svc.check(&event, &caller).await?).into_response()))
+    let res = Json(st.svc.check(&event, &caller).await?).into_response();
+    answered(&st, &event, &caller, res)
 }
 
 async fn status(
@@ -82,7 +98,8 @@ async fn status(
     parts: Parts,
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, path, &parts, None)?;
-    Ok(no_store(Json(st.svc.status(&event, &caller.user).await?).into_response()))
+    let res = Json(st.svc.status(&event, &caller.user).await?).into_response();
+    answered(&st, &event, &caller, res)
 }
 
 async fn heartbeat(
@@ -93,7 +110,7 @@ async fn heartbeat(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, path, &parts, Some(&body))?;
     st.svc.heartbeat(&event, &caller.user).await?;
-    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+    answered(&st, &event, &caller, StatusCode::NO_CONTENT.into_response())
 }
 
 async fn leave(
@@ -104,7 +121,9 @@ async fn leave(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, path, &parts, Some(&body))?;
     st.svc.leave(&event, &caller.user).await?;
-    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+    let clear = (caller.source != crate::identity::Source::DevHeader)
+        .then(|| Tier2Service::clear_identity_cookie(&event));
+    with_cookie(no_store(StatusCode::NO_CONTENT.into_response()), clear)
 }
 
 async fn jwks(State(st): State<AppState>) -> Response {
@@ -128,6 +147,7 @@ pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
         .route("/api/queue/admin/status/{event_id}", get(admin_status))
         .route("/api/queue/admin/event/{event_id}", axum::routing::delete(unregister))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(svc)
         .layer(middleware::from_fn_with_state(auth, require_admin))
 }

@@ -1,7 +1,7 @@
 //! In-memory admission store: the local default and the model of the Redis store. Each
-//! operation mirrors one Lua script and runs under one lock.
+//! operation mirrors one Lua script (`lua/`) and runs under one lock.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -10,10 +10,10 @@ use vwr_core::time::Clock;
 
 use crate::model::{
     Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, PendingNotice,
-    Place, Snapshot, StoreError, Tier2Settings,
+    Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
 };
 use crate::ranked::RankedSet;
-use crate::store::AdmissionStore;
+use crate::store::{AdmissionStore, Retire};
 
 /// A sorted set: members with scores, ordered by (score, member).
 #[derive(Default)]
@@ -67,25 +67,41 @@ impl ZSet {
     fn count_above(&self, min: u64) -> u64 {
         (self.order.len() - self.order.count_le(min)) as u64
     }
+
+    fn max_score(&self) -> Option<u64> {
+        self.order.iter().last().map(|(s, _)| *s)
+    }
 }
 
 #[derive(Default)]
 struct Event {
     meta: Option<(u64, LineOrder)>,
+    removed: bool,
     full: u64,
+    dropped: u64,
+    last: u64,
+    retired: bool,
+    tail: u64,
     waiting: ZSet,
     active: ZSet,
     wseen: ZSet,
     aseen: ZSet,
+    held: ZSet,
     jti: HashMap<String, Admission>,
     rate: BTreeMap<u64, u64>,
-    notices: VecDeque<PendingNotice>,
+    notices: VecDeque<String>,
+    /// (lease end, stored notice) of notices taken and not acknowledged.
+    inflight: BTreeSet<(u64, String)>,
     owners: HashMap<u64, String>,
+    /// Users admitted at least once (tier-1-ordered lines): a re-entry goes to the back.
+    admitted_once: HashSet<String>,
 }
 
 #[derive(Default)]
 struct State {
     events: BTreeMap<EventId, Event>,
+    /// The worker's index of events (the Redis `vwr:events` set).
+    index: BTreeSet<EventId>,
     last_arrival: u64,
 }
 
@@ -116,13 +132,22 @@ impl Event {
         self.jti.remove(u);
     }
 
+    /// `release_active` of lib.lua: the slot stays held until the user's last token ends.
+    fn release_active(&mut self, u: &str, now: u64) {
+        let tok = self.jti.get(u).map_or(0, |a| a.token_expires_at_ms);
+        self.remove_active(u);
+        if tok > now {
+            self.held.add(tok, u);
+        }
+    }
+
     fn remove_waiting(&mut self, u: &str) {
         self.waiting.rem(u);
         self.wseen.rem(u);
     }
 
     fn active_count(&self, now: u64) -> u64 {
-        self.active.count_above(now)
+        self.active.count_above(now) + self.held.count_above(now)
     }
 
     fn rate60(&self, now: u64) -> u64 {
@@ -139,17 +164,25 @@ impl Event {
         }
     }
 
-    fn describe(&self, u: &str, now: u64) -> Option<Place> {
+    fn describe(&mut self, u: &str, now: u64, tok_ttl: u64) -> Option<Place> {
         if let Some(rank) = self.waiting.rank(u) {
             return Some(Place::Queued { position: rank as u64 + 1, figures: self.figures(now) });
         }
         match self.active.score(u) {
             Some(exp) if exp > now => {
-                let admission = self.jti.get(u).cloned().unwrap_or(Admission {
+                let mut admission = self.jti.get(u).cloned().unwrap_or(Admission {
                     jti: String::new(),
                     admitted_at_ms: 0,
                     expires_at_ms: exp,
+                    token_expires_at_ms: 0,
                 });
+                if tok_ttl > 0 {
+                    let tok = (now + tok_ttl).min(exp);
+                    if tok > admission.token_expires_at_ms {
+                        admission.token_expires_at_ms = tok;
+                        self.jti.insert(u.to_owned(), admission.clone());
+                    }
+                }
                 Some(Place::Active { admission, fresh: false, figures: self.figures(now) })
             }
             _ => None,
@@ -160,17 +193,31 @@ impl Event {
         let exp = now + ttl;
         self.active.add(exp, u);
         self.aseen.add(now, u);
-        self.jti
-            .insert(u.to_owned(), Admission { jti: jti.to_owned(), admitted_at_ms: now, expires_at_ms: exp });
+        self.held.rem(u);
+        self.jti.insert(
+            u.to_owned(),
+            Admission {
+                jti: jti.to_owned(),
+                admitted_at_ms: now,
+                expires_at_ms: exp,
+                token_expires_at_ms: 0,
+            },
+        );
         *self.rate.entry(now / 1000).or_default() += 1;
-        self.notices.push_back(PendingNotice {
+        if self.meta.is_some_and(|m| m.1 == LineOrder::Tier1) {
+            self.admitted_once.insert(u.to_owned());
+        }
+        let n = PendingNotice {
             user_id: u.to_owned(),
             jti: jti.to_owned(),
             admitted_at: now,
             attempts: 0,
-        });
+            raw: String::new(),
+        };
+        self.notices.push_back(n.encode());
         while self.notices.len() as u64 > cap {
             self.notices.pop_front();
+            self.dropped += 1;
         }
     }
 
@@ -182,16 +229,27 @@ impl Event {
         }
         let evicted = self.aseen.below(now.saturating_sub(s.active_heartbeat_timeout_ms), true, limit);
         for u in &evicted {
-            self.remove_active(u);
+            self.release_active(u, now);
         }
         let stale = self.wseen.below(now.saturating_sub(s.waiting_timeout_ms), true, limit);
         for u in &stale {
             self.remove_waiting(u);
         }
+        for u in self.held.below(now, false, usize::MAX) {
+            self.held.rem(&u);
+        }
         let cutoff = (now / 1000).saturating_sub(120);
         self.rate.retain(|sec, _| *sec >= cutoff);
         Cleaned { expired: expired.len() as u64, evicted: evicted.len() as u64, stale: stale.len() as u64 }
     }
+
+    fn registered(&self) -> bool {
+        self.meta.is_some()
+    }
+}
+
+fn registered<'a>(st: &'a mut State, event: &EventId) -> Result<&'a mut Event, StoreError> {
+    st.events.get_mut(event).filter(|e| e.registered()).ok_or(StoreError::UnknownEvent)
 }
 
 #[async_trait]
@@ -201,12 +259,30 @@ impl AdmissionStore for MemoryStore {
         event: &EventId,
         threshold: u64,
         order: LineOrder,
-    ) -> Result<EventMeta, StoreError> {
+        mode: RegisterMode,
+    ) -> Result<Option<EventMeta>, StoreError> {
+        let now = self.clock.now_millis();
         let mut st = self.lock();
         let ev = st.events.entry(event.clone()).or_default();
-        let order = ev.meta.map_or(order, |m| m.1);
-        ev.meta = Some((threshold, order));
-        Ok(EventMeta { threshold, order })
+        match mode {
+            RegisterMode::Admin => {
+                ev.removed = false;
+                let order = ev.meta.map_or(order, |m| m.1);
+                ev.meta = Some((threshold, order));
+            }
+            RegisterMode::Implicit if ev.removed => return Ok(None),
+            RegisterMode::Implicit => {
+                if ev.meta.is_none() {
+                    ev.meta = Some((threshold, order));
+                }
+            }
+        }
+        if ev.last == 0 {
+            ev.last = now;
+        }
+        let meta = ev.meta.map(|(threshold, order)| EventMeta { threshold, order });
+        st.index.insert(event.clone());
+        Ok(meta)
     }
 
     async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
@@ -215,7 +291,7 @@ impl AdmissionStore for MemoryStore {
     }
 
     async fn events(&self) -> Result<Vec<EventId>, StoreError> {
-        Ok(self.lock().events.iter().filter(|(_, e)| e.meta.is_some()).map(|(k, _)| k.clone()).collect())
+        Ok(self.lock().index.iter().cloned().collect())
     }
 
     async fn check(
@@ -229,7 +305,7 @@ impl AdmissionStore for MemoryStore {
         let now = self.clock.now_millis();
         let mut st = self.lock();
         let arrival = (now * 1000).max(st.last_arrival + 1);
-        let ev = st.events.get_mut(event).ok_or(StoreError::UnknownEvent)?;
+        let ev = registered(&mut st, event)?;
         let (th, order) = ev.meta.ok_or(StoreError::UnknownEvent)?;
         if order != score.order() {
             return Err(StoreError::OrderMismatch(order.as_str().to_owned()));
@@ -243,49 +319,72 @@ impl AdmissionStore for MemoryStore {
                 }
             }
         }
-        if ev.waiting.score(user).is_some() {
+        ev.last = now;
+        let reindex = std::mem::take(&mut ev.retired);
+        let lost = || StoreError::Protocol("lost user".into());
+        let place = if ev.waiting.score(user).is_some() {
             ev.wseen.add(now, user);
-            return ev.describe(user, now).ok_or_else(|| StoreError::Protocol("lost user".into()));
-        }
-        match ev.active.score(user) {
-            Some(exp) if exp > now => {
-                ev.aseen.add(now, user);
-                return ev.describe(user, now).ok_or_else(|| StoreError::Protocol("lost user".into()));
-            }
-            Some(_) => ev.remove_active(user),
-            None => {}
-        }
-        let active = ev.active_count(now);
-        if ev.waiting.len() == 0 && active < th {
-            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
-            return match ev.describe(user, now) {
-                Some(Place::Active { admission, figures, .. }) => {
-                    Ok(Place::Active { admission, fresh: true, figures })
+            ev.describe(user, now, 0).ok_or_else(lost)?
+        } else {
+            match ev.active.score(user) {
+                Some(exp) if exp > now => {
+                    ev.aseen.add(now, user);
+                    ev.describe(user, now, s.entry_token_ttl_ms).ok_or_else(lost)?
                 }
-                _ => Err(StoreError::Protocol("admission lost".into())),
-            };
-        }
-        if active >= th {
-            ev.full += 1;
-        }
-        let line_score = match score {
-            LineScore::Tier1Position(p) => p,
-            LineScore::Arrival => arrival,
+                other => {
+                    if other.is_some() {
+                        ev.remove_active(user);
+                    }
+                    let active = ev.active_count(now);
+                    if ev.waiting.len() == 0 && active < th {
+                        ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
+                        match ev.describe(user, now, s.entry_token_ttl_ms) {
+                            Some(Place::Active { admission, figures, .. }) => {
+                                Place::Active { admission, fresh: true, figures }
+                            }
+                            _ => return Err(StoreError::Protocol("admission lost".into())),
+                        }
+                    } else {
+                        if active >= th {
+                            ev.full += 1;
+                        }
+                        let line_score = match score {
+                            LineScore::Tier1Position(p) if ev.admitted_once.contains(user) => {
+                                let tail = ev.tail.max(ev.waiting.max_score().unwrap_or(0)).max(p) + 1;
+                                ev.tail = tail;
+                                tail
+                            }
+                            LineScore::Tier1Position(p) => p,
+                            LineScore::Arrival => arrival,
+                        };
+                        ev.waiting.add_nx(line_score, user);
+                        ev.wseen.add(now, user);
+                        let place = ev.describe(user, now, 0).ok_or_else(lost)?;
+                        if matches!(score, LineScore::Arrival) {
+                            st.last_arrival = arrival;
+                        }
+                        place
+                    }
+                }
+            }
         };
-        ev.waiting.add_nx(line_score, user);
-        ev.wseen.add(now, user);
-        let place = ev.describe(user, now).ok_or_else(|| StoreError::Protocol("lost user".into()));
-        if matches!(score, LineScore::Arrival) {
-            st.last_arrival = arrival;
+        if reindex {
+            st.index.insert(event.clone());
         }
-        place
+        Ok(place)
     }
 
-    async fn status(&self, event: &EventId, user: &str, touch: bool) -> Result<Option<Place>, StoreError> {
+    async fn status(
+        &self,
+        event: &EventId,
+        user: &str,
+        touch: bool,
+        token_ttl_ms: u64,
+    ) -> Result<Option<Place>, StoreError> {
         let now = self.clock.now_millis();
         let mut st = self.lock();
-        let ev = st.events.get_mut(event).filter(|e| e.meta.is_some()).ok_or(StoreError::UnknownEvent)?;
-        let place = ev.describe(user, now);
+        let ev = registered(&mut st, event)?;
+        let place = ev.describe(user, now, token_ttl_ms);
         if touch {
             match &place {
                 Some(Place::Queued { .. }) => ev.wseen.add(now, user),
@@ -297,13 +396,14 @@ impl AdmissionStore for MemoryStore {
     }
 
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError> {
+        let now = self.clock.now_millis();
         let mut st = self.lock();
-        let ev = st.events.get_mut(event).filter(|e| e.meta.is_some()).ok_or(StoreError::UnknownEvent)?;
+        let ev = registered(&mut st, event)?;
         let was_waiting = ev.waiting.rem(user);
         ev.wseen.rem(user);
         let was_active = ev.active.score(user).is_some();
         if was_active {
-            ev.remove_active(user);
+            ev.release_active(user, now);
         }
         Ok(Left { was_waiting, was_active })
     }
@@ -316,7 +416,7 @@ impl AdmissionStore for MemoryStore {
     ) -> Result<AdmitReport, StoreError> {
         let now = self.clock.now_millis();
         let mut st = self.lock();
-        let ev = st.events.get_mut(event).filter(|e| e.meta.is_some()).ok_or(StoreError::UnknownEvent)?;
+        let ev = registered(&mut st, event)?;
         let th = ev.threshold().unwrap_or(0);
         let c = ev.cleanup(now, s);
         let over_threshold = std::mem::take(&mut ev.full);
@@ -340,34 +440,91 @@ impl AdmissionStore for MemoryStore {
             admitted,
             waiting: ev.waiting.len(),
             active: ev.active_count(now),
+            notices_dropped: std::mem::take(&mut ev.dropped),
+            idle_ms: now.saturating_sub(if ev.last == 0 { now } else { ev.last }),
         })
     }
 
     async fn cleanup(&self, event: &EventId, s: &Tier2Settings) -> Result<Cleaned, StoreError> {
         let now = self.clock.now_millis();
         let mut st = self.lock();
-        let ev = st.events.get_mut(event).filter(|e| e.meta.is_some()).ok_or(StoreError::UnknownEvent)?;
-        Ok(ev.cleanup(now, s))
+        Ok(registered(&mut st, event)?.cleanup(now, s))
     }
 
-    async fn take_notices(&self, event: &EventId, max: usize) -> Result<Vec<PendingNotice>, StoreError> {
+    async fn take_notices(
+        &self,
+        event: &EventId,
+        max: usize,
+        lease_ms: u64,
+    ) -> Result<Vec<PendingNotice>, StoreError> {
+        let now = self.clock.now_millis();
         let mut st = self.lock();
         let Some(ev) = st.events.get_mut(event) else {
             return Ok(Vec::new());
         };
-        let n = max.max(1).min(ev.notices.len());
-        Ok(ev.notices.drain(..n).collect())
+        let max = max.max(1);
+        let lease = now + lease_ms;
+        // As take.lua: expired leases in the order of their text.
+        let mut expired: Vec<(u64, String)> =
+            ev.inflight.iter().take_while(|(l, _)| *l <= now).take(1000).cloned().collect();
+        expired.sort_by(|a, b| a.1.cmp(&b.1));
+        expired.truncate(max);
+        let mut raw = Vec::with_capacity(max);
+        for e in expired {
+            ev.inflight.remove(&e);
+            ev.inflight.insert((lease, e.1.clone()));
+            raw.push(e.1);
+        }
+        while raw.len() < max {
+            let Some(n) = ev.notices.pop_front() else { break };
+            ev.inflight.retain(|(_, r)| *r != n);
+            ev.inflight.insert((lease, n.clone()));
+            raw.push(n);
+        }
+        Ok(raw.iter().filter_map(|r| PendingNotice::decode(r).ok()).collect())
     }
 
-    async fn requeue_notices(&self, event: &EventId, notices: &[PendingNotice]) -> Result<(), StoreError> {
+    async fn ack_notices(
+        &self,
+        event: &EventId,
+        done: &[PendingNotice],
+        retry: &[PendingNotice],
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
         let ev = st.events.entry(event.clone()).or_default();
-        ev.notices.extend(notices.iter().cloned());
+        for n in done {
+            ev.inflight.retain(|(_, r)| *r != n.raw);
+        }
+        ev.notices.extend(retry.iter().map(PendingNotice::encode));
         Ok(())
     }
 
     async fn unregister(&self, event: &EventId) -> Result<bool, StoreError> {
-        Ok(self.lock().events.remove(event).is_some_and(|e| e.meta.is_some()))
+        let mut st = self.lock();
+        st.index.remove(event);
+        let was = st.events.remove(event).is_some_and(|e| e.registered());
+        st.events.insert(event.clone(), Event { removed: true, ..Event::default() });
+        Ok(was)
+    }
+
+    async fn retire(&self, event: &EventId, idle_ms: u64) -> Result<Retire, StoreError> {
+        let now = self.clock.now_millis();
+        let mut st = self.lock();
+        let Some(ev) = st.events.get_mut(event).filter(|e| e.registered()) else {
+            st.index.remove(event);
+            return Ok(Retire::Retired);
+        };
+        let busy = ev.waiting.len() > 0
+            || ev.active_count(now) > 0
+            || !ev.notices.is_empty()
+            || !ev.inflight.is_empty()
+            || now.saturating_sub(ev.last) < idle_ms;
+        if busy {
+            return Ok(Retire::Busy);
+        }
+        ev.retired = true;
+        st.index.remove(event);
+        Ok(Retire::Retired)
     }
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {
@@ -381,6 +538,8 @@ impl AdmissionStore for MemoryStore {
                 active_members: 0,
                 in_both: 0,
                 admitted_last_60s: 0,
+                held: 0,
+                pending_notices: 0,
             });
         };
         let in_both = ev.active.scores.keys().filter(|u| ev.waiting.score(u).is_some()).count() as u64;
@@ -391,6 +550,8 @@ impl AdmissionStore for MemoryStore {
             active_members: ev.active.len(),
             in_both,
             admitted_last_60s: ev.rate60(now),
+            held: ev.held.count_above(now),
+            pending_notices: (ev.notices.len() + ev.inflight.len()) as u64,
         })
     }
 }

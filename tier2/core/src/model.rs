@@ -59,6 +59,17 @@ pub struct EventMeta {
     pub order: LineOrder,
 }
 
+/// Who registers an event, which decides what a registration may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegisterMode {
+    /// The admin API: sets the threshold, lifts an unregistration tombstone.
+    Admin,
+    /// An event active in tier 1, or a registration re-hydrated from the durable copy: fills
+    /// in only what is missing (never overwrites a racing admin change) and never brings back
+    /// an unregistered event.
+    Implicit,
+}
+
 /// Figures shared by every reply about one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Figures {
@@ -76,7 +87,11 @@ pub struct Figures {
 pub struct Admission {
     pub jti: String,
     pub admitted_at_ms: u64,
+    /// End of the admission (the slot).
     pub expires_at_ms: u64,
+    /// End of the latest entry token handed out for it (0 = none yet); never after
+    /// `expires_at_ms`. The slot stays taken until then even if the user leaves.
+    pub token_expires_at_ms: u64,
 }
 
 /// Where a user is.
@@ -112,7 +127,12 @@ pub struct AdmitReport {
     pub over_threshold: u64,
     pub admitted: Vec<Admitted>,
     pub waiting: u64,
+    /// Slots taken (held ones included).
     pub active: u64,
+    /// Notices dropped because the pending list was full, since the previous step.
+    pub notices_dropped: u64,
+    /// Time since the last check of the event.
+    pub idle_ms: u64,
 }
 
 /// What a cleanup pass removed.
@@ -135,10 +155,14 @@ pub struct Snapshot {
     /// Users in the waiting and the active set at once (invariant 6: always 0).
     pub in_both: u64,
     pub admitted_last_60s: u64,
+    /// Released slots still counted because their last entry token has not expired.
+    pub held: u64,
+    /// Admission notices not yet sent (queued or in flight).
+    pub pending_notices: u64,
 }
 
 /// An admission notice waiting to be sent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingNotice {
     pub user_id: String,
@@ -148,6 +172,23 @@ pub struct PendingNotice {
     /// Send attempts so far.
     #[serde(default)]
     pub attempts: u32,
+    /// The stored form, as taken (acknowledgements name the notice by it).
+    #[serde(skip)]
+    pub raw: String,
+}
+
+impl PendingNotice {
+    /// The stored form of a new notice (`raw` is not part of it).
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a stored notice, keeping its stored form.
+    pub fn decode(raw: &str) -> Result<Self, serde_json::Error> {
+        let mut n: Self = serde_json::from_str(raw)?;
+        n.raw = raw.to_owned();
+        Ok(n)
+    }
 }
 
 /// Timing and sizing of admissions.
@@ -168,6 +209,13 @@ pub struct Tier2Settings {
     pub notice_cap: u64,
     /// Threshold of events registered implicitly (active in tier 1).
     pub default_threshold: u64,
+    /// Lifetime of one entry token; `status` hands out a fresh one (never past the end of
+    /// the admission). Bounds how long a slot stays taken after its user left.
+    pub entry_token_ttl_ms: u64,
+    /// How long a notice taken by a worker stays leased before another worker may take it.
+    pub notice_lease_ms: u64,
+    /// An event with nobody in it and no check for this long leaves the worker's index.
+    pub retire_idle_ms: u64,
 }
 
 impl Default for Tier2Settings {
@@ -180,7 +228,18 @@ impl Default for Tier2Settings {
             cleanup_limit: 1000,
             notice_cap: 100_000,
             default_threshold: DEFAULT_THRESHOLD,
+            entry_token_ttl_ms: 30_000,
+            notice_lease_ms: 30_000,
+            retire_idle_ms: 3_600_000,
         }
+    }
+}
+
+impl Tier2Settings {
+    /// How long the tier-2 identity cookie lives after the caller's last call: as long as a
+    /// waiting or active user can stay away without losing their place, plus a minute.
+    pub fn identity_ttl_ms(&self) -> u64 {
+        self.waiting_timeout_ms.max(self.active_heartbeat_timeout_ms) + 60_000
     }
 }
 

@@ -1,8 +1,9 @@
 //! Admission notices to an SQS FIFO queue: `{action:"admitted", eventId, userId, jti,
-//! admittedAt}`, `MessageGroupId` = eventId, `MessageDeduplicationId` = `userId:eventId`,
-//! sent in batches of up to 10 with a bounded timeout. Notices never carry a token. A failed
-//! send never blocks or undoes an admission: the worker counts it, logs it and retries a few
-//! times.
+//! admittedAt}`, `MessageGroupId` = eventId, `MessageDeduplicationId` = `userId:eventId:jti`
+//! (the admission's `jti`, so a re-admission within SQS's 5-minute deduplication window is
+//! not swallowed as a duplicate of the first), sent in batches of up to 10 with a bounded
+//! timeout. Notices never carry a token. A failed send never blocks or undoes an admission:
+//! the worker counts it, logs it and retries a few times.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -30,10 +31,10 @@ pub struct NoticeBody<'a> {
     pub admitted_at: u64,
 }
 
-/// `userId:eventId`, or its SHA-256 (hex) when that is longer than SQS's 128 characters or
-/// holds characters SQS does not allow.
-pub fn dedup_id(user: &str, event: &EventId) -> String {
-    let id = format!("{user}:{event}");
+/// `userId:eventId:jti`, or its SHA-256 (hex) when that is longer than SQS's 128 characters
+/// or holds characters SQS does not allow.
+pub fn dedup_id(user: &str, event: &EventId, jti: &str) -> String {
+    let id = format!("{user}:{event}:{jti}");
     let ok = id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic());
     if ok {
         id
@@ -81,7 +82,7 @@ impl NoticeSink for SqsNotices {
                 .id(i.to_string())
                 .message_body(serde_json::to_string(&body).unwrap_or_default())
                 .message_group_id(event.as_str())
-                .message_deduplication_id(dedup_id(&n.user_id, event))
+                .message_deduplication_id(dedup_id(&n.user_id, event, &n.jti))
                 .build();
             match entry {
                 Ok(e) => entries.push(e),
@@ -151,11 +152,19 @@ mod tests {
     #[test]
     fn dedup_ids_fit_sqs() {
         let e = EventId::parse("e1").unwrap();
-        assert_eq!(dedup_id("alice", &e), "alice:e1");
+        assert_eq!(dedup_id("alice", &e, "j1"), "alice:e1:j1");
         let long = "v".repeat(200);
-        let d = dedup_id(&long, &e);
+        let d = dedup_id(&long, &e, "j1");
         assert_eq!(d.len(), 64);
-        assert_eq!(d, dedup_id(&long, &e));
-        assert_ne!(dedup_id("é", &e), "é:e1");
+        assert_eq!(d, dedup_id(&long, &e, "j1"));
+        assert_ne!(dedup_id("é", &e, "j1"), "é:e1:j1");
+    }
+
+    /// Review finding 15: a second admission of the same user within SQS's 5-minute
+    /// deduplication window must not be dropped as a duplicate of the first.
+    #[test]
+    fn a_readmission_is_not_a_duplicate() {
+        let e = EventId::parse("e1").unwrap();
+        assert_ne!(dedup_id("alice", &e, "w1.1"), dedup_id("alice", &e, "w7.3"));
     }
 }

@@ -25,8 +25,32 @@ pub struct Protector {
     pub identity: Identity,
 }
 
-/// The event id of a protected path.
+/// Whether a path is in the one form every server reads alike: no empty, `.` or `..`
+/// segment, no percent-encoded dot, slash or backslash, no backslash and no `;` parameter.
+/// Anything else could be resolved by the backend to another event's path than the one the
+/// check read (`/api/seats/e1/../../reservations/e2`), so it is refused outright.
+pub fn is_canonical(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let encoded = ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e));
+    let odd = path.contains('\\') || path.contains(';');
+    let segments = path.strip_prefix('/').map(|p| p.split('/').collect::<Vec<_>>());
+    let bad_segment = match &segments {
+        // A trailing "/" is allowed (`/api/seats/e1/`); any other empty segment is not.
+        Some(s) => s
+            .iter()
+            .enumerate()
+            .any(|(i, seg)| (seg.is_empty() && i + 1 != s.len()) || *seg == "." || *seg == ".."),
+        None => true,
+    };
+    !(encoded || odd || bad_segment)
+}
+
+/// The event id of a protected path; `None` for any path that is not canonical
+/// ([`is_canonical`]), not under a protected prefix, or whose event segment is not an id.
 pub fn event_of_path(path: &str) -> Option<EventId> {
+    if !is_canonical(path) {
+        return None;
+    }
     PROTECTED_PREFIXES
         .iter()
         .find_map(|p| path.strip_prefix(p))
@@ -131,5 +155,27 @@ mod tests {
         assert!(event_of_path("/api/seats/").is_none());
         assert!(event_of_path("/api/seats/e%201/x").is_none());
         assert!(event_of_path("/events/e1").is_none());
+        assert_eq!(event_of_path("/api/seats/e1/").map(|e| e.to_string()), Some("e1".into()));
+    }
+
+    /// Review finding 5: the authorizer read only the first segment, so a path that the
+    /// backend resolves to another event was authorised as the first one.
+    #[test]
+    fn paths_a_backend_could_resolve_elsewhere_are_refused() {
+        for path in [
+            "/api/seats/e1/../../reservations/e2",
+            "/api/seats/e1/%2e%2e/%2E%2E/reservations/e2",
+            "/api/seats/e1/..%2f..%2freservations%2fe2",
+            "/api/seats/e1%2f..%2f..%2freservations%2fe2",
+            "/api/seats/e1/..%5c..%5creservations%5ce2",
+            "/api/seats/e1\\..\\x",
+            "/api/seats/e1//x",
+            "/api/seats//e1",
+            "/api/seats/e1/./x",
+            "/api/seats/e1;x=1/A1",
+            "/api/seats/e1/.",
+        ] {
+            assert!(event_of_path(path).is_none(), "{path}");
+        }
     }
 }

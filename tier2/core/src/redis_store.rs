@@ -16,10 +16,10 @@ use vwr_core::EventId;
 
 use crate::model::{
     Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, PendingNotice,
-    Place, Snapshot, StoreError, Tier2Settings,
+    Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
 };
 use crate::scripts;
-use crate::store::AdmissionStore;
+use crate::store::{AdmissionStore, Retire};
 
 /// The set of registered events (one key outside any event slot; never touched by scripts).
 pub const EVENTS_KEY: &str = "vwr:events";
@@ -58,6 +58,29 @@ pub struct RedisStore {
     time_offset_ms: Arc<AtomicI64>,
 }
 
+/// A Redis URL with any password replaced by `***`, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme + 3 => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            let shown = if userinfo.contains(':') { format!("{user}:***") } else { "***".to_owned() };
+            format!("{}{shown}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The text of a Redis error without anything that could carry a password (the client puts
+/// the URL it was given into some connection errors).
+fn error_text(e: &RedisError, urls: &[String]) -> String {
+    let mut text = e.to_string();
+    for u in urls {
+        text = text.replace(u.as_str(), &redact_url(u));
+    }
+    text
+}
+
 fn redis_error(op: &'static str, e: RedisError) -> StoreError {
     let script_bug = e.code().is_some_and(|c| c.starts_with("ERR")) && e.to_string().contains("script");
     tracing::warn!(event = "tier2.redis_error", op, error = %e);
@@ -68,8 +91,10 @@ fn redis_error(op: &'static str, e: RedisError) -> StoreError {
     }
 }
 
-fn keys(e: &EventId) -> [String; 9] {
-    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own"].map(|k| format!("vwr:{{{e}}}:{k}"))
+/// The keys of an event, in the order of `lua/lib.lua`.
+fn keys(e: &EventId) -> [String; 11] {
+    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own", "held", "infl"]
+        .map(|k| format!("vwr:{{{e}}}:{k}"))
 }
 
 fn proto(msg: impl Into<String>) -> StoreError {
@@ -102,12 +127,21 @@ fn as_array(v: Value) -> Result<Vec<Value>, StoreError> {
     }
 }
 
-/// Parses `"jti|admittedAtMs|expiresAtMs"`.
+/// Parses `"jti|admittedAtMs|expiresAtMs|tokenExpMs"` (records written before the token end
+/// existed have three fields).
 pub(crate) fn parse_admission(rec: &str) -> Result<Admission, StoreError> {
     let mut it = rec.split('|');
-    match (it.next(), it.next().and_then(|a| a.parse().ok()), it.next().and_then(|e| e.parse().ok())) {
-        (Some(jti), Some(admitted_at_ms), Some(expires_at_ms)) if !jti.is_empty() => {
-            Ok(Admission { jti: jti.to_owned(), admitted_at_ms, expires_at_ms })
+    let (jti, at, exp) =
+        (it.next(), it.next().and_then(|a| a.parse().ok()), it.next().and_then(|e| e.parse().ok()));
+    let tok = match it.next() {
+        None | Some("") => Some(0),
+        Some(t) => t.parse().ok(),
+    };
+    match (jti, at, exp, tok, it.next()) {
+        (Some(jti), Some(admitted_at_ms), Some(expires_at_ms), Some(token_expires_at_ms), None)
+            if !jti.is_empty() =>
+        {
+            Ok(Admission { jti: jti.to_owned(), admitted_at_ms, expires_at_ms, token_expires_at_ms })
         }
         _ => Err(proto(format!("bad admission record {rec:?}"))),
     }
@@ -140,29 +174,32 @@ fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
 impl RedisStore {
     /// Connects (the first connection must succeed; later outages reconnect by themselves).
     pub async fn connect(cfg: &RedisConfig) -> Result<Self, StoreError> {
-        let conn = if cfg.cluster {
-            let client = redis::cluster::ClusterClient::builder(cfg.urls.clone())
-                .connection_timeout(cfg.connect_timeout)
-                .response_timeout(cfg.response_timeout)
-                .retries(2)
-                .build()
-                .map_err(|e| StoreError::Unavailable(format!("cluster config: {e}")))?;
-            Conn::Cluster(client.get_async_connection().await.map_err(|e| redis_error("connect", e))?)
-        } else {
-            let url = cfg.urls.first().ok_or_else(|| StoreError::Unavailable("no Redis URL".into()))?;
-            let client =
-                redis::Client::open(url.as_str()).map_err(|e| StoreError::Unavailable(format!("{e}")))?;
-            let mgr_cfg = ConnectionManagerConfig::new()
-                .set_connection_timeout(Some(cfg.connect_timeout))
-                .set_response_timeout(Some(cfg.response_timeout))
-                .set_number_of_retries(2)
-                .set_max_delay(Duration::from_millis(500));
-            Conn::Single(
-                ConnectionManager::new_with_config(client, mgr_cfg)
-                    .await
-                    .map_err(|e| redis_error("connect", e))?,
-            )
-        };
+        let conn =
+            if cfg.cluster {
+                let client = redis::cluster::ClusterClient::builder(cfg.urls.clone())
+                    .connection_timeout(cfg.connect_timeout)
+                    .response_timeout(cfg.response_timeout)
+                    .retries(2)
+                    .build()
+                    .map_err(|e| {
+                        StoreError::Unavailable(format!("cluster config: {}", error_text(&e, &cfg.urls)))
+                    })?;
+                Conn::Cluster(client.get_async_connection().await.map_err(|e| {
+                    StoreError::Unavailable(format!("connect: {}", error_text(&e, &cfg.urls)))
+                })?)
+            } else {
+                let url = cfg.urls.first().ok_or_else(|| StoreError::Unavailable("no Redis URL".into()))?;
+                let client = redis::Client::open(url.as_str())
+                    .map_err(|e| StoreError::Unavailable(error_text(&e, &cfg.urls)))?;
+                let mgr_cfg = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(cfg.connect_timeout))
+                    .set_response_timeout(Some(cfg.response_timeout))
+                    .set_number_of_retries(2)
+                    .set_max_delay(Duration::from_millis(500));
+                Conn::Single(ConnectionManager::new_with_config(client, mgr_cfg).await.map_err(|e| {
+                    StoreError::Unavailable(format!("connect: {}", error_text(&e, &cfg.urls)))
+                })?)
+            };
         Ok(Self { conn, time_offset_ms: Arc::new(AtomicI64::new(0)) })
     }
 
@@ -204,9 +241,13 @@ impl RedisStore {
         inv
     }
 
-    /// Deletes every key of an event (tests and benchmarks).
+    /// Deletes every key of an event, tombstone included (tests and benchmarks).
     pub async fn purge(&self, event: &EventId) -> Result<(), StoreError> {
-        self.unregister(event).await.map(|_| ())
+        self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "purge").await?;
+        for k in keys(event) {
+            self.command::<()>(redis::cmd("UNLINK").arg(k), "purge").await?;
+        }
+        Ok(())
     }
 
     /// `MEMORY USAGE` of each key of an event, in bytes (benchmarks).
@@ -222,6 +263,12 @@ impl RedisStore {
     }
 }
 
+/// The `reindex` flag of a check reply (7th element): the event had been retired from the
+/// worker's index and must be put back.
+fn reindex_flag(v: &[Value]) -> bool {
+    v.get(6).map(as_u64).transpose().ok().flatten() == Some(1)
+}
+
 #[async_trait]
 impl AdmissionStore for RedisStore {
     async fn register(
@@ -229,21 +276,32 @@ impl AdmissionStore for RedisStore {
         event: &EventId,
         threshold: u64,
         order: LineOrder,
-    ) -> Result<EventMeta, StoreError> {
-        // Index first: a registered event is always discoverable by the worker.
-        self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "register").await?;
+        mode: RegisterMode,
+    ) -> Result<Option<EventMeta>, StoreError> {
         let mut inv = self.prepare(&scripts::REGISTER, event);
-        inv.arg(threshold).arg(order.as_str());
+        let mode_arg = match mode {
+            RegisterMode::Admin => "admin",
+            RegisterMode::Implicit => "implicit",
+        };
+        inv.arg(threshold).arg(order.as_str()).arg(mode_arg);
         let v = as_array(self.invoke(&inv, "register").await?)?;
-        let order = v.get(1).map(as_string).transpose()?.and_then(|o| LineOrder::parse(&o));
-        match (v.first().map(as_u64).transpose()?, order) {
-            (Some(threshold), Some(order)) => Ok(EventMeta { threshold, order }),
-            _ => Err(proto("bad register reply")),
+        if matches!(v.first(), Some(Value::BulkString(b)) if b.as_slice() == b"removed") {
+            return Ok(None);
         }
+        let order = v.get(1).map(as_string).transpose()?.and_then(|o| LineOrder::parse(&o));
+        let meta = match (v.first().map(as_u64).transpose()?, order) {
+            (Some(threshold), Some(order)) => EventMeta { threshold, order },
+            _ => return Err(proto("bad register reply")),
+        };
+        // Into the worker's index once registered (a registered event is always discoverable
+        // by the worker; a crash in between is healed by the next check's reindex flag or
+        // registration).
+        self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "register").await?;
+        Ok(Some(meta))
     }
 
     async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
-        let [.., meta, _, _, _, _] = keys(event);
+        let [.., meta, _, _, _, _, _, _] = keys(event);
         let (th, order): (Option<u64>, Option<String>) =
             self.command(redis::cmd("HMGET").arg(meta).arg("threshold").arg("order"), "meta").await?;
         Ok(match (th, order.as_deref().and_then(LineOrder::parse)) {
@@ -272,7 +330,13 @@ impl AdmissionStore for RedisStore {
             LineScore::Arrival => 0,
         };
         let mut inv = self.prepare(&scripts::CHECK, event);
-        inv.arg(user).arg(score.order().as_str()).arg(pos).arg(s.active_ttl_ms).arg(jti).arg(s.notice_cap);
+        inv.arg(user)
+            .arg(score.order().as_str())
+            .arg(pos)
+            .arg(s.active_ttl_ms)
+            .arg(jti)
+            .arg(s.notice_cap)
+            .arg(s.entry_token_ttl_ms);
         let v = as_array(self.invoke(&inv, "check").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
         match tag.as_str() {
@@ -281,13 +345,26 @@ impl AdmissionStore for RedisStore {
                 Err(StoreError::OrderMismatch(v.get(1).map(as_string).transpose()?.unwrap_or_default()))
             }
             "position_taken" => Err(StoreError::PositionTaken),
-            _ => parse_place(&tag, &v),
+            _ => {
+                if reindex_flag(&v) {
+                    tracing::info!(event = "tier2.event_reindexed", event_id = %event);
+                    self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "reindex")
+                        .await?;
+                }
+                parse_place(&tag, &v)
+            }
         }
     }
 
-    async fn status(&self, event: &EventId, user: &str, touch: bool) -> Result<Option<Place>, StoreError> {
+    async fn status(
+        &self,
+        event: &EventId,
+        user: &str,
+        touch: bool,
+        token_ttl_ms: u64,
+    ) -> Result<Option<Place>, StoreError> {
         let mut inv = self.prepare(&scripts::STATUS, event);
-        inv.arg(user).arg(if touch { "1" } else { "0" });
+        inv.arg(user).arg(if touch { "1" } else { "0" }).arg(token_ttl_ms);
         let v = as_array(self.invoke(&inv, "status").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
         match tag.as_str() {
@@ -327,9 +404,9 @@ impl AdmissionStore for RedisStore {
         let v = as_array(self.invoke(&inv, "admit").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
-            Some("done") if v.len() >= 7 && v.len() % 2 == 1 => {
+            Some("done") if v.len() >= 9 && v.len() % 2 == 1 => {
                 let mut admitted = Vec::new();
-                for pair in v[7..].chunks(2) {
+                for pair in v[9..].chunks(2) {
                     admitted.push(Admitted { user: as_string(&pair[0])?, jti: as_string(&pair[1])? });
                 }
                 Ok(AdmitReport {
@@ -339,6 +416,8 @@ impl AdmissionStore for RedisStore {
                     over_threshold: as_u64(&v[4])?,
                     waiting: as_u64(&v[5])?,
                     active: as_u64(&v[6])?,
+                    notices_dropped: as_u64(&v[7])?,
+                    idle_ms: as_u64(&v[8])?,
                     admitted,
                 })
             }
@@ -359,48 +438,96 @@ impl AdmissionStore for RedisStore {
         }
     }
 
-    async fn take_notices(&self, event: &EventId, max: usize) -> Result<Vec<PendingNotice>, StoreError> {
-        let [.., notices, _] = keys(event);
-        let raw: Option<Vec<String>> =
-            self.command(redis::cmd("LPOP").arg(notices).arg(max.max(1)), "take_notices").await?;
-        let mut out = Vec::new();
-        for r in raw.unwrap_or_default() {
-            match serde_json::from_str::<PendingNotice>(&r) {
+    async fn take_notices(
+        &self,
+        event: &EventId,
+        max: usize,
+        lease_ms: u64,
+    ) -> Result<Vec<PendingNotice>, StoreError> {
+        let mut inv = self.prepare(&scripts::TAKE, event);
+        inv.arg(max.max(1)).arg(lease_ms);
+        let raw = as_array(self.invoke(&inv, "take_notices").await?)?;
+        let mut out = Vec::with_capacity(raw.len());
+        let mut bad = Vec::new();
+        for r in &raw {
+            let r = as_string(r)?;
+            match PendingNotice::decode(&r) {
                 Ok(n) => out.push(n),
-                Err(e) => tracing::error!(event = "tier2.bad_notice", error = %e, raw = %r),
+                Err(e) => {
+                    tracing::error!(event = "tier2.bad_notice", event_id = %event, error = %e, raw = %r);
+                    bad.push(PendingNotice { raw: r, ..PendingNotice::default() });
+                }
             }
+        }
+        // An unreadable notice would come back at every lease: forget it (it is logged).
+        if !bad.is_empty() {
+            self.ack_notices(event, &bad, &[]).await?;
         }
         Ok(out)
     }
 
-    async fn requeue_notices(&self, event: &EventId, notices: &[PendingNotice]) -> Result<(), StoreError> {
-        if notices.is_empty() {
+    async fn ack_notices(
+        &self,
+        event: &EventId,
+        done: &[PendingNotice],
+        retry: &[PendingNotice],
+    ) -> Result<(), StoreError> {
+        if done.is_empty() && retry.is_empty() {
             return Ok(());
         }
-        let [.., notices_key, _] = keys(event);
-        let mut cmd = redis::cmd("RPUSH");
-        cmd.arg(notices_key);
-        for n in notices {
-            cmd.arg(serde_json::to_string(n).map_err(|e| proto(e.to_string()))?);
+        let mut inv = self.prepare(&scripts::ACK, event);
+        inv.arg(done.len());
+        for n in done {
+            inv.arg(n.raw.as_str());
         }
-        self.command::<()>(&cmd, "requeue_notices").await
+        for n in retry {
+            inv.arg(n.encode());
+        }
+        let _: Value = self.invoke(&inv, "ack_notices").await?;
+        Ok(())
     }
 
     async fn unregister(&self, event: &EventId) -> Result<bool, StoreError> {
-        // Out of the index first, so no worker picks the event up again; UNLINK frees large
-        // sets in the background instead of blocking Redis.
-        let was: u64 =
-            self.command(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "unregister").await?;
-        for k in keys(event) {
-            self.command::<()>(redis::cmd("UNLINK").arg(k), "unregister").await?;
+        // Out of the index first, so no worker picks the event up again; then one script
+        // removes everything and leaves the tombstone.
+        self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "unregister").await?;
+        let inv = self.prepare(&scripts::UNREGISTER, event);
+        let v = as_array(self.invoke(&inv, "unregister").await?)?;
+        Ok(v.first().map(as_u64).transpose()? == Some(1))
+    }
+
+    async fn retire(&self, event: &EventId, idle_ms: u64) -> Result<Retire, StoreError> {
+        // Out of the index before the script looks: a check racing in between either lands
+        // before the script (the event is busy and goes back in) or after it (the check sees
+        // `retired` and puts it back itself). Never an event with people in it off the index.
+        self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "retire").await?;
+        let mut inv = self.prepare(&scripts::RETIRE, event);
+        inv.arg(idle_ms);
+        let tag = match self.invoke::<Value>(&inv, "retire").await.and_then(as_array) {
+            Ok(v) => v.first().map(as_string).transpose()?.unwrap_or_default(),
+            Err(e) => {
+                let _ = self
+                    .command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "retire")
+                    .await;
+                return Err(e);
+            }
+        };
+        match tag.as_str() {
+            "retired" => Ok(Retire::Retired),
+            "busy" => {
+                self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "retire").await?;
+                Ok(Retire::Busy)
+            }
+            // Not registered (unregistered meanwhile): it stays out of the index.
+            "unknown" => Ok(Retire::Retired),
+            other => Err(proto(format!("bad retire reply {other}"))),
         }
-        Ok(was == 1)
     }
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {
         let inv = self.prepare(&scripts::SNAPSHOT, event);
         let v = as_array(self.invoke(&inv, "snapshot").await?)?;
-        if v.len() != 7 {
+        if v.len() != 9 {
             return Err(proto("bad snapshot reply"));
         }
         let meta = match (&v[0], &v[1]) {
@@ -417,6 +544,31 @@ impl AdmissionStore for RedisStore {
             active_members: as_u64(&v[4])?,
             in_both: as_u64(&v[5])?,
             admitted_last_60s: as_u64(&v[6])?,
+            held: as_u64(&v[7])?,
+            pending_notices: as_u64(&v[8])?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review finding 19: `vwr dev` printed the Redis URL it could not reach, password included.
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url("rediss://app:hunter2@h:6379/0"), "rediss://app:***@h:6379/0");
+        assert_eq!(redact_url("redis://:hunter2@h:6379"), "redis://:***@h:6379");
+        assert_eq!(redact_url("redis://token@h"), "redis://***@h");
+        assert_eq!(redact_url("redis://h:6379"), "redis://h:6379");
+    }
+
+    #[test]
+    fn admission_records_old_and_new() {
+        let a = parse_admission("j1|10|20").unwrap();
+        assert_eq!((a.expires_at_ms, a.token_expires_at_ms), (20, 0));
+        assert_eq!(parse_admission("j1|10|20|15").unwrap().token_expires_at_ms, 15);
+        assert!(parse_admission("j1|10|20|x").is_err());
+        assert!(parse_admission("|10|20|15").is_err());
     }
 }

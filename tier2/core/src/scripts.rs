@@ -18,3 +18,7 @@ pub static LEAVE: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lu
 pub static ADMIT: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/admit.lua")));
 pub static CLEANUP: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/cleanup.lua")));
 pub static SNAPSHOT: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/snapshot.lua")));
+pub static UNREGISTER: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/unregister.lua")));
+pub static RETIRE: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/retire.lua")));
+pub static TAKE: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/take.lua")));
+pub static ACK: LazyLock<Script> = LazyLock::new(|| script(include_str!("../lua/ack.lua")));

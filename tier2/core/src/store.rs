@@ -5,31 +5,43 @@ use async_trait::async_trait;
 use vwr_core::EventId;
 
 use crate::model::{
-    AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, PendingNotice, Place, Snapshot, StoreError,
-    Tier2Settings,
+    AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, PendingNotice, Place, RegisterMode,
+    Snapshot, StoreError, Tier2Settings,
 };
+
+/// What retiring an idle event found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retire {
+    /// Out of the worker's index until the next check puts it back.
+    Retired,
+    /// Somebody is in it, a notice is pending or it was checked recently: kept.
+    Busy,
+}
 
 /// Storage of tier-2 state.
 #[async_trait]
 pub trait AdmissionStore: Send + Sync + 'static {
-    /// Registers the event (or changes its threshold). The line order is kept from the first
-    /// registration. Returns the registration in force.
+    /// Registers the event (or changes its threshold, [`RegisterMode::Admin`] only). The line
+    /// order is kept from the first registration. Returns the registration in force, or
+    /// `None` when an implicit registration met an unregistration tombstone.
     async fn register(
         &self,
         event: &EventId,
         threshold: u64,
         order: LineOrder,
-    ) -> Result<EventMeta, StoreError>;
+        mode: RegisterMode,
+    ) -> Result<Option<EventMeta>, StoreError>;
 
     /// The registration, if any.
     async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError>;
 
-    /// Registered events (no keyspace scan).
+    /// Events in the worker's index (registered and not retired; no keyspace scan).
     async fn events(&self) -> Result<Vec<EventId>, StoreError>;
 
     /// The atomic join decision: already waiting/active → touch and answer; else admit now if
-    /// nobody waits and there is room; else join the line with `score`. `jti` is used if this
-    /// call admits.
+    /// nobody waits and there is room; else join the line with `score` (a user admitted
+    /// before joins at the back). `jti` is used if this call admits. An active answer hands
+    /// out an entry token ending at `admission.token_expires_at_ms`.
     async fn check(
         &self,
         event: &EventId,
@@ -39,10 +51,17 @@ pub trait AdmissionStore: Send + Sync + 'static {
         s: &Tier2Settings,
     ) -> Result<Place, StoreError>;
 
-    /// Where the user is (`None` = neither waiting nor active); touches the heartbeat if asked.
-    async fn status(&self, event: &EventId, user: &str, touch: bool) -> Result<Option<Place>, StoreError>;
+    /// Where the user is (`None` = neither waiting nor active); touches the heartbeat if
+    /// asked. `token_ttl_ms` > 0: an active answer hands out an entry token of that life.
+    async fn status(
+        &self,
+        event: &EventId,
+        user: &str,
+        touch: bool,
+        token_ttl_ms: u64,
+    ) -> Result<Option<Place>, StoreError>;
 
-    /// Frees exactly what the user held.
+    /// Frees exactly what the user held (an active slot once their last token expired).
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError>;
 
     /// Worker step: cleanup, then admit from the front of the line while there is room.
@@ -56,14 +75,31 @@ pub trait AdmissionStore: Send + Sync + 'static {
     /// Cleanup only.
     async fn cleanup(&self, event: &EventId, s: &Tier2Settings) -> Result<Cleaned, StoreError>;
 
-    /// Takes up to `max` pending notices (atomically: two workers never take the same one).
-    async fn take_notices(&self, event: &EventId, max: usize) -> Result<Vec<PendingNotice>, StoreError>;
+    /// Takes up to `max` notices to send, each leased for `lease_ms` (a notice whose lease
+    /// ran out is taken again): two workers never hold the same lease, and nothing leaves the
+    /// store before [`AdmissionStore::ack_notices`].
+    async fn take_notices(
+        &self,
+        event: &EventId,
+        max: usize,
+        lease_ms: u64,
+    ) -> Result<Vec<PendingNotice>, StoreError>;
 
-    /// Puts notices back for a later attempt.
-    async fn requeue_notices(&self, event: &EventId, notices: &[PendingNotice]) -> Result<(), StoreError>;
+    /// Forgets the taken notices `done` (sent, or given up) and puts `retry` (new copies, one
+    /// more attempt) back for a later send.
+    async fn ack_notices(
+        &self,
+        event: &EventId,
+        done: &[PendingNotice],
+        retry: &[PendingNotice],
+    ) -> Result<(), StoreError>;
 
-    /// Removes the event and all its tier-2 state (admin). Returns whether it was registered.
+    /// Removes the event and all its tier-2 state in one step, leaving a tombstone that only
+    /// an admin registration lifts. Returns whether it was registered.
     async fn unregister(&self, event: &EventId) -> Result<bool, StoreError>;
+
+    /// Takes an idle event out of the worker's index (see [`Retire`]).
+    async fn retire(&self, event: &EventId, idle_ms: u64) -> Result<Retire, StoreError>;
 
     /// A consistent view of the event.
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError>;

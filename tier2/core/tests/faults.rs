@@ -48,9 +48,11 @@ async fn notices_land_in_the_fifo_queue_with_group_and_dedup_ids() {
         .unwrap();
     let url = q.queue_url().unwrap().to_owned();
     let store = Arc::new(common::redis_db(3).await);
-    let svc = Arc::new(common::service(store.clone(), Tier2Settings::default()));
+    // Store-level checks hand out no entry token: ann's leave frees her slot at once.
+    let settings = Tier2Settings { entry_token_ttl_ms: 0, ..Tier2Settings::default() };
+    let svc = Arc::new(common::service(store.clone(), settings));
     let event = common::unique_event("notice");
-    store.register(&event, 2, LineOrder::Arrival).await.unwrap();
+    store.register(&event, 2, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     for u in ["ann", "ben", "cat"] {
         store.check(&event, u, LineScore::Arrival, &format!("jti-{u}"), svc.settings()).await.unwrap();
     }
@@ -81,7 +83,7 @@ async fn notices_land_in_the_fifo_queue_with_group_and_dedup_ids() {
             let user = body["userId"].as_str().unwrap().to_owned();
             assert_eq!(
                 attrs.get(&MessageSystemAttributeName::MessageDeduplicationId).unwrap(),
-                &format!("{user}:{event}")
+                &format!("{user}:{event}:{}", body["jti"].as_str().unwrap())
             );
             assert_eq!(body["action"], "admitted");
             assert_eq!(body["eventId"], event.as_str());
@@ -110,28 +112,30 @@ async fn sqs_down_never_blocks_admission_and_is_counted() {
     let store = Arc::new(common::redis_db(4).await);
     let svc = Arc::new(common::service(store.clone(), Tier2Settings::default()));
     let event = common::unique_event("sqsdown");
-    store.register(&event, 5, LineOrder::Arrival).await.unwrap();
+    store.register(&event, 5, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     let dead = SqsNotices::new(
         sqs_client("http://127.0.0.1:9"),
         "http://127.0.0.1:9/000000000000/q.fifo",
         Duration::from_millis(500),
     );
-    let worker = Worker::new(Arc::clone(&svc), Arc::new(dead), MetricsSink::Off);
+    let clock = common::manual_clock();
+    let worker = Worker::new(Arc::clone(&svc), Arc::new(dead), MetricsSink::Off)
+        .with_clock(Arc::clone(&clock) as Arc<dyn vwr_core::time::Clock>);
     let place = store.check(&event, "u1", LineScore::Arrival, "j1", svc.settings()).await.unwrap();
     assert!(matches!(place, Place::Active { fresh: true, .. }));
-    let started = Instant::now();
     let r = worker.tick().await;
-    assert!(started.elapsed() < Duration::from_secs(5), "the send is bounded");
     assert_eq!(r.notices_failed, 1, "{r:?}");
     assert_eq!(worker.notice_failures(), 1);
     // The admission stands.
-    assert!(matches!(store.status(&event, "u1", false).await.unwrap(), Some(Place::Active { .. })));
-    // Retried a few times, then dropped and counted.
+    assert!(matches!(store.status(&event, "u1", false, 0).await.unwrap(), Some(Place::Active { .. })));
+    // Retried a few times (once per circuit-breaker cool-down), then dropped and counted.
     for _ in 1..MAX_NOTICE_ATTEMPTS {
+        assert_eq!(worker.tick().await.notices_skipped, 1, "the circuit is open: no send");
+        clock.advance(31);
         worker.tick().await;
     }
     assert_eq!(worker.notice_failures(), u64::from(MAX_NOTICE_ATTEMPTS));
-    assert!(store.take_notices(&event, 10).await.unwrap().is_empty());
+    assert!(store.take_notices(&event, 10, 30_000).await.unwrap().is_empty());
     store.purge(&event).await.unwrap();
 }
 
@@ -173,6 +177,7 @@ async fn redis_down_is_503_then_service_resumes() {
     let svc = Arc::new(common::service(Arc::new(store), Tier2Settings::default()));
     let identity = vwr_tier2::identity::Identity {
         tier1: None,
+        tier2: None,
         cookie_prefix: "vwr_t1_".into(),
         dev_user_header: true,
         clock: Arc::new(vwr_core::time::SystemClock),

@@ -40,16 +40,20 @@ struct App {
 fn app(dev_header: bool) -> App {
     let clock = common::manual_clock();
     let store = Arc::new(MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>));
-    let svc = Arc::new(Tier2Service::new(
-        store,
-        common::entry_tokens(),
-        Tier2Settings::default(),
-        Arc::new(NoTier1),
-        Duration::ZERO,
-    ));
+    let svc = Arc::new(
+        Tier2Service::new(
+            store,
+            common::entry_tokens(),
+            Tier2Settings::default(),
+            Arc::new(NoTier1),
+            Duration::ZERO,
+        )
+        .with_clock(Arc::clone(&clock) as Arc<dyn Clock>),
+    );
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
     let identity = Identity {
         tier1: Some(tier1.clone()),
+        tier2: Some(svc.tokens().verifier()),
         cookie_prefix: "vwr_t1_".into(),
         dev_user_header: dev_header,
         clock: Arc::clone(&clock) as Arc<dyn Clock>,
@@ -177,9 +181,12 @@ async fn walk_threshold_two_three_users() {
         v.verify(again.body["entryToken"].as_str().unwrap(), &e1, "alice", now).unwrap().jti,
         alice.jti
     );
-    // Leave, then the worker admits carol.
+    // Leave, then the worker admits carol once alice's last entry token has expired (until
+    // then her slot still counts: her token still opens the protected API).
     let r = send(&app, req("POST", "/api/queue/leave/e1", Some("alice"), "")).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(app.worker.tick().await.admitted, 0, "alice's token is still valid");
+    app.clock.advance(app.svc.settings().entry_token_ttl_ms / 1000);
     let report = app.worker.tick().await;
     assert_eq!(report.admitted, 1);
     let carol = send(&app, req("GET", "/api/queue/status/e1", Some("carol"), "")).await;
@@ -414,6 +421,7 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let entry = r.body["entryToken"].as_str().unwrap().to_owned();
     let identity = Identity {
         tier1: Some(app.tier1.clone()),
+        tier2: Some(app.svc.tokens().verifier()),
         cookie_prefix: "vwr_t1_".into(),
         dev_user_header: false,
         clock: Arc::clone(&app.clock) as Arc<dyn Clock>,
@@ -427,7 +435,9 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let allow = vwr_tier2::protect::rest_authorizer(&p, &ev(&entry));
     assert_eq!(allow["policyDocument"]["Statement"][0]["Effect"], "Allow");
     assert_eq!(allow["policyDocument"]["Statement"][0]["Resource"], arn);
-    assert_eq!(allow["principalId"], "ticket-7");
+    // The user is a digest of the ticket, never the ticket (a bearer credential) itself.
+    assert_eq!(allow["principalId"], vwr_core::identity::tier1_user_id("ticket-7").as_str());
+    assert!(!allow.to_string().contains("ticket-7"), "{allow}");
     assert_eq!(allow["context"]["eventId"], "e1");
     let deny = vwr_tier2::protect::rest_authorizer(&p, &ev("not-a-token"));
     assert_eq!(deny["policyDocument"]["Statement"][0]["Effect"], "Deny");
@@ -439,4 +449,145 @@ async fn rest_authorizer_allows_and_denies_with_context() {
         vwr_tier2::protect::rest_authorizer(&p, &anon)["policyDocument"]["Statement"][0]["Effect"],
         "Deny"
     );
+}
+
+/// The `Set-Cookie` value of the tier-2 identity cookie of `event` in `r`, as a `Cookie` pair.
+fn identity_cookie(r: &Res, event: &str) -> String {
+    let prefix = format!("vwr_t2_{event}=");
+    r.headers
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with(&prefix))
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_else(|| panic!("no {prefix} cookie in {:?}", r.headers))
+        .to_owned()
+}
+
+/// Review finding 2: a tier-2 wait longer than the tier-1 token's life must not send the
+/// visitor to the back. Tier-1 token of 30 s, tier-2 wait of 40 s: the tier-2 identity cookie
+/// keeps them known, in place, and they are admitted.
+#[tokio::test]
+async fn tier2_identity_outlives_a_short_tier1_token() {
+    let app = app(false);
+    threshold(&app, "e1", r#"{"threshold":1,"lineOrder":"tier1"}"#).await;
+    let now = app.clock.now_secs();
+    let short = |sub: &str, pos: u64| {
+        app.tier1
+            .sign(&Tier1Claims {
+                iss: "vwr".into(),
+                aud: "vwr-edge".into(),
+                sub: sub.into(),
+                eid: "e1".into(),
+                pos,
+                tier: 1,
+                iat: now,
+                nbf: now,
+                exp: now + 30,
+                jti: format!("j-{sub}"),
+            })
+            .unwrap()
+    };
+    let check = |tok: String| {
+        Request::post("/api/queue/check/e1")
+            .header("cookie", format!("vwr_t1_e1={tok}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let first = send(&app, check(short("ticket-a", 1))).await;
+    assert_eq!(first.body["status"], "active", "{:?}", first.body);
+    let waiting = send(&app, check(short("ticket-b", 2))).await;
+    assert_eq!(
+        (waiting.body["status"].as_str(), waiting.body["position"].as_u64()),
+        (Some("queued"), Some(1))
+    );
+    let mut cookie = identity_cookie(&waiting, "e1");
+    let t1_cookie = format!("vwr_t1_e1={}", short("ticket-b", 2));
+    // 40 s in line, polling every 10 s: the tier-1 token expires at 30 s.
+    for _ in 0..4 {
+        app.clock.advance(10);
+        let r = send(
+            &app,
+            Request::get("/api/queue/status/e1")
+                .header("cookie", format!("{t1_cookie}; {cookie}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+        assert_eq!((r.body["status"].as_str(), r.body["position"].as_u64()), (Some("queued"), Some(1)));
+        cookie = identity_cookie(&r, "e1");
+    }
+    // The first user leaves (their tier-1 token has expired too: their identity cookie says
+    // who they are; their last entry token expired at 30 s, so the slot is free at once) and
+    // the worker admits the second, who gets an entry token for the same tier-2 identity.
+    let first_cookie = identity_cookie(&first, "e1");
+    let r = send(
+        &app,
+        Request::post("/api/queue/leave/e1").header("cookie", first_cookie).body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{:?}", r.body);
+    assert_eq!(app.worker.tick().await.admitted, 1);
+    let r = send(
+        &app,
+        Request::get("/api/queue/status/e1").header("cookie", cookie).body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(r.body["status"], "active", "{:?}", r.body);
+    let entry = r.body["entryToken"].as_str().unwrap();
+    let user = vwr_core::identity::tier1_user_id("ticket-b");
+    assert!(
+        app.svc
+            .tokens()
+            .verifier()
+            .verify(entry, &EventId::parse("e1").unwrap(), &user, app.clock.now_secs())
+            .is_ok()
+    );
+}
+
+/// Review finding 6: the tier-2 user id was the `requestId` (a bearer ticket) and travelled
+/// in entry tokens, notices and to the site. It is now a digest.
+#[tokio::test]
+async fn tier2_user_is_a_digest_of_the_ticket() {
+    let app = app(false);
+    threshold(&app, "e1", r#"{"threshold":5}"#).await;
+    let ticket = "v1.k1.cmVxdWVzdC1pZA.c2VjcmV0LW1hYw";
+    let tok = tier1_token(&app, "e1", ticket, 3);
+    let r = send(
+        &app,
+        Request::post("/api/queue/check/e1")
+            .header("cookie", format!("vwr_t1_e1={tok}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.body["status"], "active");
+    let entry = r.body["entryToken"].as_str().unwrap();
+    let payload = entry.split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(
+        &base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, payload).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(claims["uid"], vwr_core::identity::tier1_user_id(ticket).as_str());
+    let notices = Arc::new(vwr_tier2::notices::MemoryNotices::default());
+    let worker = Worker::new(Arc::clone(&app.svc), notices.clone(), vwr_core::metrics::MetricsSink::Off);
+    worker.tick().await;
+    let sent = notices.sent();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1.user_id, vwr_core::identity::tier1_user_id(ticket));
+    let everything = format!("{claims} {:?} {:?}", sent, r.headers);
+    assert!(!everything.contains(ticket), "the ticket leaked: {everything}");
+}
+
+/// Review finding 17: an oversize body got axum's plain-text 413; every error is JSON.
+#[tokio::test]
+async fn oversize_bodies_get_a_json_413() {
+    let app = app(true);
+    threshold(&app, "e1", r#"{"threshold":5}"#).await;
+    let big = "x".repeat(vwr_tier2::http::MAX_BODY_BYTES + 1);
+    let r = send(&app, req("POST", "/api/queue/check/e1", Some("a"), &big)).await;
+    assert_error(&r, StatusCode::PAYLOAD_TOO_LARGE, "body_too_large");
+    let r = send(&app, req("DELETE", "/api/queue/check/e1", Some("a"), "")).await;
+    assert_error(&r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
 }

@@ -15,15 +15,20 @@ use vwr_tier2::store::AdmissionStore;
 
 const THRESHOLD: u64 = 50;
 
+/// Store-level calls here hand out no entry token (`entry_token_ttl_ms: 0`), so a leave frees
+/// its slot at once; `slots_outlive_tokens` covers held slots.
 fn settings() -> Tier2Settings {
-    Tier2Settings { batch_max: 7, ..Tier2Settings::default() }
+    Tier2Settings { batch_max: 7, entry_token_ttl_ms: 0, ..Tier2Settings::default() }
 }
 
 /// 200 users check at once while several workers, cleanups and leaves race; a monitor takes
 /// atomic snapshots throughout: never more than `threshold` active, never a user in both sets.
 async fn threshold_holds(store: Arc<dyn AdmissionStore>, name: &str) {
     let event = common::unique_event("inv4");
-    store.register(&event, THRESHOLD, LineOrder::Arrival).await.unwrap();
+    store
+        .register(&event, THRESHOLD, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin)
+        .await
+        .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let monitor = {
         let (store, event, stop) = (Arc::clone(&store), event.clone(), Arc::clone(&stop));
@@ -130,7 +135,7 @@ async fn threshold_holds(store: Arc<dyn AdmissionStore>, name: &str) {
 /// Users join a tier-1-ordered line in random order; the worker admits them in position order.
 async fn admission_follows_the_score(store: Arc<dyn AdmissionStore>, name: &str) {
     let event = common::unique_event("order");
-    store.register(&event, 3, LineOrder::Tier1).await.unwrap();
+    store.register(&event, 3, LineOrder::Tier1, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     // Fill the active slots first so everybody else queues.
     for i in 0..3u64 {
         store
@@ -183,7 +188,7 @@ async fn admission_follows_the_score(store: Arc<dyn AdmissionStore>, name: &str)
 /// Leaving frees exactly the slot held; expiry and stale cleanup free what they should.
 async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &str) {
     let event = common::unique_event("free");
-    store.register(&event, 2, LineOrder::Arrival).await.unwrap();
+    store.register(&event, 2, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
     for u in ["a", "b", "c", "d"] {
         store.check(&event, u, LineScore::Arrival, &format!("j-{u}"), &settings()).await.unwrap();
     }
@@ -197,10 +202,10 @@ async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &s
     assert_eq!((s.active, s.waiting), (1, 1), "{name}");
     let r = store.admit(&event, "w", &settings()).await.unwrap();
     assert_eq!(r.admitted.iter().map(|a| a.user.as_str()).collect::<Vec<_>>(), ["d"], "{name}");
-    assert!(store.status(&event, "c", false).await.unwrap().is_none());
+    assert!(store.status(&event, "c", false, 0).await.unwrap().is_none());
     let mut seen: HashMap<String, String> = HashMap::new();
     for u in ["b", "d"] {
-        match store.status(&event, u, true).await.unwrap() {
+        match store.status(&event, u, true, 0).await.unwrap() {
             Some(Place::Active { admission, .. }) => {
                 seen.insert(u.into(), admission.jti);
             }
@@ -209,7 +214,7 @@ async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &s
     }
     // The same admission keeps its jti on every status call.
     for u in ["b", "d"] {
-        let Some(Place::Active { admission, .. }) = store.status(&event, u, true).await.unwrap() else {
+        let Some(Place::Active { admission, .. }) = store.status(&event, u, true, 0).await.unwrap() else {
             panic!()
         };
         assert_eq!(&admission.jti, &seen[u]);
@@ -218,6 +223,80 @@ async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &s
     assert!(store.unregister(&event).await.unwrap());
     assert!(store.snapshot(&event).await.unwrap().meta.is_none());
     assert!(!store.events().await.unwrap().contains(&event));
+}
+
+/// Review finding 7: an entry token outlived its slot (leave, eviction and expiry freed the
+/// slot while the token stayed valid, so the protected API saw more than `threshold` users),
+/// and leave + check re-entered at the front. Now a released slot stays counted until the
+/// last token handed out for it expires, and a user admitted before joins at the back.
+/// `advance` moves the store's clock by that many milliseconds.
+async fn slots_outlive_tokens(store: Arc<dyn AdmissionStore>, advance: &(dyn Fn(u64) + Sync), name: &str) {
+    let s = Tier2Settings { entry_token_ttl_ms: 20_000, ..settings() };
+    let event = common::unique_event("held");
+    store.register(&event, 2, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
+    for u in ["a", "b"] {
+        let p = store.check(&event, u, LineScore::Arrival, &format!("j-{u}"), &s).await.unwrap();
+        let Place::Active { admission, .. } = p else { panic!("{name}: {u} should be active") };
+        assert!(admission.token_expires_at_ms > admission.admitted_at_ms, "{name}: no token end recorded");
+        assert!(
+            admission.token_expires_at_ms <= admission.expires_at_ms,
+            "{name}: token outlives the admission"
+        );
+    }
+    assert!(store.leave(&event, "a").await.unwrap().was_active);
+    let snap = store.snapshot(&event).await.unwrap();
+    assert_eq!((snap.active, snap.held), (2, 1), "{name}: a's token is still valid, so is a's slot");
+    assert!(matches!(
+        store.check(&event, "c", LineScore::Arrival, "j-c", &s).await.unwrap(),
+        Place::Queued { .. }
+    ));
+    assert!(
+        store.admit(&event, "w1", &s).await.unwrap().admitted.is_empty(),
+        "{name}: admitted past the threshold"
+    );
+    advance(20_500);
+    let r = store.admit(&event, "w2", &s).await.unwrap();
+    assert_eq!(r.admitted.iter().map(|a| a.user.as_str()).collect::<Vec<_>>(), ["c"], "{name}");
+    assert_eq!(store.snapshot(&event).await.unwrap().held, 0, "{name}");
+    store.unregister(&event).await.unwrap();
+
+    // Tier-1 line: u1 (position 1) is admitted, u5 (position 5) waits; u1 leaves and checks
+    // again with the same position: behind u5, not in front.
+    let event = common::unique_event("reenter");
+    store.register(&event, 1, LineOrder::Tier1, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
+    assert!(matches!(
+        store.check(&event, "u1", LineScore::Tier1Position(1), "j1", &s).await.unwrap(),
+        Place::Active { .. }
+    ));
+    assert!(matches!(
+        store.check(&event, "u5", LineScore::Tier1Position(5), "j5", &s).await.unwrap(),
+        Place::Queued { position: 1, .. }
+    ));
+    store.leave(&event, "u1").await.unwrap();
+    let again = store.check(&event, "u1", LineScore::Tier1Position(1), "j1b", &s).await.unwrap();
+    assert!(
+        matches!(again, Place::Queued { position: 2, .. }),
+        "{name}: re-entry got a head start: {again:?}"
+    );
+    advance(20_500);
+    let r = store.admit(&event, "w3", &s).await.unwrap();
+    assert_eq!(r.admitted.iter().map(|a| a.user.as_str()).collect::<Vec<_>>(), ["u5"], "{name}");
+    store.unregister(&event).await.unwrap();
+}
+
+#[tokio::test]
+async fn slots_outlive_tokens_on_redis_and_memory() {
+    let redis = common::redis().await;
+    let offset = std::sync::Mutex::new(0i64);
+    let move_redis = |ms: u64| {
+        let mut o = offset.lock().unwrap();
+        *o += ms as i64;
+        redis.set_time_offset_ms(*o);
+    };
+    slots_outlive_tokens(Arc::new(redis.clone()), &move_redis, "redis").await;
+    let clock = common::manual_clock();
+    let memory = common::memory(Arc::clone(&clock) as Arc<dyn vwr_core::time::Clock>);
+    slots_outlive_tokens(Arc::new(memory), &|ms| clock.advance_millis(ms), "memory").await;
 }
 
 async fn all(store: Arc<dyn AdmissionStore>, name: &str) {
@@ -238,7 +317,7 @@ async fn invariants_on_redis_cluster() {
     // Events land on different slots (hence nodes); each script still runs on one slot.
     for i in 0..8 {
         let e = EventId::parse(&format!("spread-{i}-{}", std::process::id())).unwrap();
-        store.register(&e, 1, LineOrder::Arrival).await.unwrap();
+        store.register(&e, 1, LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin).await.unwrap();
         store.check(&e, "u", LineScore::Arrival, "j", &settings()).await.unwrap();
         store.admit(&e, "w", &settings()).await.unwrap();
         store.purge(&e).await.unwrap();

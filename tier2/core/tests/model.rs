@@ -15,20 +15,37 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use vwr_core::EventId;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier2::memory::MemoryStore;
-use vwr_tier2::model::{LineOrder, LineScore, Place, StoreError, Tier2Settings};
+use vwr_tier2::model::{AdmitReport, LineOrder, LineScore, Place, StoreError, Tier2Settings};
 use vwr_tier2::redis_store::RedisStore;
 use vwr_tier2::store::AdmissionStore;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Check { user: u8, borrow: bool },
-    Status { user: u8, touch: bool },
-    Leave { user: u8 },
+    Check {
+        user: u8,
+        borrow: bool,
+    },
+    Status {
+        user: u8,
+        touch: bool,
+    },
+    Leave {
+        user: u8,
+    },
     Admit,
     Cleanup,
-    Threshold { t: u64 },
-    Sleep { secs: u64 },
-    Notices,
+    Threshold {
+        t: u64,
+    },
+    Sleep {
+        secs: u64,
+    },
+    /// Take up to 3 notices; acknowledge them all (`ack`) or none (a crashed worker: they
+    /// come back when their lease ends).
+    Notices {
+        ack: bool,
+    },
+    Retire,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -41,7 +58,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (1u64..5).prop_map(|t| Op::Threshold { t }),
         3 => prop_oneof![Just(1u64), Just(5), Just(20), Just(31), Just(59), Just(61), Just(100), Just(200), Just(601)]
             .prop_map(|secs| Op::Sleep { secs }),
-        1 => Just(Op::Notices),
+        1 => any::<bool>().prop_map(|ack| Op::Notices { ack }),
+        1 => Just(Op::Retire),
     ]
 }
 
@@ -54,6 +72,9 @@ fn settings() -> Tier2Settings {
         cleanup_limit: 1000,
         notice_cap: 5,
         default_threshold: 2,
+        entry_token_ttl_ms: 20_500,
+        notice_lease_ms: 30_500,
+        retire_idle_ms: 100_500,
     }
 }
 
@@ -62,9 +83,11 @@ fn norm_place(p: &Place) -> String {
     match p {
         Place::Queued { position, figures } => format!("queued {position} {figures:?}"),
         Place::Active { admission, fresh, figures } => format!(
-            "active {} ttl={} fresh={fresh} {figures:?}",
+            "active {} ttl={} token={} fresh={fresh} {figures:?}",
             admission.jti,
-            admission.expires_at_ms - admission.admitted_at_ms
+            admission.expires_at_ms - admission.admitted_at_ms,
+            // Token ends are `now + 20.5 s` on each side's clock, a few ms apart: whole seconds.
+            admission.token_expires_at_ms.saturating_sub(admission.admitted_at_ms) / 1000,
         ),
     }
 }
@@ -88,17 +111,40 @@ async fn apply(store: &dyn AdmissionStore, event: &EventId, order: LineOrder, op
             };
             norm(store.check(event, &user(*u), score, &format!("j{i}"), &s).await, norm_place)
         }
-        Op::Status { user: u, touch } => norm(store.status(event, &user(*u), *touch).await, |p| {
-            p.as_ref().map_or("none".to_owned(), norm_place)
-        }),
+        Op::Status { user: u, touch } => {
+            // A touching status hands out a fresh entry token; a plain one (heartbeat) none.
+            let ttl = if *touch { s.entry_token_ttl_ms } else { 0 };
+            norm(store.status(event, &user(*u), *touch, ttl).await, |p| {
+                p.as_ref().map_or("none".to_owned(), norm_place)
+            })
+        }
         Op::Leave { user: u } => norm(store.leave(event, &user(*u)).await, |l| format!("{l:?}")),
-        Op::Admit => norm(store.admit(event, &format!("w{i}"), &s).await, |r| format!("{r:?}")),
-        Op::Cleanup => norm(store.cleanup(event, &s).await, |c| format!("{c:?}")),
-        Op::Threshold { t } => norm(store.register(event, *t, order).await, |m| format!("{m:?}")),
-        Op::Sleep { .. } => String::new(),
-        Op::Notices => norm(store.take_notices(event, 3).await, |n| {
-            n.iter().map(|n| format!("{}:{}", n.user_id, n.jti)).collect::<Vec<_>>().join(",")
+        // The time since the last check is measured on each side's own clock, a few ms apart:
+        // compared in whole seconds (the model's clock only moves by whole seconds).
+        Op::Admit => norm(store.admit(event, &format!("w{i}"), &s).await, |r| {
+            format!("{:?}", AdmitReport { idle_ms: (r.idle_ms + 500) / 1000, ..r.clone() })
         }),
+        Op::Cleanup => norm(store.cleanup(event, &s).await, |c| format!("{c:?}")),
+        Op::Threshold { t } => {
+            norm(store.register(event, *t, order, vwr_tier2::model::RegisterMode::Admin).await, |m| {
+                format!("{m:?}")
+            })
+        }
+        Op::Sleep { .. } => String::new(),
+        Op::Notices { ack } => match store.take_notices(event, 3, s.notice_lease_ms).await {
+            Ok(taken) => {
+                if *ack && let Err(e) = store.ack_notices(event, &taken, &[]).await {
+                    return format!("error {e}");
+                }
+                taken
+                    .iter()
+                    .map(|n| format!("{}:{}:{}", n.user_id, n.jti, n.attempts))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }
+            Err(e) => format!("error {e}"),
+        },
+        Op::Retire => norm(store.retire(event, s.retire_idle_ms).await, |r| format!("{r:?}")),
     }
 }
 
@@ -119,9 +165,12 @@ async fn run_ops(
     let event = event.clone();
     let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
     let model = MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>);
-    redis.set_time_offset_ms(i64::MIN / 2);
+    redis.set_time_offset_ms(clock.now_millis() as i64 - vwr_core::time::now_millis() as i64);
     for store in [&model as &dyn AdmissionStore, redis] {
-        store.register(&event, 2, order).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        store
+            .register(&event, 2, order, vwr_tier2::model::RegisterMode::Admin)
+            .await
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
     for (i, op) in ops.iter().enumerate() {
         if let Op::Sleep { secs } = op {
@@ -138,6 +187,14 @@ async fn run_ops(
         let (a, b) = (model.snapshot(&event).await.unwrap(), redis.snapshot(&event).await.unwrap());
         prop_assert_eq!(a, b, "snapshot after op {} {:?}", i, op);
         prop_assert_eq!(a.in_both, 0);
+        let indexed = |s: Vec<EventId>| s.contains(&event);
+        prop_assert_eq!(
+            indexed(model.events().await.unwrap()),
+            indexed(redis.events().await.unwrap()),
+            "index after op {} {:?}",
+            i,
+            op
+        );
     }
     Ok(())
 }
