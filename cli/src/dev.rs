@@ -24,7 +24,8 @@ use vwr_tier2::entry_token::{EcKeyring, EntryTokens};
 use vwr_tier2::identity::Identity;
 use vwr_tier2::notices::{MemoryNotices, NoticeSink, SqsNotices};
 use vwr_tier2::protect::{Protector, require_entry_token};
-use vwr_tier2::redis_store::{RedisConfig, RedisStore};
+use vwr_tier2::redis_store::{RedisConfig, RedisStore, redact_url};
+use vwr_tier2::registry::{DynamoRegistry, MemoryRegistry, Registry};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2::worker::Worker;
 
@@ -138,23 +139,30 @@ fn tier2_tokens(env: &Env, state: &devstate::DevState) -> Result<EntryTokens, De
     ))
 }
 
+/// The tier-1 position store and, on the same backend, the durable copy of tier-2
+/// registrations.
 async fn position_store(
     opts: &DevOptions,
     env: &Env,
-) -> Result<(Arc<dyn PositionStore>, &'static str), DevError> {
+) -> Result<(Arc<dyn PositionStore>, Arc<dyn Registry>, &'static str), DevError> {
     let use_dynamo = match opts.store {
         StoreChoice::Dynamodb => true,
         StoreChoice::Memory => false,
         StoreChoice::Auto => env.get("AWS_ENDPOINT_URL").is_some(),
     };
     if !use_dynamo {
-        return Ok((Arc::new(vwr_tier1::memory::MemoryStore::new()), "memory"));
+        return Ok((
+            Arc::new(vwr_tier1::memory::MemoryStore::new()),
+            Arc::new(MemoryRegistry::default()),
+            "memory",
+        ));
     }
     let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
     let endpoint = env.get("AWS_ENDPOINT_URL").unwrap_or("AWS").to_owned();
-    let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), opts.table.clone());
+    let client = aws_sdk_dynamodb::Client::new(&sdk);
+    let store = DynamoStore::new(client.clone(), opts.table.clone());
     store.ensure_table().await.map_err(|e| DevError::Dynamo { endpoint, reason: e.to_string() })?;
-    Ok((Arc::new(store), "dynamodb"))
+    Ok((Arc::new(store), Arc::new(DynamoRegistry::new(client, opts.table.clone())), "dynamodb"))
 }
 
 async fn admission_store(
@@ -171,7 +179,7 @@ async fn admission_store(
     };
     let store = RedisStore::connect(&cfg)
         .await
-        .map_err(|e| DevError::Redis { url: raw.clone(), reason: e.to_string() })?;
+        .map_err(|e| DevError::Redis { url: redact_url(raw), reason: e.to_string() })?;
     Ok((Arc::new(store), if opts.redis_cluster { "redis-cluster" } else { "redis" }))
 }
 
@@ -203,33 +211,33 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let t2cfg = vwr_tier2::config::Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
-    let (store, store_name) = position_store(opts, env).await?;
+    let (store, registry, store_name) = position_store(opts, env).await?;
     let tier1 = Arc::new(Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock)));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
     let entry = tier2_tokens(env, &state)?;
-    let tier2 = Arc::new(Tier2Service::new(
-        admissions,
-        entry.clone(),
-        t2cfg.settings,
-        Arc::clone(&tier1) as Arc<dyn vwr_tier2::service::Tier1Lookup>,
-        Duration::from_secs(1),
-    ));
+    let tier2 = Arc::new(
+        Tier2Service::new(
+            admissions,
+            entry.clone(),
+            t2cfg.settings,
+            Arc::clone(&tier1) as Arc<dyn vwr_tier2::service::Tier1Lookup>,
+            Duration::from_secs(1),
+        )
+        .with_registry(registry)
+        .with_clock(Arc::clone(&clock))
+        .with_metrics(MetricsSink::Log),
+    );
     let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(opts, env).await?, MetricsSink::Off));
     let identity = Identity {
         tier1: Some(tokens),
+        tier2: Some(entry.verifier()),
         cookie_prefix: cfg.settings.cookie_prefix.clone(),
         dev_user_header: !opts.no_dev_user_header,
         clock: Arc::clone(&clock),
     };
     let protector = Arc::new(Protector { verifier: entry.verifier(), identity: identity.clone() });
 
-    let gate = |r: Router| match opts.edge {
-        EdgeMode::Native => {
-            r.route_layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), crate::edge::edge_check))
-        }
-        EdgeMode::Off => r,
-    };
     let router = Router::new()
         .nest("/vwr-api", vwr_tier1::http::public_router(Arc::clone(&tier1)))
         .merge(vwr_tier1::http::admin_router_with(
@@ -240,18 +248,32 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
         .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
         .merge(site::waiting_room())
-        .merge(gate(site::demo_pages()))
-        .merge(gate(
-            site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)),
-        ))
+        .merge(site::demo_pages())
+        .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("not_found", "no such route") });
+    // The edge check runs in front of everything (the fallback included), as CloudFront's
+    // viewer-request function does.
+    let router = match opts.edge {
+        EdgeMode::Native => {
+            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), crate::edge::edge_check))
+        }
+        EdgeMode::Off => router,
+    };
     Ok(DevApp { router, tier1, tier2, worker, admin_key, store_name, admission_store_name })
 }
 
 /// Runs the local server until Ctrl-C.
 pub async fn run(opts: DevOptions) -> Result<(), DevError> {
     let env = Env::from_process();
+    if !opts.addr.ip().is_loopback() && !opts.no_dev_user_header {
+        tracing::warn!(
+            event = "dev.public_with_dev_header",
+            addr = %opts.addr,
+            "vwr dev listens beyond this machine while it accepts X-User-Id as the tier-2 identity: \
+             anyone who can reach it can act as any user. Pass --no-dev-user-header, or bind 127.0.0.1"
+        );
+    }
     let app = build(&opts, &env).await?;
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await

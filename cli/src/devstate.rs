@@ -15,6 +15,9 @@ pub struct DevState {
     pub tier1_keys: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier2_keys: Option<String>,
+    /// The keys the edge verifier gets (derived from `tier1_keys`), for the local edge proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_keys: Option<String>,
 }
 
 /// A problem with the dev state file.
@@ -64,18 +67,25 @@ pub fn load_or_create() -> Result<DevState, DevStateError> {
             .to_text())
     };
     if let Some(mut s) = read()? {
-        HmacKeyring::from_text(&s.tier1_keys, None)
+        let ring = HmacKeyring::from_text(&s.tier1_keys, None)
             .map_err(|e| DevStateError::Invalid { path: path(), reason: e.to_string() })?;
-        if s.tier2_keys.is_none() {
-            s.tier2_keys = Some(tier2()?);
+        let edge = Some(ring.edge_ring().to_text());
+        if s.tier2_keys.is_none() || s.edge_keys != edge {
+            s.tier2_keys = match s.tier2_keys.take() {
+                Some(k) => Some(k),
+                None => Some(tier2()?),
+            };
+            s.edge_keys = edge;
             write(&s)?;
         }
         return Ok(s);
     }
+    let ring = HmacKeyring::generate("dev1").map_err(|e| DevStateError::Keys(e.to_string()))?;
     let state = DevState {
         admin_key: random_secret(24)?,
-        tier1_keys: HmacKeyring::generate("dev1").map_err(|e| DevStateError::Keys(e.to_string()))?.to_text(),
+        tier1_keys: ring.to_text(),
         tier2_keys: Some(tier2()?),
+        edge_keys: Some(ring.edge_ring().to_text()),
     };
     write(&state)?;
     Ok(state)

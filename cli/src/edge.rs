@@ -1,14 +1,18 @@
-//! The edge check inside `vwr dev`, for the site paths of active events (`/events/{eventId}`,
-//! `/api/seats/{eventId}/…`, `/api/reservations/{eventId}/…`): the same decision as the
-//! shipped edge verifier (`edge/`), made with the Rust token verifier. It runs as a route
-//! layer, after routing, on the event id the route extracted (percent-decoded), so encoded
-//! variants of a path cannot slip past. `--edge off` turns it off when the shipped JS runs in
-//! front instead (`node edge/local/proxy.mjs`, as the browser test does).
+//! The edge check inside `vwr dev`: the same decision as the shipped edge verifier
+//! (`edge/src/verifier-core.js`), made with the Rust token verifier, in front of every path
+//! (before routing, so paths no route knows are judged too). Rules are the demo layout
+//! (`/events/{eventId}`, `/api/seats/{eventId}/…`, `/api/reservations/{eventId}/…`). Both are
+//! held to `edge/test/path-vectors.json` (`cli/tests/edge_paths.rs`). `--edge off` turns it off
+//! when the shipped JS runs in front instead (`node edge/local/proxy.mjs`).
+//!
+//! Written by hand, not with a URL library: the point is to read a path exactly as the JS
+//! does (percent-escapes as single bytes, `;` cut before decoding, `%2f`/`%5c` as separators),
+//! which no general-purpose URL parser does.
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vwr_core::identity::cookie;
@@ -17,6 +21,22 @@ use vwr_tier1::Tier1Service;
 
 /// Longest `next` kept (as the JS verifier).
 const MAX_NEXT: usize = 2000;
+/// Message of the 400 for a non-canonical protected path (as the JS `BAD_PATH`).
+const BAD_PATH_MESSAGE: &str = "Path not canonical, or no valid event id in it.";
+
+/// A protected-path rule: the path starts with `prefix` (segments, lower case) and the event
+/// id is segment `at` (0-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub prefix: Vec<String>,
+    pub at: usize,
+}
+
+/// The demo site's rules (`DEFAULT_BASE_CONFIG` of `edge/local/proxy.mjs`).
+pub fn demo_rules() -> Vec<Rule> {
+    let rule = |p: &[&str], at| Rule { prefix: p.iter().map(|s| (*s).to_owned()).collect(), at };
+    vec![rule(&["events"], 1), rule(&["api", "seats"], 2), rule(&["api", "reservations"], 2)]
+}
 
 /// `encodeURIComponent`.
 fn encode_component(s: &str) -> String {
@@ -31,56 +51,188 @@ fn encode_component(s: &str) -> String {
     out
 }
 
-/// Gate for the site routes: pass with a valid tier-1 token of the event, or when the event
-/// is not active; else 302 to the waiting page (navigation) or 403 JSON (API call).
-pub async fn edge_check(
-    State(tier1): State<Arc<Tier1Service>>,
-    Path(params): Path<Vec<(String, String)>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let Some(event) = params.iter().find(|(k, _)| k == "event_id").and_then(|(_, v)| EventId::parse(v).ok())
-    else {
-        return next.run(req).await;
-    };
-    let active = match tier1.cached_event(&event).await {
-        Ok(rec) => rec.is_some_and(|r| r.active),
-        // Fail closed, as the deployed verifier does by default.
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    if !active {
-        return next.run(req).await;
+/// Decodes `%XX` escapes each to the one character of that code (as the JS does with
+/// `String.fromCharCode`), leaving anything else as it is; never fails.
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push(char::from(h * 16 + l));
+            i += 3;
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
+        out.push(ch);
+        i += ch.len_utf8();
     }
-    let name = format!("{}{}", tier1.settings().cookie_prefix, event);
-    let now = tier1.now();
-    let valid = req
-        .headers()
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(|h| cookie(h, &name))
-        .take(4)
-        .any(|t| tier1.tokens().verify(t, &event, now).is_ok());
-    if valid {
-        return next.run(req).await;
+    out
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
+}
+
+/// Splits a path into segments as the JS `segments()`: at `/`, `\`, `%2f`, `%5c`; `;params`
+/// cut; each decoded; empty and `.` dropped; `..` going up, or kept when `keep_dots`.
+fn segments(path: &str, keep_dots: bool) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let (b, mut start, mut i) = (path.as_bytes(), 0, 0);
+    while i < b.len() {
+        let sep = match b[i] {
+            b'/' | b'\\' => 1,
+            b'%' if i + 2 < b.len()
+                && (b[i + 1..i + 3].eq_ignore_ascii_case(b"2f")
+                    || b[i + 1..i + 3].eq_ignore_ascii_case(b"5c")) =>
+            {
+                3
+            }
+            _ => 0,
+        };
+        if sep > 0 {
+            pieces.push(&path[start..i]);
+            i += sep;
+            start = i;
+        } else {
+            i += 1;
+        }
     }
-    let uri = req.uri();
-    let mut target = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
-    if target.len() > MAX_NEXT {
-        target = if uri.path().len() > MAX_NEXT { String::new() } else { uri.path().to_owned() };
+    pieces.push(&path[start..]);
+    let mut out: Vec<String> = Vec::new();
+    for p in pieces {
+        let s = decode(p.split(';').next().unwrap_or_default());
+        if s == ".." && !keep_dots {
+            out.pop();
+        } else if !s.is_empty() && s != "." {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Whether the raw path is not canonical (the JS `odd`): `//`, `\`, `;`, `%2f`, `%5c`, or a
+/// `.`/`..` segment, raw or `%2e`-encoded.
+fn not_canonical(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    if lower.contains("//")
+        || lower.contains('\\')
+        || lower.contains(';')
+        || lower.contains("%2f")
+        || lower.contains("%5c")
+    {
+        return true;
+    }
+    // "/" followed by one or two of "." / "%2e", then "/" or the end.
+    let b = lower.as_bytes();
+    for (i, _) in lower.match_indices('/') {
+        let mut j = i + 1;
+        for _ in 0..2 {
+            if b.get(j) == Some(&b'.') {
+                j += 1;
+            } else if lower.as_bytes()[j..].starts_with(b"%2e") {
+                j += 3;
+            } else {
+                break;
+            }
+            if j == b.len() || b[j] == b'/' {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A request as the gate sees it (the JS `request()`).
+#[derive(Debug, Clone)]
+pub struct EdgeRequest {
+    uri: String,
+    query: String,
+    segs: Vec<String>,
+    lit: Vec<String>,
+    odd: bool,
+    api: bool,
+    room: bool,
+}
+
+impl EdgeRequest {
+    pub fn new(uri: &str, query: &str, accept: &str) -> Self {
+        let path = uri.split('?').next().unwrap_or_default();
+        let segs = segments(path, false);
+        let lit = segments(path, true);
+        let is_api = |s: Option<&String>| s.is_some_and(|s| s.eq_ignore_ascii_case("api"));
+        let is_room = |s: Option<&String>| s.is_some_and(|s| s == "vwr" || s == "vwr-api");
+        Self {
+            uri: uri.to_owned(),
+            query: query.to_owned(),
+            odd: not_canonical(path),
+            api: is_api(segs.first())
+                || is_api(lit.first())
+                || accept.to_ascii_lowercase().contains("application/json"),
+            room: is_room(segs.first()) && is_room(lit.first()),
+            segs,
+            lit,
+        }
+    }
+}
+
+/// What the gate decides before any token is looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Not an active event's protected path (or the waiting room): pass.
+    Pass,
+    /// A protected path that is not canonical, or without a valid event id: 400.
+    BadPath,
+    /// The active event (its configured id) whose protected path this is.
+    Event(EventId),
+}
+
+fn under(rule: &Rule, segs: &[String]) -> bool {
+    rule.prefix.iter().enumerate().all(|(j, p)| segs.get(j).is_some_and(|s| s.to_lowercase() == *p))
+}
+
+/// The JS `gatedEvent()`: ids match case-insensitively, an exact spelling wins, else the first
+/// active id spelled so.
+pub fn gate(rules: &[Rule], active: &[EventId], req: &EdgeRequest) -> Gate {
+    if req.room {
+        return Gate::Pass;
+    }
+    for rule in rules {
+        let id = req.segs.get(rule.at);
+        let hit = if req.odd {
+            under(rule, &req.lit) || under(rule, &req.segs)
+        } else {
+            under(rule, &req.segs) && id.is_some()
+        };
+        if !hit {
+            continue;
+        }
+        let Some(id) = id.filter(|_| !req.odd) else { return Gate::BadPath };
+        let Ok(parsed) = EventId::parse(id) else { return Gate::BadPath };
+        let exact = active.iter().find(|a| **a == parsed);
+        let lower = id.to_lowercase();
+        if let Some(a) = exact.or_else(|| active.iter().find(|a| a.as_str().to_lowercase() == lower)) {
+            return Gate::Event(a.clone());
+        }
+    }
+    Gate::Pass
+}
+
+/// The answer when there is no valid pass: 302 to the waiting page, or 403 JSON for API calls.
+pub fn gate_response(req: &EdgeRequest, event: &EventId) -> Response {
+    let mut next = if req.query.is_empty() { req.uri.clone() } else { format!("{}?{}", req.uri, req.query) };
+    if next.len() > MAX_NEXT {
+        next = if req.uri.len() > MAX_NEXT { String::new() } else { req.uri.clone() };
     }
     let mut to = format!("/vwr/{event}");
-    if !target.is_empty() {
+    if !next.is_empty() {
         to.push_str("?next=");
-        to.push_str(&encode_component(&target));
+        to.push_str(&encode_component(&next));
     }
-    let api = uri.path().starts_with("/api/")
-        || req
-            .headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|a| a.contains("application/json"));
-    if api {
+    if req.api {
         return ApiError::forbidden(
             "waiting_room_token_required",
             "This page is behind the waiting room; join the queue first.",
@@ -96,6 +248,51 @@ pub async fn edge_check(
     res
 }
 
+/// The 400 for a non-canonical protected path.
+pub fn bad_path_response(req: &EdgeRequest) -> Response {
+    if req.api {
+        return ApiError::bad_request("bad_path", BAD_PATH_MESSAGE).into_response();
+    }
+    let mut res = (StatusCode::BAD_REQUEST, format!("{BAD_PATH_MESSAGE}\n")).into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// Whether the cookies hold a valid tier-1 token of `event`.
+pub fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId) -> bool {
+    let name = format!("{}{}", tier1.settings().cookie_prefix, event);
+    let now = tier1.now();
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|h| cookie(h, &name))
+        .take(4)
+        .any(|t| tier1.tokens().verify(t, event, now).is_ok())
+}
+
+/// Middleware: the edge decision in front of the whole local site.
+pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, req: Request, next: Next) -> Response {
+    let uri = req.uri();
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let er = EdgeRequest::new(uri.path(), uri.query().unwrap_or_default(), accept);
+    if er.room {
+        return next.run(req).await;
+    }
+    let active = match tier1.active_ids().await {
+        Ok(a) => a,
+        // Fail closed, as the deployed verifier does by default.
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    match gate(&demo_rules(), &active, &er) {
+        Gate::Pass => next.run(req).await,
+        Gate::BadPath => bad_path_response(&er),
+        Gate::Event(event) if has_pass(&tier1, req.headers(), &event) => next.run(req).await,
+        Gate::Event(event) => gate_response(&er, &event),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +301,20 @@ mod tests {
     fn encodes_like_encode_uri_component() {
         assert_eq!(encode_component("/events/e1?a=1&b=é"), "%2Fevents%2Fe1%3Fa%3D1%26b%3D%C3%A9");
         assert_eq!(encode_component("A-z_0.!~*'()"), "A-z_0.!~*'()");
+    }
+
+    #[test]
+    fn reads_paths_like_the_js() {
+        assert_eq!(segments("/events/%65%31", false), ["events", "e1"]);
+        assert_eq!(segments("/x/../events/e1;a=1/", false), ["events", "e1"]);
+        assert_eq!(segments("/events/e1/..", true), ["events", "e1", ".."]);
+        assert_eq!(segments("/a%2Fb%5cc", false), ["a", "b", "c"]);
+        assert_eq!(decode("%zz%4"), "%zz%4");
+        for odd in ["/a//b", "/a/./b", "/a/..", "/a/%2E%2e/b", "/a\\b", "/a;x", "/a%2fb"] {
+            assert!(not_canonical(odd), "{odd}");
+        }
+        for ok in ["/a/b", "/a/.b", "/a/..b", "/a/b.", "/"] {
+            assert!(!not_canonical(ok), "{ok}");
+        }
     }
 }

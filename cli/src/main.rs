@@ -75,6 +75,11 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("# one until every ticket and token signed with it has expired.");
     println!("VWR_TIER1_KEYS={}", ring.to_text());
     println!("VWR_TIER1_SIGNING_KID={kid}");
+    println!("# Edge keys (derived from the tier-1 keys; the only tier-1 keys the edge verifier gets —");
+    println!(
+        "# the KeyValueStore `keys` entry, the Lambda@Edge config.json, `node edge/local/proxy.mjs --keys`):"
+    );
+    println!("VWR_EDGE_KEYS={}", ring.edge_ring().to_text());
     println!("# Admin bearer key for the local server:");
     println!("VWR_ADMIN_KEY={admin}");
     println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");

@@ -21,11 +21,19 @@ fn with_type(body: &'static str, content_type: &'static str, cache: &'static str
     res
 }
 
+/// The waiting page's Content-Security-Policy, as the CloudFront response headers policy of
+/// terraform/modules/edge sends it (a header can say `frame-ancestors`, a meta tag cannot).
+pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+     connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
 async fn waiting_page(Path(event): Path<String>) -> Response {
     if EventId::parse(&event).is_err() {
         return ApiError::bad_request("invalid_event_id", "no such waiting room").into_response();
     }
-    with_type(INDEX, "text/html; charset=utf-8", "public, max-age=60")
+    let mut res = with_type(INDEX, "text/html; charset=utf-8", "public, max-age=60");
+    res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
+    res.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    res
 }
 
 async fn asset(Path(name): Path<String>) -> Response {

@@ -37,8 +37,20 @@ fn b64(bytes: impl AsRef<[u8]>) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// The tier-1 master keys (what the tier-1 Lambdas hold).
 fn keys_text() -> String {
     format!("test-k1:{},test-k0:{}", b64(TEST_ONLY_KEY_K1), b64(TEST_ONLY_KEY_K0))
+}
+
+/// The keys the edge gets: derived from the master keys (`HmacKeyring::edge_ring`); tokens
+/// are signed with these, the master keys never leave tier 1.
+fn edge_keys_text() -> String {
+    HmacKeyring::from_text(&keys_text(), Some("test-k1")).unwrap().edge_ring().to_text()
+}
+
+/// The edge key of kid `test-k1`, which signs the vectors' tokens.
+fn edge_k1() -> Vec<u8> {
+    HmacKeyring::from_text(&keys_text(), Some("test-k1")).unwrap().edge_ring().signing_key().to_vec()
 }
 
 fn issuer(signing_kid: &str) -> Tier1Tokens {
@@ -96,7 +108,7 @@ fn with(f: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
 /// Re-signs a token's first two segments as given (HS256 with the k1 key).
 fn resign(header_b64: &str, payload_b64: &str) -> String {
     let input = format!("{header_b64}.{payload_b64}");
-    format!("{input}.{}", b64(hmac(TEST_ONLY_KEY_K1, input.as_bytes())))
+    format!("{input}.{}", b64(hmac(&edge_k1(), input.as_bytes())))
 }
 
 fn parts(token: &str) -> Vec<String> {
@@ -114,7 +126,7 @@ fn token_of_len(len: usize) -> String {
                 c.sub.push_str(&"s".repeat(sub_pad));
                 c.jti = "j".repeat(jti_len);
                 let body = serde_json::to_string(&c).unwrap();
-                let tok = forge_bytes(header.as_bytes(), body.as_bytes(), TEST_ONLY_KEY_K1);
+                let tok = forge_bytes(header.as_bytes(), body.as_bytes(), &edge_k1());
                 if tok.len() == len {
                     return tok;
                 }
@@ -144,19 +156,19 @@ fn v(name: &'static str, description: &'static str, token: String, expect: Resul
 fn set(key: &str, value: Value) -> String {
     let mut p = payload();
     p[key] = value;
-    forge(HEADER_K1, &p, TEST_ONLY_KEY_K1)
+    forge(HEADER_K1, &p, &edge_k1())
 }
 
 /// The valid payload without `key`, signed with the k1 key.
 fn unset(key: &str) -> String {
     let mut p = payload();
     p.as_object_mut().unwrap().remove(key);
-    forge(HEADER_K1, &p, TEST_ONLY_KEY_K1)
+    forge(HEADER_K1, &p, &edge_k1())
 }
 
 /// The valid payload under another header, signed with the k1 key.
 fn header(h: &str) -> String {
-    forge(h, &payload(), TEST_ONLY_KEY_K1)
+    forge(h, &payload(), &edge_k1())
 }
 
 fn at(now: u64, v: Vector) -> Vector {
@@ -234,7 +246,7 @@ fn vectors() -> Vec<Vector> {
             forge(
                 HEADER_K1,
                 &json!({"sub": "e1", "uid": "u1", "tier": 2, "iat": NOW, "exp": NOW + TTL, "jti": "j2"}),
-                TEST_ONLY_KEY_K1,
+                &edge_k1(),
             ),
             Err(WrongTier),
         ),
@@ -333,6 +345,12 @@ fn vectors() -> Vec<Vector> {
             Err(BadSignature),
         ),
         v(
+            "bad_signature_master_key",
+            "right kid, signed with the tier-1 master key instead of the edge key derived from it",
+            forge(HEADER_K1, &payload(), TEST_ONLY_KEY_K1),
+            Err(BadSignature),
+        ),
+        v(
             "bad_signature_flipped",
             "one signature character changed",
             format!("{h}.{p}.{}", flip_first(&s)),
@@ -391,7 +409,7 @@ fn vectors() -> Vec<Vector> {
         v(
             "payload_invalid_utf8",
             "payload with invalid UTF-8 (validly signed)",
-            forge_bytes(HEADER_K1.as_bytes(), b"{\"iss\":\"\xff\"}", TEST_ONLY_KEY_K1),
+            forge_bytes(HEADER_K1.as_bytes(), b"{\"iss\":\"\xff\"}", &edge_k1()),
             Err(Malformed),
         ),
         v("header_not_json", "header is not JSON", format!("{}.{p}.{s}", b64("hello")), Err(Malformed)),
@@ -405,11 +423,7 @@ fn vectors() -> Vec<Vector> {
         v(
             "header_invalid_utf8",
             "header with invalid UTF-8",
-            forge_bytes(
-                b"{\"alg\":\"HS256\",\"kid\":\"test-k1\",\"x\":\"\xff\"}",
-                &p_bytes(&p),
-                TEST_ONLY_KEY_K1,
-            ),
+            forge_bytes(b"{\"alg\":\"HS256\",\"kid\":\"test-k1\",\"x\":\"\xff\"}", &p_bytes(&p), &edge_k1()),
             Err(Malformed),
         ),
         v("leading_space", "a valid token with a leading space", format!(" {valid}"), Err(Malformed)),
@@ -505,7 +519,7 @@ fn render() -> String {
                 cli/tests/edge_vectors.rs. The keys are TEST-ONLY constants, published on purpose so \
                 the vectors are stable: never configure them anywhere.",
         regenerate: "VWR_UPDATE_VECTORS=1 cargo test -p vwr --test edge_vectors",
-        keys: keys_text(),
+        keys: edge_keys_text(),
         issuer: ISSUER,
         audience: AUDIENCE,
         leeway_seconds: NBF_LEEWAY_SECS,
@@ -523,11 +537,8 @@ fn vectors_path() -> PathBuf {
 fn forged_valid_token_equals_the_issuers() {
     // Proves `hmac` (and so every forged vector) uses the issuer's exact MAC and header.
     let signed = issuer("test-k1").sign(&claims()).unwrap();
-    let forged = forge_bytes(
-        HEADER_K1.as_bytes(),
-        serde_json::to_string(&claims()).unwrap().as_bytes(),
-        TEST_ONLY_KEY_K1,
-    );
+    let forged =
+        forge_bytes(HEADER_K1.as_bytes(), serde_json::to_string(&claims()).unwrap().as_bytes(), &edge_k1());
     assert_eq!(forged, signed);
 }
 

@@ -38,3 +38,97 @@ pub fn json_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiEr
     }
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))
 }
+
+/// Header in which CloudFront sends every origin the shared origin secret.
+pub const ORIGIN_SECRET_HEADER: &str = "x-vwr-origin-secret";
+
+/// The secret that proves a request came through CloudFront (terraform/README.md, "Locking
+/// origins to CloudFront"). Requests to an API behind CloudFront without it are refused, so
+/// the gate and the WAF cannot be bypassed by calling the `execute-api` endpoint directly.
+#[derive(Clone)]
+pub struct OriginSecret(std::sync::Arc<str>);
+
+impl std::fmt::Debug for OriginSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OriginSecret(…)")
+    }
+}
+
+impl OriginSecret {
+    /// Refuses secrets too short to be secret.
+    pub fn new(secret: &str) -> Result<Self, String> {
+        let s = secret.trim();
+        if s.len() < 32 || !s.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("the origin secret must be at least 32 visible ASCII characters".into());
+        }
+        Ok(Self(std::sync::Arc::from(s)))
+    }
+
+    fn matches(&self, given: &[u8]) -> bool {
+        aws_lc_rs::constant_time::verify_slices_are_equal(given, self.0.as_bytes()).is_ok()
+    }
+}
+
+/// Middleware: refuses (403 `origin_forbidden`) a request without the origin secret. Admin
+/// requests authenticated by IAM ([`crate::admin_auth::AdminCaller`]) do not come through
+/// CloudFront and are exempt; add this layer inside the one that sets that extension.
+pub async fn require_origin_secret(
+    axum::extract::State(secret): axum::extract::State<OriginSecret>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::response::IntoResponse;
+    let iam_admin = req.extensions().get::<crate::admin_auth::AdminCaller>().is_some();
+    let ok = req.headers().get(ORIGIN_SECRET_HEADER).is_some_and(|v| secret.matches(v.as_bytes()));
+    if ok || iam_admin {
+        return next.run(req).await;
+    }
+    tracing::warn!(event = "http.origin_refused", path = %req.uri().path());
+    ApiError::forbidden("origin_forbidden", "this API is only reachable through the site's CDN")
+        .into_response()
+}
+
+/// Middleware: every error answer is the JSON error contract, including those axum writes
+/// itself as plain text (413 from the body limit, 405, 415, bad paths).
+pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return res;
+    }
+    let (code, message) = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => ("body_too_large", "the request body is too large"),
+        StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "this route does not take this method"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "send JSON (application/json)"),
+        StatusCode::NOT_FOUND => ("not_found", "no such route"),
+        s if s.is_client_error() => ("invalid_request", "the request could not be read"),
+        _ => ("internal_error", "the request failed"),
+    };
+    let allow = res.headers().get(header::ALLOW).cloned();
+    let mut out = ApiError::new(status, code, message).into_response();
+    if let Some(a) = allow {
+        out.headers_mut().insert(header::ALLOW, a);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_secrets_must_be_long() {
+        assert!(OriginSecret::new("short").is_err());
+        let s = OriginSecret::new(&"x".repeat(40)).unwrap();
+        assert!(s.matches("x".repeat(40).as_bytes()));
+        assert!(!s.matches("x".repeat(39).as_bytes()));
+        assert!(!format!("{s:?}").contains("xxxx"));
+    }
+}

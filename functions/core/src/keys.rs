@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 /// Minimum HMAC key length in bytes (HS256 wants at least the hash size).
 pub const MIN_KEY_BYTES: usize = 32;
 
+/// Prefix of the edge-token key derivation ([`HmacKeyring::edge_ring`]).
+pub const EDGE_TOKEN_LABEL: &str = "vwr/edge-token/v1:";
+
 /// A problem with key material or key configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
@@ -185,6 +188,27 @@ impl HmacKeyring {
         serde_json::to_string(&doc).unwrap_or_default()
     }
 
+    /// The ring that signs and verifies tier-1 tokens, the only tier-1 key material that
+    /// goes to the edge (CloudFront KeyValueStore, Lambda@Edge bundle). Per kid:
+    /// `SHA-256("vwr/edge-token/v1:" + base64url_nopad(master key))`. A leak at the edge can
+    /// then not forge tickets (their keys derive from the master by [`HmacKeyring::derive`]).
+    /// SHA-256 of a text rather than HMAC so that Terraform can compute the same key with
+    /// `base64sha256()` (terraform/modules/tier1); `edge_ring_matches_terraform` pins both.
+    pub fn edge_ring(&self) -> Self {
+        let keys = self
+            .keys
+            .iter()
+            .map(|(kid, key)| {
+                let text = format!("{EDGE_TOKEN_LABEL}{}", URL_SAFE_NO_PAD.encode(key));
+                (
+                    kid.clone(),
+                    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes()).as_ref().to_vec(),
+                )
+            })
+            .collect();
+        Self { signing_kid: self.signing_kid.clone(), keys }
+    }
+
     /// Derives a purpose-specific key ring (same kids) so one secret never signs two kinds of
     /// message: `HMAC(key, label)` per kid.
     pub fn derive(&self, label: &str) -> Self {
@@ -260,6 +284,15 @@ mod tests {
         let back = HmacKeyring::from_text(&ring.to_text(), None).unwrap();
         assert_eq!(back.signing_key(), ring.signing_key());
         assert!(!format!("{ring:?}").contains(&URL_SAFE_NO_PAD.encode(ring.signing_key())));
+    }
+
+    /// The vector in terraform/modules/tier1/README.md ("Edge keys"), which the Terraform
+    /// `base64sha256()` derivation and tests/infra/test_bootstrap.py also check.
+    #[test]
+    fn edge_ring_matches_terraform() {
+        let master = HmacKeyring::new("k1", BTreeMap::from([("k1".to_owned(), vec![1u8; 32])])).unwrap();
+        assert_eq!(master.edge_ring().to_text(), "k1:39IwIO3pg-GGyq5lSQfUh-kmyM0jAhY1L1z5lJWwaWQ");
+        assert_ne!(master.edge_ring().signing_key(), master.signing_key());
     }
 
     #[test]

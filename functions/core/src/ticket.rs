@@ -164,6 +164,29 @@ mod tests {
         assert_eq!(s.verify(&unknown, &ev("e1"), 1001), Err(TicketError::UnknownKid));
     }
 
+    /// Review finding 18: the master tier-1 key sat at the edge, so an edge leak could forge
+    /// tickets (places in line). The edge now holds only the token keys derived for it, from
+    /// which no ticket key can be computed.
+    #[test]
+    fn the_edge_keys_cannot_forge_tickets() {
+        let master = HmacKeyring::generate("k1").unwrap();
+        let tokens = crate::token::Tier1Tokens::new(master.clone(), "vwr", "vwr-edge");
+        let edge = tokens.edge_ring();
+        assert_ne!(edge.signing_key(), master.signing_key(), "the edge must not get the master key");
+        let real = TicketSigner::new(&master, 3600);
+        for leaked in [edge.clone(), edge.derive(TICKET_KEY_LABEL)] {
+            let forged = TicketSigner { ring: leaked, ttl_secs: 3600 }.issue(&Ticket {
+                event: ev("e1"),
+                position: 1,
+                issued_at: 1000,
+            });
+            assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
+        }
+        let forged =
+            TicketSigner::new(edge, 3600).issue(&Ticket { event: ev("e1"), position: 1, issued_at: 1000 });
+        assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
+    }
+
     #[test]
     fn old_kid_still_verifies_after_rotation() {
         let old = HmacKeyring::generate("old").unwrap();

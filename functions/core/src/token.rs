@@ -151,21 +151,30 @@ pub fn check_issuer(
     Ok(())
 }
 
-/// Issues and verifies tier-1 tokens.
+/// Issues and verifies tier-1 tokens. Built from the tier-1 master key ring; tokens are
+/// signed with the ring derived from it for the edge ([`HmacKeyring::edge_ring`]), so the
+/// edge never holds the master keys.
 #[derive(Debug, Clone)]
 pub struct Tier1Tokens {
     ring: HmacKeyring,
+    edge: HmacKeyring,
     issuer: String,
     audience: String,
 }
 
 impl Tier1Tokens {
     pub fn new(ring: HmacKeyring, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
-        Self { ring, issuer: issuer.into(), audience: audience.into() }
+        Self { edge: ring.edge_ring(), ring, issuer: issuer.into(), audience: audience.into() }
     }
 
+    /// The master ring (tickets derive their keys from it; it never leaves tier 1).
     pub fn ring(&self) -> &HmacKeyring {
         &self.ring
+    }
+
+    /// The keys of the edge verifier: the only tier-1 keys to configure at the edge.
+    pub fn edge_ring(&self) -> &HmacKeyring {
+        &self.edge
     }
 
     pub fn issuer(&self) -> &str {
@@ -180,15 +189,15 @@ impl Tier1Tokens {
     /// same token.
     pub fn sign(&self, claims: &Tier1Claims) -> Result<String, TokenError> {
         let mut header = Header::new(Algorithm::HS256);
-        header.kid = Some(self.ring.signing_kid().to_owned());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(self.ring.signing_key()))
+        header.kid = Some(self.edge.signing_kid().to_owned());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(self.edge.signing_key()))
             .map_err(|_| TokenError::Malformed)
     }
 
     /// Verifies a tier-1 token for `event` at time `now`.
     pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
         let kid = read_header(token, "HS256")?;
-        let key = self.ring.key(&kid).ok_or(TokenError::UnknownKid)?;
+        let key = self.edge.key(&kid).ok_or(TokenError::UnknownKid)?;
         let mut v = Validation::new(Algorithm::HS256);
         v.validate_exp = false;
         v.validate_nbf = false;

@@ -24,8 +24,15 @@ pub struct RunSummary {
 /// Metrics of one step of an automatically advancing event. `Served` is emitted even when 0
 /// and `QueueLength` at every step, so the "line stalled" alarm (waiting > 0 and nothing
 /// served for 5 minutes, terraform/modules/observability) sees a stalled line.
-fn emit_step(metrics: MetricsSink, event: &vwr_core::EventId, served: u64, serving: Option<u64>, waiting: u64) {
-    let mut values = vec![("Served", served as f64, Unit::Count), ("QueueLength", waiting as f64, Unit::Count)];
+fn emit_step(
+    metrics: MetricsSink,
+    event: &vwr_core::EventId,
+    served: u64,
+    serving: Option<u64>,
+    waiting: u64,
+) {
+    let mut values =
+        vec![("Served", served as f64, Unit::Count), ("QueueLength", waiting as f64, Unit::Count)];
     if let Some(s) = serving {
         values.push(("ServingCounter", s as f64, Unit::Count));
     }

@@ -12,6 +12,8 @@
 //! | `VWR_CACHE_TTL_MS` | 1000 | event/serving-counter cache per instance (0–1000) |
 //! | `VWR_ADVANCER_TICK_SECONDS` | 1 | how often the advancer looks for due steps |
 //! | `VWR_EDGE_KVS_ARN` | — | admin/advancer: CloudFront KeyValueStore whose `config.events` lists the active events |
+//! | `VWR_ORIGIN_SECRET_ID` | — | APIs behind CloudFront: Secrets Manager secret whose string CloudFront sends as `x-vwr-origin-secret`; requests without it get 403 (`VWR_ORIGIN_SECRET` gives the value itself, for local runs) |
+//! | `VWR_ADMIN_PRINCIPALS` | — | admin routes: comma-separated IAM principal ARN patterns (`*` wildcard) allowed to administer; empty = any IAM-authenticated principal |
 
 use std::time::Duration;
 
@@ -167,6 +169,54 @@ pub async fn dynamo_service(
         svc = svc.with_edge_sync(std::sync::Arc::new(crate::edge_sync::KvsEdgeConfig::new(sdk, arn.clone())));
     }
     Ok(std::sync::Arc::new(svc))
+}
+
+/// The origin secret of an API behind CloudFront (`VWR_ORIGIN_SECRET_ID`, or
+/// `VWR_ORIGIN_SECRET` locally); `None` when neither is set (no check).
+pub async fn origin_secret(
+    env: &Env,
+    sdk: Option<&aws_config::SdkConfig>,
+) -> Result<Option<vwr_core::http::OriginSecret>, ConfigError> {
+    let (name, value) = match (env.get("VWR_ORIGIN_SECRET"), env.get("VWR_ORIGIN_SECRET_ID")) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::Invalid {
+                name: "VWR_ORIGIN_SECRET".into(),
+                value: "…".into(),
+                reason: "set either VWR_ORIGIN_SECRET or VWR_ORIGIN_SECRET_ID, not both".into(),
+            });
+        }
+        (Some(v), None) => ("VWR_ORIGIN_SECRET", v.to_owned()),
+        (None, Some(id)) => {
+            let sdk = sdk.ok_or_else(|| ConfigError::Missing {
+                name: "AWS configuration".into(),
+                hint: "VWR_ORIGIN_SECRET_ID needs AWS credentials and a region".into(),
+            })?;
+            let v = load_secret(sdk, id).await.map_err(|reason| ConfigError::Invalid {
+                name: "VWR_ORIGIN_SECRET_ID".into(),
+                value: id.to_owned(),
+                reason,
+            })?;
+            ("VWR_ORIGIN_SECRET_ID", v)
+        }
+        (None, None) => return Ok(None),
+    };
+    vwr_core::http::OriginSecret::new(&value).map(Some).map_err(|reason| ConfigError::Invalid {
+        name: name.into(),
+        value: "…".into(),
+        reason,
+    })
+}
+
+/// Admin authentication of the Lambdas: IAM, restricted to `VWR_ADMIN_PRINCIPALS` if set.
+pub fn iam_admin_auth(env: &Env) -> Result<vwr_core::admin_auth::AdminAuth, ConfigError> {
+    let patterns =
+        vwr_core::admin_auth::PrincipalPatterns::parse(env.get("VWR_ADMIN_PRINCIPALS").unwrap_or(""))
+            .map_err(|reason| ConfigError::Invalid {
+                name: "VWR_ADMIN_PRINCIPALS".into(),
+                value: env.get("VWR_ADMIN_PRINCIPALS").unwrap_or("").into(),
+                reason,
+            })?;
+    Ok(vwr_core::admin_auth::AdminAuth::Iam(patterns))
 }
 
 /// Reads a secret string from Secrets Manager.

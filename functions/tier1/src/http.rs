@@ -33,6 +33,7 @@ pub fn public_router(svc: Svc) -> Router {
         .route("/vwr/assign/{event_id}", post(assign))
         .route("/vwr/check/{event_id}/{request_id}", get(check))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(svc)
 }
 
@@ -101,6 +102,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/advance/{event_id}", post(advance))
         .route("/api/admin/vwr/events", get(list_active))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(AdminState { svc, extra })
         .layer(middleware::from_fn_with_state(auth, require_admin))
 }

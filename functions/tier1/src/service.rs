@@ -210,6 +210,7 @@ pub struct Tier1Service {
     settings: Tier1Settings,
     clock: Arc<dyn Clock>,
     cache: TtlCache<EventId, Option<EventRecord>>,
+    active_cache: TtlCache<(), Vec<EventId>>,
     round_robin: AtomicU64,
     rng: SystemRandom,
     edge: Option<Arc<dyn EdgeConfigStore>>,
@@ -233,6 +234,7 @@ impl Tier1Service {
             tokens,
             tickets,
             cache: TtlCache::with_clock(settings.cache_ttl, Arc::clone(&clock)),
+            active_cache: TtlCache::with_clock(settings.cache_ttl, Arc::clone(&clock)),
             settings,
             clock,
             round_robin: AtomicU64::new(start),
@@ -302,6 +304,18 @@ impl Tier1Service {
 
     fn invalidate(&self, event: &EventId) {
         self.cache.remove(event);
+        self.active_cache.remove(&());
+    }
+
+    /// The ids of the active events, from the instance cache if younger than `cache_ttl`
+    /// (the local edge check matches paths against them case-insensitively).
+    pub async fn active_ids(&self) -> Result<Vec<EventId>, StoreError> {
+        if let Some(ids) = self.active_cache.get(&()) {
+            return Ok(ids);
+        }
+        let ids: Vec<EventId> = self.store.list_active().await?.into_iter().map(|r| r.event).collect();
+        self.active_cache.insert((), ids.clone());
+        Ok(ids)
     }
 
     async fn active_event(&self, event: &EventId) -> Result<EventRecord, ApiError> {

@@ -226,23 +226,32 @@ async fn interval_change_keeps_the_advancer_moving() {
             run(t0 + s).await.unwrap();
         }
         assert_eq!(svc.status(&event).await.unwrap().serving_counter, 5, "{name}: 1 s steps");
-        svc.activate(&event, ConfigPatch { interval_seconds: Some(10), ..ConfigPatch::default() }).await.unwrap();
+        svc.activate(&event, ConfigPatch { interval_seconds: Some(10), ..ConfigPatch::default() })
+            .await
+            .unwrap();
         for s in 5..=60 {
             run(t0 + s).await.unwrap();
         }
         // New steps start at t0+10, +20, …, +60: six of them.
-        assert_eq!(svc.status(&event).await.unwrap().serving_counter, 11, "{name}: 10 s steps after the change");
-        svc.activate(&event, ConfigPatch { interval_seconds: Some(2), ..ConfigPatch::default() }).await.unwrap();
+        assert_eq!(
+            svc.status(&event).await.unwrap().serving_counter,
+            11,
+            "{name}: 10 s steps after the change"
+        );
+        svc.activate(&event, ConfigPatch { interval_seconds: Some(2), ..ConfigPatch::default() })
+            .await
+            .unwrap();
         for s in 61..=70 {
             run(t0 + s).await.unwrap();
         }
         // Steps at t0+62, 64, 66, 68, 70.
-        assert_eq!(svc.status(&event).await.unwrap().serving_counter, 16, "{name}: 2 s steps after the change");
-        let outcomes = run(t0 + 71).await.unwrap();
-        assert!(
-            outcomes.iter().all(|o| !matches!(o, StepOutcome::Stuck { .. })),
-            "{name}: {outcomes:?}"
+        assert_eq!(
+            svc.status(&event).await.unwrap().serving_counter,
+            16,
+            "{name}: 2 s steps after the change"
         );
+        let outcomes = run(t0 + 71).await.unwrap();
+        assert!(outcomes.iter().all(|o| !matches!(o, StepOutcome::Stuck { .. })), "{name}: {outcomes:?}");
     }
 }
 

@@ -51,7 +51,7 @@ fn valid_token_round_trips_and_is_deterministic() {
 #[test]
 fn forged_valid_token_is_accepted_so_the_forge_helper_is_faithful() {
     let t = tokens();
-    let tok = forge(json!({"alg":"HS256","typ":"JWT","kid":"k1"}), payload(), t.ring().signing_key());
+    let tok = forge(json!({"alg":"HS256","typ":"JWT","kid":"k1"}), payload(), t.edge_ring().signing_key());
     assert!(t.verify(&tok, &ev("e1"), NOW).is_ok());
 }
 
@@ -64,7 +64,7 @@ fn rejects_alg_none() {
         let err = t.verify(&tok, &ev("e1"), NOW).unwrap_err();
         assert!(matches!(err, TokenError::UnsupportedAlg | TokenError::Malformed), "{err:?}");
     }
-    let tok = forge(json!({"alg":"none","kid":"k1"}), payload(), t.ring().signing_key());
+    let tok = forge(json!({"alg":"none","kid":"k1"}), payload(), t.edge_ring().signing_key());
     assert_eq!(t.verify(&tok, &ev("e1"), NOW), Err(TokenError::UnsupportedAlg));
 }
 
@@ -72,7 +72,7 @@ fn rejects_alg_none() {
 fn rejects_other_algorithms() {
     let t = tokens();
     for alg in ["HS512", "RS256", "ES256", "hs256", "EdDSA"] {
-        let tok = forge(json!({"alg":alg,"kid":"k1"}), payload(), t.ring().signing_key());
+        let tok = forge(json!({"alg":alg,"kid":"k1"}), payload(), t.edge_ring().signing_key());
         assert_eq!(t.verify(&tok, &ev("e1"), NOW), Err(TokenError::UnsupportedAlg), "{alg}");
     }
 }
@@ -80,7 +80,7 @@ fn rejects_other_algorithms() {
 #[test]
 fn rejects_wrong_or_missing_kid() {
     let t = tokens();
-    let key = t.ring().signing_key();
+    let key = t.edge_ring().signing_key();
     let tok = forge(json!({"alg":"HS256","kid":"k2"}), payload(), key);
     assert_eq!(t.verify(&tok, &ev("e1"), NOW), Err(TokenError::UnknownKid));
     let tok = forge(json!({"alg":"HS256"}), payload(), key);
@@ -102,7 +102,7 @@ fn rejects_expired_and_missing_exp() {
     assert_eq!(t.verify(&tok, &ev("e1"), NOW + 10_000), Err(TokenError::Expired));
     let mut p = payload();
     p.as_object_mut().unwrap().remove("exp");
-    let tok = forge(json!({"alg":"HS256","kid":"k1"}), p, t.ring().signing_key());
+    let tok = forge(json!({"alg":"HS256","kid":"k1"}), p, t.edge_ring().signing_key());
     assert_eq!(t.verify(&tok, &ev("e1"), NOW), Err(TokenError::MissingExp));
 }
 
@@ -124,7 +124,7 @@ fn rejects_wrong_tier() {
     for tier in [json!(2), json!("1"), json!(null), json!(0)] {
         let mut p = payload();
         p["tier"] = tier.clone();
-        let tok = forge(json!({"alg":"HS256","kid":"k1"}), p, t.ring().signing_key());
+        let tok = forge(json!({"alg":"HS256","kid":"k1"}), p, t.edge_ring().signing_key());
         assert_eq!(t.verify(&tok, &ev("e1"), NOW), Err(TokenError::WrongTier), "{tier}");
     }
 }

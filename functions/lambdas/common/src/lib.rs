@@ -19,9 +19,16 @@ pub fn startup_error(what: &str, err: impl std::fmt::Display) -> lambda_http::Er
     format!("{what}: {err}").into()
 }
 
-/// Loads the AWS SDK configuration (honours `AWS_ENDPOINT_URL`).
+/// Loads the AWS SDK configuration (honours `AWS_ENDPOINT_URL`) with explicit time limits,
+/// so a slow dependency becomes a quick 503 rather than a Lambda timeout: 1 s to connect,
+/// 2 s per attempt, 5 s per operation (retries included).
 pub async fn sdk_config() -> aws_config::SdkConfig {
-    aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await
+    let timeouts = aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(std::time::Duration::from_secs(1))
+        .operation_attempt_timeout(std::time::Duration::from_secs(2))
+        .operation_timeout(std::time::Duration::from_secs(5))
+        .build();
+    aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(timeouts).load().await
 }
 
 fn iam_caller(ctx: &RequestContext) -> Option<String> {
@@ -64,10 +71,20 @@ async fn identity_layer(mut req: Request, next: Next) -> Response {
 
 /// Serves `router` on the Lambda runtime, with the API Gateway identity mapped to extensions.
 pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
-    lambda_http::run(
-        router.fallback(vwr_core::error::not_found_fallback).layer(middleware::from_fn(identity_layer)),
-    )
-    .await
+    serve_with(router, None).await
+}
+
+/// [`serve`] for an API behind CloudFront: with `origin`, requests without the origin secret
+/// are refused (IAM-authenticated admin requests excepted).
+pub async fn serve_with(
+    router: Router,
+    origin: Option<vwr_core::http::OriginSecret>,
+) -> Result<(), lambda_http::Error> {
+    let mut router = router.fallback(vwr_core::error::not_found_fallback);
+    if let Some(secret) = origin {
+        router = router.layer(middleware::from_fn_with_state(secret, vwr_core::http::require_origin_secret));
+    }
+    lambda_http::run(router.layer(middleware::from_fn(identity_layer))).await
 }
 
 /// Stop a scheduled run this long before the invocation deadline.

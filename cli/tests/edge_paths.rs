@@ -1,0 +1,135 @@
+//! `vwr dev`'s native edge check against the shared path vectors (`edge/test/path-vectors.json`,
+//! also run through both shipped JS builds by `edge/test/path-vectors.test.mjs`): the same
+//! status, the same gated event, the same `Location` / `redirectTo`, for every vector.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use vwr::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_core::time::ManualClock;
+use vwr_core::token::{Tier1Claims, Tier1Tokens};
+use vwr_core::{EventId, HmacKeyring};
+use vwr_tier1::Tier1Service;
+use vwr_tier1::memory::MemoryStore;
+use vwr_tier1::model::ConfigPatch;
+use vwr_tier1::service::Tier1Settings;
+
+const NOW: u64 = 1_800_000_000;
+
+fn vectors() -> Vec<Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../edge/test/path-vectors.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(doc["cookiePrefix"], "vwr_t1_");
+    let rules = doc["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), demo_rules().len(), "the vectors' rules are the demo layout");
+    doc["vectors"].as_array().unwrap().clone()
+}
+
+fn encode_component(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+async fn service(active: &[EventId]) -> Arc<Tier1Service> {
+    let tokens = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
+    let settings = Tier1Settings { cache_ttl: std::time::Duration::ZERO, ..Tier1Settings::default() };
+    let svc =
+        Tier1Service::new(Arc::new(MemoryStore::new()), tokens, settings, Arc::new(ManualClock::new(NOW)));
+    for e in active {
+        svc.activate(e, ConfigPatch::default()).await.unwrap();
+    }
+    Arc::new(svc)
+}
+
+fn pass_for(svc: &Tier1Service, event: &EventId) -> String {
+    let c = Tier1Claims {
+        iss: "vwr".into(),
+        aud: "vwr-edge".into(),
+        sub: "v1.t1.vector.mac".into(),
+        eid: event.to_string(),
+        pos: 1,
+        tier: 1,
+        iat: NOW,
+        nbf: NOW,
+        exp: NOW + 600,
+        jti: "j".into(),
+    };
+    format!("vwr_t1_{event}={}", svc.tokens().sign(&c).unwrap())
+}
+
+#[tokio::test]
+async fn native_check_decides_every_path_vector_as_the_js() {
+    let mut whole = 0;
+    for v in vectors() {
+        let name = v["name"].as_str().unwrap();
+        let uri = v["uri"].as_str().unwrap();
+        let query = v["query"].as_str().unwrap_or_default();
+        let accept = v["accept"].as_str().unwrap_or_default();
+        let active: Vec<EventId> = v["active"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| EventId::parse(a.as_str().unwrap()).unwrap())
+            .collect();
+        let want_status = v["expect"]["status"].as_u64();
+        let want_event = v["expect"]["event"].as_str();
+        // The decision itself.
+        let got = gate(&demo_rules(), &active, &EdgeRequest::new(uri, query, accept));
+        match (&got, want_status, want_event) {
+            (Gate::BadPath, Some(400), _) => {}
+            (Gate::Event(e), _, Some(want)) if e.as_str() == want => {}
+            (Gate::Pass, None, None) => {}
+            _ => panic!("{name}: gate {got:?}, want status {want_status:?} event {want_event:?}"),
+        }
+        // The whole middleware, where the raw path is a valid HTTP request target.
+        let target = if query.is_empty() { uri.to_owned() } else { format!("{uri}?{query}") };
+        let Ok(parsed) = target.parse::<http::Uri>() else { continue };
+        whole += 1;
+        let svc = service(&active).await;
+        let router = Router::new()
+            .fallback(|| async { "origin" })
+            .layer(axum::middleware::from_fn_with_state(Arc::clone(&svc), edge_check));
+        let mut req = Request::get(parsed);
+        if !accept.is_empty() {
+            req = req.header(header::ACCEPT, accept);
+        }
+        if v["cookie"] == "valid" {
+            let cookies: Vec<String> = active.iter().map(|e| pass_for(&svc, e)).collect();
+            req = req.header(header::COOKIE, cookies.join("; "));
+        }
+        let res = router.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+        let status = res.status();
+        let location = res.headers().get(header::LOCATION).map(|l| l.to_str().unwrap().to_owned());
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        let to = want_event.map(|e| format!("/vwr/{e}?next={}", encode_component(&target)));
+        match want_status {
+            None => assert_eq!((status, &body[..]), (StatusCode::OK, &b"origin"[..]), "{name}"),
+            Some(302) => {
+                assert_eq!(status, StatusCode::FOUND, "{name}");
+                assert_eq!(location, to, "{name}");
+            }
+            Some(403) => {
+                assert_eq!(status, StatusCode::FORBIDDEN, "{name}");
+                let j: Value = serde_json::from_slice(&body).unwrap();
+                assert_eq!(j["error"], "waiting_room_token_required", "{name}");
+                assert_eq!(j["redirectTo"].as_str().map(str::to_owned), to, "{name}");
+            }
+            Some(400) => assert_eq!(status, StatusCode::BAD_REQUEST, "{name}"),
+            other => panic!("{name}: unexpected status in the vector: {other:?}"),
+        }
+    }
+    assert!(whole > 60, "only {whole} vectors ran through the middleware");
+}
