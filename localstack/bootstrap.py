@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
 import os
 import secrets
@@ -85,7 +86,7 @@ FUNCTIONS = {
     "vwr-tier2-worker": {
         "timeout": 75,
         "memory": 256,
-        "env": {**TIER2_SETTINGS, "VWR_NOTICE_QUEUE_URL": "${queue_url}"},
+        "env": {**TIER2_SETTINGS, "VWR_NOTICE_QUEUE_URL": "${queue_url}", "VWR_TABLE": "${table}"},
     },
     "vwr-tier2-authorizer": {
         "timeout": 5,
@@ -111,6 +112,16 @@ GATED = ["/api/seats/{proxy+}", "/api/reservations/{proxy+}"]
 
 def b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+# The edge verifies tier-1 tokens with keys derived from the master keys, never the master keys
+# themselves (terraform/modules/tier1: SHA-256 of this label + the unpadded base64url master key,
+# as HmacKeyring::edge_ring).
+EDGE_KEY_LABEL = "vwr/edge-token/v1:"
+
+
+def edge_key(master_b64url: str) -> str:
+    return b64url(hashlib.sha256((EDGE_KEY_LABEL + master_b64url).encode()).digest())
 
 
 def p256_pkcs8() -> tuple[bytes, str, str]:
@@ -212,6 +223,8 @@ class Bootstrap:
             tier2_secret=arn2,
             jwks=json.dumps({"keys": [generated["jwk"]]}, separators=(",", ":")),
             tier1_keys_text=",".join(f"{k}:{v}" for k, v in ring["keys"].items()),
+            # For the local edge proxy (--keys): derived, like the KeyValueStore's `keys`.
+            edge_keys_text=",".join(f"{k}:{edge_key(v)}" for k, v in ring["keys"].items()),
         )
 
     def queues(self) -> None:
@@ -432,7 +445,7 @@ def main(argv: list[str] | None = None) -> dict:
             json.dump(b.out, fh, indent=2)
             fh.write("\n")
     if not args.quiet:
-        shown = {k: v for k, v in b.out.items() if k != "tier1_keys_text"}
+        shown = {k: v for k, v in b.out.items() if k not in ("tier1_keys_text", "edge_keys_text")}
         print(json.dumps(shown, indent=2))
     return b.out
 

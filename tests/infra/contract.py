@@ -13,7 +13,15 @@ Fails when they disagree:
   * routes: the API Gateway routes are the Rust routers' routes, admin routes use AWS_IAM, and
     the protected-API gate covers the prefixes the authorizer knows;
   * the DynamoDB table is the one `vwr bootstrap` creates (keys, index, TTL);
-  * the CloudFront Functions stay within 10 KB once the placeholders are filled.
+  * the CloudFront Functions stay within 10 KB once the placeholders are filled;
+  * origins are locked to CloudFront: every CloudFront origin gets the `x-vwr-origin-secret`
+    header, and every Lambda behind a CloudFront-fronted API gets VWR_ORIGIN_SECRET_ID (and no
+    other Lambda does);
+  * every API Gateway stage is throttled (rate and burst, positive defaults);
+  * the edge gets the derived tier-1 keys (`edge_keys_text`), never the master `keys_text`, and
+    the derivation label is the Rust side's;
+  * the waiting page's behavior has its Content-Security-Policy;
+  * the admin principal allow-list reaches every Lambda that serves admin routes.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -97,13 +105,15 @@ SDK_ACTIONS = {
 #   tier-1 api: assign (event GetItem, shard UpdateItem ADD), check (redemption PutItem, shard
 #     UpdateItem, GetItem); admin: activate/deactivate/advance UpdateItem,
 #     status GetItem + BatchGetItem, events Query(active-index); advancer: Query, BatchGetItem,
-#     UpdateItem, GetItem; tier-2 api: tier-1 event lookup (GetItem); worker: notices.
+#     UpdateItem, GetItem; tier-2 api: tier-1 event lookup (GetItem) and the tier-2 registration
+#     item EVT#{eventId}/T2 (GetItem, PutItem, UpdateItem); worker: notices, and the
+#     registration item (GetItem) to re-hydrate a registration Redis lost.
 #   Every binary reads its keys from Secrets Manager at start-up.
 CALL_USERS = {
-    "dynamodb:GetItem": TIER1 | {"vwr-tier2-api"},
+    "dynamodb:GetItem": TIER1 | {"vwr-tier2-api", "vwr-tier2-worker"},
     "dynamodb:BatchGetItem": {"vwr-tier1-admin", "vwr-tier1-advancer"},
-    "dynamodb:UpdateItem": set(TIER1),
-    "dynamodb:PutItem": {"vwr-tier1-api"},
+    "dynamodb:UpdateItem": TIER1 | {"vwr-tier2-api"},
+    "dynamodb:PutItem": {"vwr-tier1-api", "vwr-tier2-api"},
     "dynamodb:Query": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     # `vwr bootstrap` (CLI) only: functions/tier1/src/dynamo.rs ensure_table.
     "dynamodb:CreateTable": set(),
@@ -146,6 +156,8 @@ REQUIRED = {
         ("VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
         # Without a queue the worker keeps notices in memory: not what a deployment wants.
         ("VWR_NOTICE_QUEUE_URL",),
+        # The tier-2 registrations persisted in the tier-1 table: re-hydrates what Redis lost.
+        ("VWR_TABLE",),
     ],
     "vwr-tier2-authorizer": [
         ("VWR_TIER2_JWKS", "VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
@@ -174,6 +186,15 @@ FORBIDDEN_ENV = {
 
 # Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.
 PLANNED_ENV: dict[str, str] = {}
+
+# Lambdas behind a CloudFront-fronted API (derived from the Terraform wiring in
+# check_origin_lock; this is the reviewed minimum, so a broken derivation cannot pass empty).
+FRONTED = {"vwr-tier1-api", "vwr-tier2-api"}
+# Lambdas serving admin routes (AWS_IAM), derived likewise: they get VWR_ADMIN_PRINCIPALS.
+ADMIN_SERVING = {"vwr-tier1-admin", "vwr-tier2-api"}
+ORIGIN_HEADER = "x-vwr-origin-secret"
+# Tier-1 edge keys: SHA-256("vwr/edge-token/v1:" + base64url master key), HmacKeyring::edge_ring.
+EDGE_KEY_LABEL = "vwr/edge-token/v1:"
 
 # Non-VWR variables Terraform may set.
 OTHER_ENV = {
@@ -419,6 +440,7 @@ def lambda_deployments(modules: dict) -> list[dict]:
                     "statements": policy_statements(doc) if doc else None,
                     "policy_ref": first(call.get("policy_json")),
                     "timeout": first(call.get("timeout_seconds")),
+                    "call": name,
                 }
             )
     return out
@@ -691,6 +713,281 @@ def check_edge(root: str, checks: Checks, layout: list[str]) -> None:
     checks.check(f"CloudFront Functions ≤ 10 KB once filled (verifier {size} bytes)", problems)
 
 
+def module_dir(caller_dir: str, call: dict) -> str:
+    """The relative directory of a module call's (local) source."""
+    return os.path.normpath(os.path.join(caller_dir, str(first(call.get("source")))))
+
+
+def calls_of(modules: dict, target: str) -> list[tuple[str, str, dict]]:
+    """(caller dir, call name, call) of every call of the module in directory `target`."""
+    out = []
+    for dirname, mod in modules.items():
+        for name, call in module_calls(mod).items():
+            if module_dir(dirname, call) == target:
+                out.append((dirname, name, call))
+    return out
+
+
+def outputs_of(mod: dict) -> dict:
+    return {k: v for block in mod.get("output", []) for k, v in block.items()}
+
+
+def var_default(mod: dict, name: str):
+    for block in mod.get("variable", []):
+        if name in block:
+            return first(block[name].get("default"))
+    return None
+
+
+def origins(dist: dict) -> list[dict]:
+    """Static and dynamic `origin` blocks of an aws_cloudfront_distribution."""
+    out = list(dist.get("origin", []))
+    for dyn in dist.get("dynamic", []):
+        body = dyn.get("origin")
+        if body:
+            content = body.get("content", [])
+            out.extend(content if isinstance(content, list) else [content])
+    return out
+
+
+def integration_binaries(mod_dir: str, mod: dict, deployments: list[dict], select) -> tuple[set[str], list[str]]:
+    """Binaries of the Lambda integrations (aws_apigatewayv2_integration) for which
+    select(name, body) holds, in one module."""
+    found, problems = set(), []
+    by_call = {d["call"]: d for d in deployments if d["module_dir"] == mod_dir}
+    for name, integ in blocks(mod, "resource", "aws_apigatewayv2_integration").items():
+        if not select(name, integ):
+            continue
+        m = re.search(r"module\.(\w+)\.invoke_arn", str(first(integ.get("integration_uri"))))
+        if not m or m.group(1) not in by_call:
+            problems.append(f"{mod_dir} aws_apigatewayv2_integration.{name}: cannot tell which Lambda it invokes")
+            continue
+        found.add(by_call[m.group(1)]["binary"])
+    return found, problems
+
+
+def check_origin_lock(checks: Checks, modules: dict, deployments: list[dict]) -> None:
+    """Every CloudFront origin gets the origin secret; every Lambda behind an API CloudFront
+    forwards to can check it (VWR_ORIGIN_SECRET_ID), and no other Lambda refuses its callers."""
+    problems = []
+    dists = 0
+    for dirname, mod in modules.items():
+        for name, dist in blocks(mod, "resource", "aws_cloudfront_distribution").items():
+            dists += 1
+            for o in origins(dist):
+                headers = {first(h.get("name")): first(h.get("value")) for h in o.get("custom_header", [])}
+                if not headers.get(ORIGIN_HEADER):
+                    problems.append(f"{dirname} aws_cloudfront_distribution.{name}: origin {first(o.get('origin_id'))} does not send {ORIGIN_HEADER}")
+    if not dists:
+        problems.append("no aws_cloudfront_distribution found")
+
+    # The APIs the edge module gets as origins (…_api_domain), followed to their Lambdas.
+    fronted: set[str] = set()
+    edge_calls = calls_of(modules, "terraform/modules/edge")
+    if not edge_calls:
+        problems.append("nothing calls terraform/modules/edge")
+    for caller, call_name, call in edge_calls:
+        where = f"{caller} module.{call_name}"
+        siblings = module_calls(modules[caller])
+        secret = re.fullmatch(r"\$\{module\.(\w+)\.origin_secret\}", str(first(call.get("origin_secret"))))
+        if not secret:
+            problems.append(f"{where}: origin_secret must be a tier1 module's origin_secret output")
+        else:
+            want = f"${{module.{secret.group(1)}.origin_secret_arn}}"
+            for n, c in siblings.items():
+                if "origin_secret_arn" in c and str(first(c["origin_secret_arn"])) != want:
+                    problems.append(f"{caller} module.{n}: origin_secret_arn is not module.{secret.group(1)}.origin_secret_arn, the secret CloudFront sends")
+        for arg, value in call.items():
+            if not arg.endswith("_api_domain"):
+                continue
+            m = re.fullmatch(r"\$\{module\.(\w+)\.(\w+)\}", str(first(value)))
+            if not m or m.group(1) not in siblings:
+                problems.append(f"{where}: {arg} is not a module output; cannot follow it to its Lambda")
+                continue
+            src_dir = module_dir(caller, siblings[m.group(1)])
+            src = modules.get(src_dir, {})
+            out_value = str(first(outputs_of(src).get(m.group(2), {}).get("value")))
+            http = re.search(r"aws_apigatewayv2_api\.(\w+)", out_value)
+            if http:
+                api_id = f"${{aws_apigatewayv2_api.{http.group(1)}.id}}"
+                found, p = integration_binaries(src_dir, src, deployments, lambda _n, i: str(first(i.get("api_id"))) == api_id)
+                problems += p
+                if not found:
+                    problems.append(f"{where}: {arg} → {src_dir} aws_apigatewayv2_api.{http.group(1)} has no Lambda integration")
+                fronted |= found
+            elif not re.search(r"aws_api_gateway_rest_api\.", out_value):
+                problems.append(f"{where}: {arg} = module.{m.group(1)}.{m.group(2)}, which names no API")
+            # A REST API (the protected-API gate) proxies to the operator's backend: no Lambda of
+            # ours serves it; the backend checks the header (terraform/README.md).
+    for b in sorted(FRONTED - fronted):
+        problems.append(f"{b} is in FRONTED but the Terraform wiring does not put it behind CloudFront (derivation broken?)")
+    for d in deployments:
+        env = d["env"] if isinstance(d["env"], dict) else {}
+        if d["binary"] in fronted and "VWR_ORIGIN_SECRET_ID" not in env:
+            problems.append(f"{d['where']}: {d['binary']} serves a CloudFront-fronted API without VWR_ORIGIN_SECRET_ID")
+        if d["binary"] not in fronted and "VWR_ORIGIN_SECRET_ID" in env:
+            problems.append(f"{d['where']}: {d['binary']} is not behind CloudFront; VWR_ORIGIN_SECRET_ID would refuse its callers")
+    checks.check(f"origins locked to CloudFront: {ORIGIN_HEADER} on every origin, VWR_ORIGIN_SECRET_ID on {', '.join(sorted(fronted))}", problems)
+
+
+def check_throttling(checks: Checks, modules: dict) -> None:
+    """Every API Gateway stage has a rate and a burst limit (positive, defaults included)."""
+    problems = []
+    count = 0
+
+    def positive(mod_dir: str, mod: dict, where: str, key: str, value) -> None:
+        v = first(value)
+        ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(v))
+        if ref:
+            v = var_default(mod, ref.group(1))
+            if v is None:
+                problems.append(f"{mod_dir} {where}: {key} = var.{ref.group(1)}, which has no default")
+                return
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+            problems.append(f"{mod_dir} {where}: {key} is {v!r}, not a positive number")
+
+    for mod_dir, mod in modules.items():
+        for name, stage in blocks(mod, "resource", "aws_apigatewayv2_stage").items():
+            count += 1
+            where = f"aws_apigatewayv2_stage.{name}"
+            settings = stage.get("default_route_settings", [])
+            if not settings:
+                problems.append(f"{mod_dir} {where}: no default_route_settings (unthrottled)")
+                continue
+            for key in ("throttling_rate_limit", "throttling_burst_limit"):
+                if key in settings[0]:
+                    positive(mod_dir, mod, where, key, settings[0][key])
+                else:
+                    problems.append(f"{mod_dir} {where}: no {key}")
+        method_settings = blocks(mod, "resource", "aws_api_gateway_method_settings")
+        for name in blocks(mod, "resource", "aws_api_gateway_stage"):
+            count += 1
+            ms = {
+                n: m
+                for n, m in method_settings.items()
+                if re.search(rf"aws_api_gateway_stage\.{name}\b", str(first(m.get("stage_name")))) and first(m.get("method_path")) == "*/*"
+            }
+            if not ms:
+                problems.append(f'{mod_dir} aws_api_gateway_stage.{name}: no aws_api_gateway_method_settings with method_path "*/*" (unthrottled)')
+            for n, m in ms.items():
+                settings = (m.get("settings") or [{}])[0]
+                for key in ("throttling_rate_limit", "throttling_burst_limit"):
+                    if key in settings:
+                        positive(mod_dir, mod, f"aws_api_gateway_method_settings.{n}", key, settings[key])
+                    else:
+                        problems.append(f"{mod_dir} aws_api_gateway_method_settings.{n}: no {key}")
+        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument).
+        for call_name, call in module_calls(mod).items():
+            for arg, value in call.items():
+                v = first(value)
+                if "throttle" in arg and isinstance(v, (int, float)) and v <= 0:
+                    problems.append(f"{mod_dir} module.{call_name}: {arg} = {v}")
+    if not count:
+        problems.append("no API Gateway stage found")
+    checks.check(f"every API Gateway stage is throttled ({count} stages)", problems)
+
+
+def check_edge_keys(root: str, checks: Checks, modules: dict) -> None:
+    """The edge gets the derived keys (tier1 edge_keys_text), never the master keys_text."""
+    problems = []
+    tier1 = "terraform/modules/tier1"
+    edge_out = str(first(outputs_of(modules.get(tier1, {})).get("edge_keys_text", {}).get("value")))
+    derived = str(locals_of(modules.get(tier1, {})).get("tier1_edge_keys_b64url"))
+    if "local.tier1_edge_keys_b64url" not in edge_out:
+        problems.append(f"{tier1} output edge_keys_text does not come from local.tier1_edge_keys_b64url")
+    if f'base64sha256("{EDGE_KEY_LABEL}${{local.tier1_keys_b64url[k]}}")' not in derived:
+        problems.append(f'{tier1} local.tier1_edge_keys_b64url is not base64sha256("{EDGE_KEY_LABEL}" + the base64url master key)')
+    calls = calls_of(modules, "terraform/modules/edge")
+    if not calls:
+        problems.append("nothing calls terraform/modules/edge")
+    for caller, call_name, call in calls:
+        t1 = {n for n, c in module_calls(modules[caller]).items() if module_dir(caller, c) == tier1}
+        for arg, value in call.items():
+            for m in re.finditer(r"module\.(\w+)\.keys_text\b", str(first(value))):
+                if m.group(1) in t1:
+                    problems.append(f"{caller} module.{call_name}: {arg} gets the MASTER tier-1 keys (module.{m.group(1)}.keys_text): use edge_keys_text")
+        keys = re.fullmatch(r"\$\{module\.(\w+)\.edge_keys_text\}", str(first(call.get("tier1_edge_keys_text"))))
+        if not keys or keys.group(1) not in t1:
+            problems.append(f"{caller} module.{call_name}: tier1_edge_keys_text must be a tier1 module's edge_keys_text")
+    checks.check("the edge gets the derived tier-1 keys (edge_keys_text), never the master keys_text", problems)
+
+    # The tokens the edge checks are signed by the Rust side with the same derivation.
+    problems = []
+    label = re.compile(r'b?"' + re.escape(EDGE_KEY_LABEL))
+    if not any(label.search(read_code(p)) for c in ("vwr-core", "vwr-tier1") for p in rust_sources(root, c)):
+        problems.append(f'no source of vwr-core / vwr-tier1 has the label "{EDGE_KEY_LABEL}" (HmacKeyring::edge_ring)')
+    checks.check(f'edge-key derivation label "{EDGE_KEY_LABEL}" = the Rust side\'s', problems)
+
+
+CSP_REQUIRED = ("default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'")
+
+
+def check_waiting_page_headers(checks: Checks, modules: dict) -> None:
+    """The /vwr/* behavior answers with a strict CSP (nothing inline, no eval) and no framing."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    policies = blocks(edge, "resource", "aws_cloudfront_response_headers_policy")
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    if len(behaviors) != 1:
+        problems.append(f"expected one /vwr/* behavior in terraform/modules/edge, found {len(behaviors)}")
+    for b in behaviors:
+        m = re.fullmatch(r"\$\{aws_cloudfront_response_headers_policy\.(\w+)\.id\}", str(first(b.get("response_headers_policy_id"))))
+        policy = policies.get(m.group(1)) if m else None
+        if policy is None:
+            problems.append("the /vwr/* behavior has no response headers policy of the module")
+            continue
+        sec = (policy.get("security_headers_config") or [{}])[0]
+        csp = (sec.get("content_security_policy") or [{}])[0]
+        text = str(first(csp.get("content_security_policy")))
+        problems += [f"CSP lacks {d!r}: {text!r}" for d in CSP_REQUIRED if d not in text]
+        problems += [f"CSP allows {w!r}" for w in ("unsafe-inline", "unsafe-eval", "*") if w in text]
+        if first(csp.get("override")) is not True:
+            problems.append("the CSP must override (override = true)")
+        if first((sec.get("frame_options") or [{}])[0].get("frame_option")) != "DENY":
+            problems.append("frame_options must be DENY")
+        if not sec.get("strict_transport_security") or not sec.get("content_type_options"):
+            problems.append("HSTS and X-Content-Type-Options must be set")
+    checks.check("the waiting page (/vwr/*) has its Content-Security-Policy and DENY framing", problems)
+
+
+def check_admin_allow_list(checks: Checks, modules: dict, deployments: list[dict]) -> None:
+    """VWR_ADMIN_PRINCIPALS reaches every Lambda behind an admin route, from one variable."""
+    problems = []
+    serving: set[str] = set()
+    for mod_dir, mod in modules.items():
+        targets = set()
+        for route in blocks(mod, "resource", "aws_apigatewayv2_route").values():
+            if "admin_routes" in str(first(route.get("for_each"))):
+                m = re.search(r"aws_apigatewayv2_integration\.(\w+)\.id", str(first(route.get("target"))))
+                if m:
+                    targets.add(m.group(1))
+        found, p = integration_binaries(mod_dir, mod, deployments, lambda n, _i: n in targets)
+        serving |= found
+        problems += p
+    for b in sorted(ADMIN_SERVING - serving):
+        problems.append(f"{b} is in ADMIN_SERVING but serves no admin route in Terraform (derivation broken?)")
+    for d in deployments:
+        if d["binary"] not in serving or not isinstance(d["env"], dict):
+            continue
+        value = str(d["env"].get("VWR_ADMIN_PRINCIPALS"))
+        ref = re.fullmatch(r"\$\{local\.(\w+)\}", value)
+        if ref:
+            value = str(locals_of(modules[d["module_dir"]]).get(ref.group(1)))
+        if "var.admin_principal_patterns" not in value:
+            problems.append(f"{d['where']}: {d['binary']} serves admin routes; VWR_ADMIN_PRINCIPALS must come from var.admin_principal_patterns")
+    # Callers give the tier modules one allow-list.
+    for mod_dir, mod in modules.items():
+        given = {
+            name: str(first(call.get("admin_principal_patterns")))
+            for name, call in module_calls(mod).items()
+            if module_dir(mod_dir, call) in ("terraform/modules/tier1", "terraform/modules/tier2")
+        }
+        if len(set(given.values())) > 1:
+            problems.append(f"{mod_dir}: the tier modules get different admin_principal_patterns: {given}")
+    checks.check(f"admin allow-list (VWR_ADMIN_PRINCIPALS) on every admin-serving Lambda: {', '.join(sorted(serving))}", problems)
+
+
 SKIP = re.compile(r"#\s*checkov:skip=([A-Z0-9_]+)(?::(.*))?")
 
 
@@ -765,6 +1062,11 @@ def main() -> int:
     check_timeouts(checks, deployments)
     check_routes(root, checks, modules)
     check_edge(root, checks, layout)
+    check_origin_lock(checks, modules, deployments)
+    check_throttling(checks, modules)
+    check_edge_keys(root, checks, modules)
+    check_waiting_page_headers(checks, modules)
+    check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")

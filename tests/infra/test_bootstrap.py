@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
 import os
 import sys
@@ -59,6 +60,21 @@ def main() -> int:
         second = bootstrap.main(args)
         mode = os.stat(state_file).st_mode & 0o777
     check("state file is private (it holds the tier-1 keys)", [] if mode == 0o600 else [f"mode {oct(mode)}"])
+    problems = []
+    master = dict(kv.split(":", 1) for kv in first["tier1_keys_text"].split(","))
+    edge = dict(kv.split(":", 1) for kv in first["edge_keys_text"].split(","))
+    if set(edge) != set(master):
+        problems.append(f"edge key ids {sorted(edge)} != tier-1 key ids {sorted(master)}")
+    for kid, v in master.items():
+        want = base64.urlsafe_b64encode(hashlib.sha256(b"vwr/edge-token/v1:" + v.encode()).digest()).decode().rstrip("=")
+        if edge.get(kid) != want:
+            problems.append(f"edge key {kid} is not SHA-256(\"vwr/edge-token/v1:\" + master key)")
+        if edge.get(kid) == v:
+            problems.append(f"edge key {kid} is the master key")
+    # The pinned vector (terraform/modules/tier1/README.md, "Edge keys"; Rust HmacKeyring::edge_ring).
+    if bootstrap.edge_key(base64.urlsafe_b64encode(bytes([1] * 32)).decode().rstrip("=")) != "39IwIO3pg-GGyq5lSQfUh-kmyM0jAhY1L1z5lJWwaWQ":
+        problems.append("the derivation does not give the pinned test vector")
+    check("edge keys: derived from the tier-1 keys (never the master keys), pinned vector", problems)
     check(
         "a second run keeps the keys (idempotent)",
         [] if (first["tier1_keys_text"], first["jwks"]) == (second["tier1_keys_text"], second["jwks"]) else ["keys changed"],

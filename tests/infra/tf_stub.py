@@ -14,6 +14,7 @@ import sys
 STUBS = [
     (r"random_bytes\.key\[k\]\.base64", '"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE="'),
     (r'random_password\.redis\["[a-z]+"\]\.result', '"passwordpasswordpassword"'),
+    (r"random_password\.origin\.result", '"originsecretoriginsecretoriginsecretoriginsecret"'),
     (r"tls_private_key\.entry\[k\]\.private_key_pem_pkcs8", "var.stub_pkcs8"),
     (r"tls_private_key\.entry\[k\]\.public_key_pem", "var.stub_spki"),
     (r"data\.archive_file\.lambda_edge\[0\]\.output_path", '"/dev/null"'),

@@ -55,23 +55,26 @@ module "tier1" {
   architecture              = local.manifest.architecture
   table_deletion_protection = var.table_deletion_protection
   edge_kvs_arn              = module.edge.kvs_arn
+  admin_principal_patterns  = var.admin_principal_patterns
 }
 
 module "tier2" {
-  source                  = "../../modules/tier2"
-  name                    = var.name
-  dist_dir                = local.dist_dir
-  architecture            = local.manifest.architecture
-  vpc_id                  = aws_vpc.this.id
-  subnet_ids              = aws_subnet.private[*].id
-  route_table_ids         = [aws_route_table.private.id]
-  tier1_keys_secret_arn   = module.tier1.keys_secret_arn
-  tier1_table_name        = module.tier1.table_name
-  tier1_table_arn         = module.tier1.table_arn
-  tier1_settings          = module.tier1.settings
-  admin_api_id            = module.tier1.admin_api_id
-  admin_api_execution_arn = module.tier1.admin_api_execution_arn
-  protected_backend_url   = var.protected_backend_url
+  source                   = "../../modules/tier2"
+  name                     = var.name
+  dist_dir                 = local.dist_dir
+  architecture             = local.manifest.architecture
+  vpc_id                   = aws_vpc.this.id
+  subnet_ids               = aws_subnet.private[*].id
+  route_table_ids          = [aws_route_table.private.id]
+  tier1_keys_secret_arn    = module.tier1.keys_secret_arn
+  tier1_table_name         = module.tier1.table_name
+  tier1_table_arn          = module.tier1.table_arn
+  tier1_settings           = module.tier1.settings
+  admin_api_id             = module.tier1.admin_api_id
+  admin_api_execution_arn  = module.tier1.admin_api_execution_arn
+  admin_principal_patterns = var.admin_principal_patterns
+  origin_secret_arn        = module.tier1.origin_secret_arn
+  protected_backend_url    = var.protected_backend_url
 }
 
 module "edge" {
@@ -90,16 +93,19 @@ module "edge" {
   verifier             = var.verifier
   gated_events         = var.gated_events
   tier1_settings       = module.tier1.settings
-  tier1_keys_text      = module.tier1.keys_text
+  # Derived keys only: the master keys (keys_text) never reach the edge.
+  tier1_edge_keys_text = module.tier1.edge_keys_text
+  origin_secret        = module.tier1.origin_secret
   aliases              = var.aliases
   acm_certificate_arn  = var.acm_certificate_arn
   web_acl_id           = var.web_acl_id
 }
 
 module "observability" {
-  source        = "../../modules/observability"
-  name          = var.name
-  alarm_actions = var.alarm_actions
+  source                = "../../modules/observability"
+  name                  = var.name
+  alarm_actions         = var.alarm_actions
+  stall_alarm_event_ids = var.stall_alarm_event_ids
   tier1 = {
     public_api_id   = module.tier1.public_api_id
     function_names  = module.tier1.function_names
@@ -112,5 +118,14 @@ module "observability" {
     notice_queue_name = module.tier2.notice_queue_name
     notice_dlq_name   = module.tier2.notice_dlq_name
     redis_cache_name  = module.tier2.redis_cache_name
+  }
+}
+
+# With the default *.cloudfront.net certificate CloudFront accepts TLSv1 and the minimum cannot
+# be raised: a warning (not an error) on every plan without a custom domain.
+check "custom_domain" {
+  assert {
+    condition     = var.acm_certificate_arn != null
+    error_message = "No acm_certificate_arn: the *.cloudfront.net certificate lets viewers connect with TLSv1. For production, set aliases and an ACM certificate (us-east-1); the distribution then requires TLS 1.2 (TLSv1.2_2021)."
   }
 }

@@ -52,3 +52,8 @@ output "edge_kvs_arn" {
   description = "KeyValueStore of the edge verifier."
   value       = module.edge.kvs_arn
 }
+
+output "origin_secret_arn" {
+  description = "Secret with the x-vwr-origin-secret value CloudFront sends to every origin: your site origin and protected backend must refuse requests without it (terraform/README.md, \"Locking origins to CloudFront\")."
+  value       = module.tier1.origin_secret_arn
+}

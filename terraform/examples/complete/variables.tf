@@ -52,7 +52,7 @@ variable "aliases" {
 }
 
 variable "acm_certificate_arn" {
-  description = "ACM certificate in us-east-1 for the aliases."
+  description = "ACM certificate in us-east-1 for the aliases (viewers then need TLS 1.2+). Without it the *.cloudfront.net certificate accepts TLSv1: set it in production."
   type        = string
   default     = null
 }
@@ -65,6 +65,18 @@ variable "web_acl_id" {
 
 variable "alarm_actions" {
   description = "SNS topic ARNs (or other alarm actions) for the alarms."
+  type        = list(string)
+  default     = []
+}
+
+variable "admin_principal_patterns" {
+  description = "Optional allow-list of IAM principal ARN patterns for the tier-1 and tier-2 admin routes (`*` = any run of characters), e.g. [\"arn:aws:iam::123456789012:role/ops-*\"]. [] = any principal with execute-api:Invoke on the admin API."
+  type        = list(string)
+  default     = []
+}
+
+variable "stall_alarm_event_ids" {
+  description = "Events that get a line-stalled alarm (waiting > 0 and nothing served for 5 minutes); add an event before its sale."
   type        = list(string)
   default     = []
 }

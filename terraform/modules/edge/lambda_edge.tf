@@ -1,9 +1,9 @@
 # Lambda@Edge variant of the verifier (var.verifier = "lambda-edge"): us-east-1, Node.js 22,
-# viewer request. Lambda@Edge has no environment, so config.json (configuration + tier-1 keys)
+# viewer request. Lambda@Edge has no environment, so config.json (configuration + tier-1 edge keys)
 # is bundled next to index.js here; the zip holds secrets and is written under .terraform/.
 
 locals {
-  lambda_edge_config = jsonencode(merge(local.edge_config, { keys = var.tier1_keys_text }))
+  lambda_edge_config = jsonencode(merge(local.edge_config, { keys = var.tier1_edge_keys_text }))
 }
 
 data "archive_file" "lambda_edge" {

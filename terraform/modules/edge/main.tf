@@ -214,12 +214,12 @@ resource "aws_cloudfrontkeyvaluestore_key" "keys" {
   count               = local.cf_function ? 1 : 0
   key_value_store_arn = local.kvs_arn
   key                 = "keys"
-  value               = var.tier1_keys_text
+  value               = var.tier1_edge_keys_text
 
   lifecycle {
     precondition {
-      condition     = length(var.tier1_keys_text) <= 1024
-      error_message = "The tier-1 keys exceed the 1 KB KeyValueStore value limit: fewer key ids."
+      condition     = length(var.tier1_edge_keys_text) <= 1024
+      error_message = "The tier-1 edge keys exceed the 1 KB KeyValueStore value limit: fewer key ids."
     }
   }
 }
@@ -264,6 +264,12 @@ resource "aws_cloudfront_distribution" "this" {
   origin {
     origin_id   = "site"
     domain_name = var.site_origin_domain
+    # Proves to the origin that the request came through this distribution (a viewer's own
+    # header of that name is replaced). terraform/README.md, "Locking origins to CloudFront".
+    custom_header {
+      name  = "x-vwr-origin-secret"
+      value = var.origin_secret
+    }
     custom_origin_config {
       http_port              = 80
       https_port             = 443
@@ -276,11 +282,20 @@ resource "aws_cloudfront_distribution" "this" {
     origin_id                = "waiting-page"
     domain_name              = aws_s3_bucket.static.bucket_regional_domain_name
     origin_access_control_id = aws_cloudfront_origin_access_control.static.id
+    # S3 ignores it (OAC and the bucket policy lock the bucket); sent so that every origin does.
+    custom_header {
+      name  = "x-vwr-origin-secret"
+      value = var.origin_secret
+    }
   }
 
   origin {
     origin_id   = "tier1-api"
     domain_name = var.tier1_api_domain
+    custom_header {
+      name  = "x-vwr-origin-secret"
+      value = var.origin_secret
+    }
     custom_origin_config {
       http_port              = 80
       https_port             = 443
@@ -294,6 +309,10 @@ resource "aws_cloudfront_distribution" "this" {
     content {
       origin_id   = "tier2-api"
       domain_name = origin.value
+      custom_header {
+        name  = "x-vwr-origin-secret"
+        value = var.origin_secret
+      }
       custom_origin_config {
         http_port              = 80
         https_port             = 443
@@ -309,6 +328,10 @@ resource "aws_cloudfront_distribution" "this" {
       origin_id   = "protected-api"
       domain_name = origin.value
       origin_path = "/${var.protected_api_stage}"
+      custom_header {
+        name  = "x-vwr-origin-secret"
+        value = var.origin_secret
+      }
       custom_origin_config {
         http_port              = 80
         https_port             = 443
@@ -374,7 +397,7 @@ resource "aws_cloudfront_distribution" "this" {
     allowed_methods            = ["GET", "HEAD", "OPTIONS"]
     cached_methods             = local.cached_methods
     cache_policy_id            = aws_cloudfront_cache_policy.waiting_page.id
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.waiting_page.id
     compress                   = true
 
     function_association {
@@ -438,6 +461,8 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
+  # With the default *.cloudfront.net certificate CloudFront always accepts TLSv1 (the minimum
+  # cannot be set): use a custom domain (acm_certificate_arn) in production.
   viewer_certificate {
     cloudfront_default_certificate = var.acm_certificate_arn == null
     acm_certificate_arn            = var.acm_certificate_arn
@@ -483,6 +508,38 @@ resource "aws_cloudfront_response_headers_policy" "security" {
     referrer_policy {
       referrer_policy = "strict-origin-when-cross-origin"
       override        = false
+    }
+  }
+}
+
+# The waiting page (S3, no headers of its own): a strict Content-Security-Policy — the page is
+# one HTML file, one script and one stylesheet of its own, calling /vwr-api on the same origin —
+# and every other header set here, whatever S3 answers.
+resource "aws_cloudfront_response_headers_policy" "waiting_page" {
+  #checkov:skip=CKV_AWS_259:includeSubDomains and preload commit the operator's whole domain (and browsers' preload lists): their decision, not this module's.
+  name    = "${var.name}-waiting-page-headers"
+  comment = "vwr waiting page: CSP and security headers"
+
+  security_headers_config {
+    content_security_policy {
+      content_security_policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+      override                = true
+    }
+    strict_transport_security {
+      access_control_max_age_sec = 31536000
+      include_subdomains         = false
+      override                   = true
+    }
+    content_type_options {
+      override = true
+    }
+    frame_options {
+      frame_option = "DENY"
+      override     = true
+    }
+    referrer_policy {
+      referrer_policy = "same-origin"
+      override        = true
     }
   }
 }

@@ -22,7 +22,7 @@ variable "site_origin_domain" {
 }
 
 variable "site_origin_protocol" {
-  description = "How CloudFront talks to the site origin: https-only (recommended) or http-only."
+  description = "How CloudFront talks to the site origin: https-only (recommended: the x-vwr-origin-secret header would cross the network in clear otherwise) or http-only."
   type        = string
   default     = "https-only"
 
@@ -140,10 +140,21 @@ variable "tier1_settings" {
   })
 }
 
-variable "tier1_keys_text" {
-  description = "Tier-1 keys `kid:base64url,…` (module tier1 output keys_text)."
+variable "tier1_edge_keys_text" {
+  description = "Tier-1 edge keys `kid:base64url,…` (module tier1 output edge_keys_text): derived keys that only verify tier-1 tokens. Never the master keys (output keys_text)."
   type        = string
   sensitive   = true
+}
+
+variable "origin_secret" {
+  description = "Value of the x-vwr-origin-secret header sent to every origin (module tier1 output origin_secret): origins refuse requests without it."
+  type        = string
+  sensitive   = true
+
+  validation {
+    condition     = length(var.origin_secret) >= 32
+    error_message = "origin_secret must be at least 32 characters."
+  }
 }
 
 # --- distribution ----------------------------------------------------------------------------
@@ -155,7 +166,7 @@ variable "aliases" {
 }
 
 variable "acm_certificate_arn" {
-  description = "ACM certificate (us-east-1) for the aliases; null = the *.cloudfront.net certificate."
+  description = "ACM certificate (us-east-1) for the aliases; viewers then need TLS 1.2 or later (TLSv1.2_2021). null = the *.cloudfront.net certificate, with which CloudFront always accepts TLSv1: use a custom domain in production."
   type        = string
   default     = null
 }

@@ -2,8 +2,8 @@
 #
 # Metrics used: API Gateway (5xx, Count), Lambda (Errors, Throttles), SQS (DLQ depth), the EMF
 # metrics the functions print (namespace vwr, dimension EventId: Served, ServingCounter,
-# QueueLength, Admitted, ActiveUsers, …) and two log metric filters: one per completed advancer
-# / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log lines).
+# QueueLength, AdvancerStuck, Admitted, ActiveUsers, …) and two log metric filters: one per
+# completed advancer / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log lines).
 
 data "aws_region" "current" {}
 
@@ -160,6 +160,83 @@ resource "aws_cloudwatch_metric_alarm" "worker_not_running" {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Line stalled: people wait and nobody is served while the advancer runs. Alarms cannot SEARCH
+# over EventId, so the waiting-but-not-served half is per event (var.stall_alarm_event_ids);
+# the AdvancerStuck half also has a catch-all over every event (a Metrics Insights query).
+#
+# Missing data is not breaching: the advancer emits QueueLength and Served only at steps of an
+# event that advances automatically, so silence means deactivated or manual (batchSize 0) —
+# not stalled. An advancer that stopped running is the advancer-not-running alarm's case.
+
+resource "aws_cloudwatch_metric_alarm" "line_stalled" {
+  for_each            = toset(var.stall_alarm_event_ids)
+  alarm_name          = "${var.name}-tier1-line-stalled-${each.key}"
+  alarm_description   = "Event ${each.key}: people wait (QueueLength > 0) and nobody was served for 5 minutes, or the advancer cannot advance it (AdvancerStuck). Check it is not deactivated or manual (batchSize 0): `vwr admin --sigv4 status ${each.key}`, and the advancer logs for tier1.advancer_stuck."
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  evaluation_periods  = 1
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  metric_query {
+    id          = "stalled"
+    expression  = "IF((FILL(waiting, 0) > 0 AND FILL(served, 0) == 0) OR FILL(stuck, 0) > 0, 1, 0)"
+    label       = "line stalled"
+    return_data = true
+  }
+  metric_query {
+    id = "waiting"
+    metric {
+      namespace   = local.namespace
+      metric_name = "QueueLength"
+      dimensions  = { EventId = each.key }
+      period      = 300
+      stat        = "Maximum"
+    }
+  }
+  metric_query {
+    id = "served"
+    metric {
+      namespace   = local.namespace
+      metric_name = "Served"
+      dimensions  = { EventId = each.key }
+      period      = 300
+      stat        = "Sum"
+    }
+  }
+  metric_query {
+    id = "stuck"
+    metric {
+      namespace   = local.namespace
+      metric_name = "AdvancerStuck"
+      dimensions  = { EventId = each.key }
+      period      = 300
+      stat        = "Sum"
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "advancer_stuck" {
+  alarm_name          = "${var.name}-tier1-advancer-stuck"
+  alarm_description   = "The advancer found an event whose stored step lies in the future and cannot advance it (AdvancerStuck, any event): its line is stalled. Find the event in the advancer logs (tier1.advancer_stuck), check `vwr admin --sigv4 status <event>`."
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  evaluation_periods  = 1
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  metric_query {
+    id          = "stuck"
+    expression  = "SELECT SUM(AdvancerStuck) FROM SCHEMA(\"${local.namespace}\", EventId)"
+    period      = 300
+    label       = "AdvancerStuck, all events"
+    return_data = true
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
 # Admission notices
 
 resource "aws_cloudwatch_log_metric_filter" "notice_failures" {
@@ -249,7 +326,7 @@ locals {
       metrics = [for k, fn in local.all_functions : ["AWS/Lambda", metric, "FunctionName", fn, { label = k }]]
     }
   }]
-  emf_widgets = [for m in concat(["QueueLength", "ServingCounter", "Served"], local.tier2 ? ["Admitted", "ActiveUsers", "Evicted", "StaleRemoved", "OverThresholdAttempts"] : []) : {
+  emf_widgets = [for m in concat(["QueueLength", "ServingCounter", "Served", "AdvancerStuck"], local.tier2 ? ["Admitted", "ActiveUsers", "Evicted", "StaleRemoved", "OverThresholdAttempts"] : []) : {
     type   = "metric"
     width  = 8
     height = 6
@@ -257,7 +334,7 @@ locals {
       title   = "${m} by event"
       region  = local.region
       period  = 60
-      metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
+      metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "AdvancerStuck", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
     }
   }]
   tier2_widgets = local.tier2 ? [

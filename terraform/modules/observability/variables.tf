@@ -60,3 +60,14 @@ variable "notice_failure_threshold" {
   type        = number
   default     = 10
 }
+
+variable "stall_alarm_event_ids" {
+  description = "Events (tier-1 ids) that get a `line-stalled` alarm: waiting > 0 and nothing served for 5 minutes, or the advancer stuck on them. Add an event before its sale. (AdvancerStuck of any event also raises <name>-tier1-advancer-stuck.)"
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for e in var.stall_alarm_event_ids : can(regex("^[A-Za-z0-9_-]{1,64}$", e))])
+    error_message = "stall_alarm_event_ids must be event ids: 1-64 characters of A-Z a-z 0-9 _ -."
+  }
+}

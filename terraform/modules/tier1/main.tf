@@ -6,6 +6,15 @@ locals {
   tier1_keys_b64url = {
     for k in var.key_ids : k => replace(replace(replace(random_bytes.key[k].base64, "+", "-"), "/", "_"), "=", "")
   }
+  # The edge gets derived keys only, never the master keys (a leaked edge key cannot sign
+  # tickets or reach anything but the edge cookie): SHA-256 of "vwr/edge-token/v1:" + the
+  # master key as unpadded base64url, written unpadded base64url. The Rust HmacKeyring::edge_ring
+  # derives the same; a test vector pins both (modules/tier1/README.md, "Edge keys").
+  tier1_edge_keys_b64url = {
+    for k in var.key_ids : k => replace(replace(replace(base64sha256("vwr/edge-token/v1:${local.tier1_keys_b64url[k]}"), "+", "-"), "/", "_"), "=", "")
+  }
+  # VWR_ADMIN_PRINCIPALS: null (left out) = any IAM principal the admin API's AWS_IAM lets in.
+  admin_principals = length(var.admin_principal_patterns) == 0 ? null : join(",", var.admin_principal_patterns)
   # Changes when the kid list changes, so every function restarts with the new key ring
   # (functions read the secret once per cold start). Holds no key material.
   keys_revision = sha256(join(",", var.key_ids))
@@ -36,6 +45,32 @@ resource "aws_secretsmanager_secret_version" "keys" {
     signingKid = var.key_ids[0]
     keys       = local.tier1_keys_b64url
   })
+}
+
+# ---------------------------------------------------------------------------------------------
+# Origin secret: CloudFront sends it as `x-vwr-origin-secret` to every origin; the public API
+# functions (here and in tier 2) refuse requests without it, so the execute-api endpoints
+# CloudFront needs cannot be used to go around the edge (terraform/README.md, "Locking origins
+# to CloudFront"). The secret string is the header value itself.
+
+resource "random_password" "origin" {
+  length  = 64
+  special = false
+}
+
+resource "aws_secretsmanager_secret" "origin" {
+  #checkov:skip=CKV2_AWS_57:CloudFront and the functions must switch together; rotation is a replace-and-apply (terraform/README.md, "Locking origins to CloudFront"), not a rotation Lambda.
+  #checkov:skip=CKV_AWS_149:The AWS managed key is used unless var.kms_key_arn is given.
+  name                    = "${var.name}/origin-secret"
+  description             = "vwr: value of the x-vwr-origin-secret header CloudFront sends to every origin (VWR_ORIGIN_SECRET_ID)"
+  kms_key_id              = var.kms_key_arn
+  recovery_window_in_days = 7
+  tags                    = var.tags
+}
+
+resource "aws_secretsmanager_secret_version" "origin" {
+  secret_id     = aws_secretsmanager_secret.origin.id
+  secret_string = random_password.origin.result
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +137,7 @@ locals {
     VWR_COOKIE_PREFIX        = var.cookie_prefix
     VWR_TICKET_TTL_SECONDS   = tostring(var.ticket_ttl_seconds)
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
+    VWR_ORIGIN_SECRET_ID     = aws_secretsmanager_secret.origin.arn
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
   }
@@ -114,6 +150,7 @@ locals {
     VWR_TICKET_TTL_SECONDS   = tostring(var.ticket_ttl_seconds)
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_EDGE_KVS_ARN         = var.edge_kvs_arn
+    VWR_ADMIN_PRINCIPALS     = local.admin_principals
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
   }
@@ -142,6 +179,11 @@ data "aws_iam_policy_document" "api" {
     sid       = "Keys"
     actions   = ["secretsmanager:GetSecretValue"]
     resources = [aws_secretsmanager_secret.keys.arn]
+  }
+  statement {
+    sid       = "OriginSecret"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.origin.arn]
   }
 }
 
@@ -295,7 +337,10 @@ resource "aws_apigatewayv2_api" "public" {
   name          = "${var.name}-tier1"
   description   = "vwr tier-1 public API (CloudFront /vwr-api/* strips the prefix)"
   protocol_type = "HTTP"
-  tags          = var.tags
+  # CloudFront reaches the API through this execute-api host name (no custom domain), so the
+  # default endpoint stays; the origin secret is what refuses calls that skip CloudFront.
+  disable_execute_api_endpoint = false
+  tags                         = var.tags
 }
 
 resource "aws_apigatewayv2_integration" "public" {
@@ -346,7 +391,9 @@ resource "aws_apigatewayv2_api" "admin" {
   name          = "${var.name}-admin"
   description   = "vwr admin API (tier 1 and tier 2), AWS_IAM on every route"
   protocol_type = "HTTP"
-  tags          = var.tags
+  # Not behind CloudFront: `vwr admin --sigv4` calls this execute-api endpoint directly (IAM).
+  disable_execute_api_endpoint = false
+  tags                         = var.tags
 }
 
 resource "aws_apigatewayv2_integration" "admin" {
@@ -371,8 +418,8 @@ resource "aws_apigatewayv2_stage" "admin" {
   auto_deploy = true
 
   default_route_settings {
-    throttling_rate_limit  = 50
-    throttling_burst_limit = 20
+    throttling_rate_limit  = var.admin_throttle_rate
+    throttling_burst_limit = var.admin_throttle_burst
   }
 
   access_log_settings {

@@ -14,8 +14,25 @@ output "keys_secret_arn" {
 }
 
 output "keys_text" {
-  description = "Tier-1 keys as `kid:base64url,…` for the edge verifier (KeyValueStore `keys` / Lambda@Edge config.json). Secret."
+  description = "The MASTER tier-1 keys as `kid:base64url,…` (what `vwr keys generate` prints). Secret. Never give them to the edge: use edge_keys_text."
   value       = join(",", [for k in var.key_ids : "${k}:${local.tier1_keys_b64url[k]}"])
+  sensitive   = true
+}
+
+output "edge_keys_text" {
+  description = "The keys derived for the edge verifier, `kid:base64url,…` (KeyValueStore `keys` / Lambda@Edge config.json): they verify tier-1 tokens and nothing else. Secret."
+  value       = join(",", [for k in var.key_ids : "${k}:${local.tier1_edge_keys_b64url[k]}"])
+  sensitive   = true
+}
+
+output "origin_secret_arn" {
+  description = "Secret holding the x-vwr-origin-secret header value CloudFront sends to every origin (VWR_ORIGIN_SECRET_ID): the site origin and the protected backend read it to refuse requests that did not come through CloudFront."
+  value       = aws_secretsmanager_secret.origin.arn
+}
+
+output "origin_secret" {
+  description = "The x-vwr-origin-secret header value, for the edge module's origin_secret. Secret."
+  value       = random_password.origin.result
   sensitive   = true
 }
 

@@ -113,12 +113,55 @@ variable "api_throttle_rate" {
   description = "Steady-state requests per second the public API stage accepts (per route) before answering 429."
   type        = number
   default     = 10000
+
+  validation {
+    condition     = var.api_throttle_rate > 0
+    error_message = "api_throttle_rate must be positive (a stage without throttling is limited only by the account)."
+  }
 }
 
 variable "api_throttle_burst" {
   description = "Burst of the public API stage (per route)."
   type        = number
   default     = 5000
+
+  validation {
+    condition     = var.api_throttle_burst > 0
+    error_message = "api_throttle_burst must be positive."
+  }
+}
+
+variable "admin_throttle_rate" {
+  description = "Steady-state requests per second of the admin API stage (per route; tier-1 and tier-2 admin routes)."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.admin_throttle_rate > 0
+    error_message = "admin_throttle_rate must be positive."
+  }
+}
+
+variable "admin_throttle_burst" {
+  description = "Burst of the admin API stage (per route)."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.admin_throttle_burst > 0
+    error_message = "admin_throttle_burst must be positive."
+  }
+}
+
+variable "admin_principal_patterns" {
+  description = "Optional allow-list of IAM principal ARN patterns for the admin routes (VWR_ADMIN_PRINCIPALS, comma-joined; `*` matches any run of characters), e.g. [\"arn:aws:iam::123456789012:role/ops-*\", \"arn:aws:sts::123456789012:assumed-role/ops/*\"]. [] = any principal IAM lets through the admin API's AWS_IAM auth."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for p in var.admin_principal_patterns : can(regex("^arn:[^,\\s]+$", p))])
+    error_message = "admin_principal_patterns must be ARN patterns (starting with arn:) without commas or spaces."
+  }
 }
 
 variable "table_deletion_protection" {

@@ -18,6 +18,10 @@ resource "aws_api_gateway_rest_api" "gate" {
   count       = local.gate ? 1 : 0
   name        = "${var.name}-protected"
   description = "vwr entry-token gate in front of the protected booking APIs"
+  # CloudFront reaches the gate through this execute-api host name (no custom domain), so the
+  # default endpoint stays. CloudFront's x-vwr-origin-secret passes through to the backend
+  # (HTTP_PROXY forwards request headers), which refuses requests without it.
+  disable_execute_api_endpoint = false
 
   endpoint_configuration {
     types = ["REGIONAL"]
@@ -98,7 +102,8 @@ resource "aws_api_gateway_integration" "proxy" {
 
   request_parameters = {
     "integration.request.path.proxy" = "method.request.path.proxy"
-    # Who passed the gate, for the backend (set by the authorizer, never by the client).
+    # Who passed the gate, for the backend (set by the authorizer, never by the client). Only
+    # trustworthy on requests that also carry the right x-vwr-origin-secret (terraform/README.md).
     "integration.request.header.x-vwr-user"  = "context.authorizer.userId"
     "integration.request.header.x-vwr-event" = "context.authorizer.eventId"
   }
@@ -191,8 +196,8 @@ resource "aws_api_gateway_method_settings" "gate" {
   method_path = "*/*"
 
   settings {
-    throttling_rate_limit  = var.api_throttle_rate
-    throttling_burst_limit = var.api_throttle_burst
+    throttling_rate_limit  = var.protected_api_throttle_rate
+    throttling_burst_limit = var.protected_api_throttle_burst
     caching_enabled        = false
     metrics_enabled        = true
   }

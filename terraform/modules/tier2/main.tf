@@ -45,7 +45,8 @@ resource "aws_sqs_queue_redrive_allow_policy" "notices_dlq" {
 # ---------------------------------------------------------------------------------------------
 # Functions. Environment: what tier2/core/src/config.rs reads (tests/infra checks it). The tier-1
 # variables (keys, cookie, issuer, audience) let the API and the authorizer read callers'
-# tier-1 tokens; VWR_TABLE lets the API serve events active in tier 1.
+# tier-1 tokens; VWR_TABLE lets the API serve events active in tier 1 and keep each event's
+# tier-2 registration (item EVT#{eventId} / T2), which the worker reads back when Redis lost it.
 
 locals {
   api_env = {
@@ -56,6 +57,7 @@ locals {
     VWR_ENTRY_ISSUER                     = var.entry_issuer
     VWR_ENTRY_AUDIENCE                   = var.entry_audience
     VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
+    VWR_ENTRY_TOKEN_TTL_SECONDS          = tostring(var.entry_token_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
@@ -65,6 +67,8 @@ locals {
     VWR_TOKEN_ISSUER                     = var.tier1_settings.token_issuer
     VWR_TOKEN_AUDIENCE                   = var.tier1_settings.token_audience
     VWR_COOKIE_PREFIX                    = var.tier1_settings.cookie_prefix
+    VWR_ORIGIN_SECRET_ID                 = var.origin_secret_arn
+    VWR_ADMIN_PRINCIPALS                 = length(var.admin_principal_patterns) == 0 ? null : join(",", var.admin_principal_patterns)
     RUST_LOG                             = var.log_level
     KEYS_REVISION                        = local.keys_revision
   }
@@ -81,6 +85,7 @@ locals {
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
     VWR_NOTICE_QUEUE_URL                 = aws_sqs_queue.notices.url
+    VWR_TABLE                            = var.tier1_table_name
     RUST_LOG                             = var.log_level
     KEYS_REVISION                        = local.keys_revision
   }
@@ -104,9 +109,31 @@ data "aws_iam_policy_document" "api" {
     resources = [aws_secretsmanager_secret.entry_keys.arn, var.tier1_keys_secret_arn, aws_secretsmanager_secret.redis_url.arn]
   }
   statement {
+    sid       = "OriginSecret"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [var.origin_secret_arn]
+  }
+  statement {
     sid       = "Tier1Events"
     actions   = ["dynamodb:GetItem"]
     resources = [var.tier1_table_arn]
+  }
+  # The registration item (pk EVT#{eventId}, sk T2). Event ids have no '#', so this keeps the
+  # API's writes off tier 1's position shards (EVT#…#S#…) and redemptions (EVT#…#R#…).
+  statement {
+    sid       = "Registrations"
+    actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [var.tier1_table_arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["EVT#*"]
+    }
+    condition {
+      test     = "ForAllValues:StringNotLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["EVT#*#*"]
+    }
   }
 }
 
@@ -120,6 +147,11 @@ data "aws_iam_policy_document" "worker" {
     sid       = "Notices"
     actions   = ["sqs:SendMessage"]
     resources = [aws_sqs_queue.notices.arn]
+  }
+  statement {
+    sid       = "Registrations"
+    actions   = ["dynamodb:GetItem"]
+    resources = [var.tier1_table_arn]
   }
   dynamic "statement" {
     for_each = var.kms_key_arn == null ? [] : [var.kms_key_arn]
@@ -232,7 +264,10 @@ resource "aws_apigatewayv2_api" "public" {
   name          = "${var.name}-tier2"
   description   = "vwr tier-2 public API (/api/queue/*)"
   protocol_type = "HTTP"
-  tags          = var.tags
+  # CloudFront reaches the API through this execute-api host name (no custom domain), so the
+  # default endpoint stays; the origin secret is what refuses calls that skip CloudFront.
+  disable_execute_api_endpoint = false
+  tags                         = var.tags
 }
 
 resource "aws_apigatewayv2_integration" "public" {
@@ -286,7 +321,9 @@ resource "aws_lambda_permission" "public" {
   source_arn    = "${aws_apigatewayv2_api.public.execution_arn}/*/*/api/queue/*"
 }
 
-# Tier-2 admin routes on the shared admin API (AWS_IAM).
+# Tier-2 admin routes on the shared admin API (AWS_IAM). The same function serves the public
+# routes above, but these requests never pass CloudFront: the function exempts
+# /api/queue/admin/* from the origin-secret check (IAM authenticates them instead).
 
 resource "aws_apigatewayv2_integration" "admin" {
   api_id                 = var.admin_api_id

@@ -102,6 +102,22 @@ variable "admin_api_execution_arn" {
   type        = string
 }
 
+variable "admin_principal_patterns" {
+  description = "Optional allow-list of IAM principal ARN patterns for the tier-2 admin routes (VWR_ADMIN_PRINCIPALS, comma-joined; `*` matches any run of characters); give it the tier1 module's value. [] = any principal IAM lets through the admin API's AWS_IAM auth."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for p in var.admin_principal_patterns : can(regex("^arn:[^,\\s]+$", p))])
+    error_message = "admin_principal_patterns must be ARN patterns (starting with arn:) without commas or spaces."
+  }
+}
+
+variable "origin_secret_arn" {
+  description = "Secret holding the x-vwr-origin-secret value CloudFront sends (module tier1 output origin_secret_arn): the public tier-2 API refuses requests without it (VWR_ORIGIN_SECRET_ID)."
+  type        = string
+}
+
 # --- entry tokens ---------------------------------------------------------------------------
 
 variable "key_ids" {
@@ -130,13 +146,24 @@ variable "entry_audience" {
 # --- admission settings -----------------------------------------------------------------------
 
 variable "active_ttl_seconds" {
-  description = "Admission (entry token) lifetime (VWR_ACTIVE_TTL_SECONDS)."
+  description = "Admission (session) length (VWR_ACTIVE_TTL_SECONDS); entry tokens within it live entry_token_ttl_seconds each."
   type        = number
   default     = 600
 
   validation {
     condition     = var.active_ttl_seconds >= 1 && var.active_ttl_seconds <= 86400
     error_message = "active_ttl_seconds must be between 1 and 86400."
+  }
+}
+
+variable "entry_token_ttl_seconds" {
+  description = "Lifetime of one entry token (VWR_ENTRY_TOKEN_TTL_SECONDS): short, refreshed by the status call while the admission (active_ttl_seconds) lasts. A user who leaves keeps their slot counted until their last token expires, so this bounds the refill delay too."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.entry_token_ttl_seconds >= 10 && var.entry_token_ttl_seconds <= 3600
+    error_message = "entry_token_ttl_seconds must be between 10 and 3600."
   }
 }
 
@@ -269,12 +296,44 @@ variable "api_throttle_rate" {
   description = "Steady-state requests per second of the tier-2 API stage (per route)."
   type        = number
   default     = 5000
+
+  validation {
+    condition     = var.api_throttle_rate > 0
+    error_message = "api_throttle_rate must be positive (a stage without throttling is limited only by the account)."
+  }
 }
 
 variable "api_throttle_burst" {
   description = "Burst of the tier-2 API stage (per route)."
   type        = number
   default     = 2000
+
+  validation {
+    condition     = var.api_throttle_burst > 0
+    error_message = "api_throttle_burst must be positive."
+  }
+}
+
+variable "protected_api_throttle_rate" {
+  description = "Steady-state requests per second of the protected-API gate stage (every method), bounding what reaches protected_backend_url."
+  type        = number
+  default     = 5000
+
+  validation {
+    condition     = var.protected_api_throttle_rate > 0
+    error_message = "protected_api_throttle_rate must be positive."
+  }
+}
+
+variable "protected_api_throttle_burst" {
+  description = "Burst of the protected-API gate stage."
+  type        = number
+  default     = 2000
+
+  validation {
+    condition     = var.protected_api_throttle_burst > 0
+    error_message = "protected_api_throttle_burst must be positive."
+  }
 }
 
 variable "protected_backend_url" {
