@@ -80,7 +80,7 @@ before(async () => {
   const env = { VWR_DEV_DIR: devDir, VWR_ADMIN_KEY: ADMIN_KEY, RUST_LOG: 'warn' };
   const dev = start(VWR, ['dev', '--addr', `127.0.0.1:${devPort}`, '--store', 'memory', '--edge', 'off', '--no-dev-user-header'], env);
   await waitFor(`${devUrl}/healthz`, `vwr dev (${dev.output()})`);
-  // The proxy reads the tier-1 keys from the dev state file `vwr dev` wrote.
+  // The proxy reads the edge keys (derived from the tier-1 keys) from the dev state file `vwr dev` wrote.
   const proxy = start('node', [join(ROOT, 'edge', 'local', 'proxy.mjs'), '--listen', `127.0.0.1:${sitePort}`,
     '--upstream', devUrl, '--dev-dir', devDir, '--admin-key', ADMIN_KEY, '--poll-ms', '200'], env);
   await waitFor(`${siteUrl}/vwr/e1`, `edge proxy (${proxy.output()})`);
