@@ -26,7 +26,7 @@ VWR="$ROOT/target/release/vwr"
 
 echo "==> moto and Redis"
 [[ -x tests/.venv/bin/moto_server ]] || { python3 -m venv tests/.venv; tests/.venv/bin/pip install -q -r tests/requirements.txt; }
-MOTO_PORT="$(free_port)"; tests/.venv/bin/moto_server -H 127.0.0.1 -p "$MOTO_PORT" >"$OUT/moto.log" 2>&1 & PIDS+=($!)
+MOTO_PORT="$(free_port)"; tests/.venv/bin/python tests/moto_serial.py -H 127.0.0.1 -p "$MOTO_PORT" >"$OUT/moto.log" 2>&1 & PIDS+=($!)
 wait_http "http://127.0.0.1:$MOTO_PORT/moto-api/"
 REDIS_PORT="$(free_port)"
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --logfile "$OUT/redis.log"

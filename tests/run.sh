@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every vwr test: lints, Rust unit/integration/property tests (against a real Redis and
 # a DynamoDB/SQS emulator), JS tests. Installs and starts what it needs:
-#   - moto server (DynamoDB/SQS emulator) in tests/.venv, on a free loopback port;
+#   - moto server (DynamoDB/SQS emulator) in tests/.venv, on a free loopback port, one request
+#     at a time (tests/moto_serial.py: DynamoDB serialises writes to an item, moto does not);
 #   - Redis on 127.0.0.1:6379 if it is not already answering.
 # Environment knobs: VWR_SKIP_LINT=1 skips fmt/clippy; VWR_MOTO_PORT picks the moto port;
 # VWR_MODEL_CASES sets the property-test case count.
@@ -38,7 +39,7 @@ fi
 step "moto server"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 MOTO_PORT="${VWR_MOTO_PORT:-$(free_port)}"
-"$VENV/bin/moto_server" -H 127.0.0.1 -p "$MOTO_PORT" >"$LOGDIR/moto.log" 2>&1 &
+"$VENV/bin/python" tests/moto_serial.py -H 127.0.0.1 -p "$MOTO_PORT" >"$LOGDIR/moto.log" 2>&1 &
 MOTO_PID=$!
 for _ in $(seq 1 100); do
   if curl -fsS "http://127.0.0.1:$MOTO_PORT/moto-api/" >/dev/null 2>&1; then break; fi

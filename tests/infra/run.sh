@@ -62,7 +62,7 @@ if [[ -z "$ENDPOINT" ]]; then
     cp "$ROOT/tests/requirements.txt" "$MOTO_VENV/.requirements"
   fi
   PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
-  "$MOTO_VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" >"$LOGDIR/infra-moto.log" 2>&1 &
+  "$MOTO_VENV/bin/python" "$ROOT/tests/moto_serial.py" -H 127.0.0.1 -p "$PORT" >"$LOGDIR/infra-moto.log" 2>&1 &
   MOTO_PID=$!
   ENDPOINT="http://127.0.0.1:$PORT"
   for _ in $(seq 1 100); do
