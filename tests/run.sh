@@ -3,7 +3,9 @@
 # a DynamoDB/SQS emulator), JS tests. Installs and starts what it needs:
 #   - moto server (DynamoDB/SQS emulator) in tests/.venv, on a free loopback port, one request
 #     at a time (tests/moto_serial.py: DynamoDB serialises writes to an item, moto does not);
-#   - Redis on 127.0.0.1:6379 if it is not already answering.
+#   - Redis on 127.0.0.1:6379 if it is not already answering;
+#   - npm packages of the browser test, and Debian's Chromium (apt-get, when run as root or
+#     with sudo) if it is missing.
 # Environment knobs: VWR_SKIP_LINT=1 skips fmt/clippy; VWR_MOTO_PORT picks the moto port;
 # VWR_MODEL_CASES sets the property-test case count.
 set -euo pipefail
@@ -116,6 +118,17 @@ tests/infra/run.sh
 
 step "Browser walk (Chromium, shipped edge JS in front of vwr dev)"
 CHROMIUM="${VWR_CHROMIUM:-/usr/bin/chromium}"
+if [[ ! -x "$CHROMIUM" ]]; then
+  # Debian's Chromium (a test tool's own browser download cannot work offline), and CJK fonts
+  # for the Korean screenshot: installed here when we may, so a new machine needs nothing else.
+  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="$(command -v sudo || true)"
+  if command -v apt-get >/dev/null && { [[ $(id -u) -eq 0 ]] || [[ -n "$SUDO" ]]; }; then
+    echo "installing chromium and fonts-noto-cjk with apt-get"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk \
+      || die "could not install Chromium: apt-get install -y chromium (or set VWR_CHROMIUM)"
+  fi
+fi
 [[ -x "$CHROMIUM" ]] || die "Chromium is required for the browser walk: apt-get install -y chromium (or set VWR_CHROMIUM)"
 if [[ ! -d tests/e2e/node_modules/playwright-core ]] || ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.package-lock.json; then
   (cd tests/e2e && npm ci --no-audit --no-fund --silent)

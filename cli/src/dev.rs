@@ -1,4 +1,4 @@
-//! `vwr dev`: the whole system on one port with the layout of SPEC §2 "Where things live":
+//! `vwr dev`: the whole system on one port with the layout of docs/api.md#layout-behind-cloudfront:
 //! the waiting page `/vwr/{eventId}`, the tier-1 API under `/vwr-api`, tier 2 under
 //! `/api/queue`, the admin APIs (bearer key), a demo origin (`/events/{eventId}`, protected
 //! `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
@@ -7,9 +7,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use vwr_core::ErrorCode;
 
 use axum::Router;
 use axum::routing::get;
+use vwr_core::EcKeyring;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::config::Env;
 use vwr_core::metrics::MetricsSink;
@@ -17,17 +19,19 @@ use vwr_core::time::{Clock, SystemClock};
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{ApiError, HmacKeyring};
 use vwr_tier1::Tier1Service;
-use vwr_tier1::dynamo::DynamoStore;
 use vwr_tier1::store::PositionStore;
+use vwr_tier1_store::dynamo::DynamoStore;
 use vwr_tier2::Tier2Service;
-use vwr_tier2::entry_token::{EcKeyring, EntryTokens};
+use vwr_tier2::entry_token::EntryTokens;
 use vwr_tier2::identity::Identity;
-use vwr_tier2::notices::{MemoryNotices, NoticeSink, SqsNotices};
+use vwr_tier2::notices::{MemoryNotices, NoticeSink};
 use vwr_tier2::protect::{Protector, require_entry_token};
-use vwr_tier2::redis_store::{RedisConfig, RedisStore, redact_url};
-use vwr_tier2::registry::{DynamoRegistry, MemoryRegistry, Registry};
+use vwr_tier2::registry::{MemoryRegistry, Registry};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2::worker::Worker;
+use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
+use vwr_tier2_store::registry::DynamoRegistry;
+use vwr_tier2_store::sqs::SqsNotices;
 
 use crate::{devstate, site};
 
@@ -221,7 +225,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
             admissions,
             entry.clone(),
             t2cfg.settings,
-            Arc::clone(&tier1) as Arc<dyn vwr_tier2::service::Tier1Lookup>,
+            Arc::clone(&tier1) as Arc<dyn vwr_core::tiers::ActiveEvents>,
             Duration::from_secs(1),
         )
         .with_registry(registry)
@@ -243,7 +247,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(vwr_tier1::http::admin_router_with(
             Arc::clone(&tier1),
             auth.clone(),
-            Some(Arc::clone(&tier2) as Arc<dyn vwr_tier1::http::StatusExtra>),
+            Some(Arc::clone(&tier2) as Arc<dyn vwr_core::tiers::StatusExtra>),
         ))
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
         .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
@@ -251,7 +255,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(site::demo_pages())
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
-        .fallback(|| async { ApiError::not_found("not_found", "no such route") });
+        .fallback(|| async { ApiError::not_found(ErrorCode::NotFound, "no such route") });
     // The edge check runs in front of everything (the fallback included), as CloudFront's
     // viewer-request function does.
     let router = match opts.edge {

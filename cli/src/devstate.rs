@@ -62,9 +62,7 @@ pub fn random_secret(bytes: usize) -> Result<String, DevStateError> {
 /// Reads the state, creating it with fresh keys when missing.
 pub fn load_or_create() -> Result<DevState, DevStateError> {
     let tier2 = || -> Result<String, DevStateError> {
-        Ok(vwr_tier2::entry_token::EcKeyring::generate("dev2")
-            .map_err(|e| DevStateError::Keys(e.to_string()))?
-            .to_text())
+        Ok(vwr_core::EcKeyring::generate("dev2").map_err(|e| DevStateError::Keys(e.to_string()))?.to_text())
     };
     if let Some(mut s) = read()? {
         let ring = HmacKeyring::from_text(&s.tier1_keys, None)

@@ -10,6 +10,7 @@
 //! which no general-purpose URL parser does.
 
 use std::sync::Arc;
+use vwr_core::ErrorCode;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -234,7 +235,7 @@ pub fn gate_response(req: &EdgeRequest, event: &EventId) -> Response {
     }
     if req.api {
         return ApiError::forbidden(
-            "waiting_room_token_required",
+            ErrorCode::WaitingRoomTokenRequired,
             "This page is behind the waiting room; join the queue first.",
         )
         .with_field("redirectTo", to)
@@ -251,7 +252,7 @@ pub fn gate_response(req: &EdgeRequest, event: &EventId) -> Response {
 /// The 400 for a non-canonical protected path.
 pub fn bad_path_response(req: &EdgeRequest) -> Response {
     if req.api {
-        return ApiError::bad_request("bad_path", BAD_PATH_MESSAGE).into_response();
+        return ApiError::bad_request(ErrorCode::BadPath, BAD_PATH_MESSAGE).into_response();
     }
     let mut res = (StatusCode::BAD_REQUEST, format!("{BAD_PATH_MESSAGE}\n")).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use vwr::admin::{AdminCommand, AdminTarget};
-use vwr::dev::DevOptions;
+use vwr_cli::admin::{AdminCommand, AdminTarget};
+use vwr_cli::dev::DevOptions;
 
 #[derive(Debug, Parser)]
 #[command(name = "vwr", version, about = "vwr — a serverless two-tier virtual waiting room")]
@@ -30,7 +30,7 @@ enum Command {
     },
     /// Drive virtual visitors through the whole flow and report throughput, latency,
     /// fairness and safety (exit code 3 when a safety counter is not zero).
-    Loadtest(Box<vwr::loadtest::LoadOptions>),
+    Loadtest(Box<vwr_cli::loadtest::LoadOptions>),
     /// A fault-injecting proxy in front of an AWS emulator for load tests: counts calls,
     /// can throttle per-item DynamoDB writes, and takes faults from `vwr loadtest --fault`.
     AwsProxy {
@@ -70,7 +70,7 @@ fn default_kid() -> String {
 async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     let kid = kid.unwrap_or_else(default_kid);
     let ring = vwr_core::HmacKeyring::generate(&kid).map_err(|e| e.to_string())?;
-    let admin = vwr::devstate::random_secret(24).map_err(|e| e.to_string())?;
+    let admin = vwr_cli::devstate::random_secret(24).map_err(|e| e.to_string())?;
     println!("# Tier-1 HMAC key (HS256). Keep secret. To rotate, prepend the new key and keep the old");
     println!("# one until every ticket and token signed with it has expired.");
     println!("VWR_TIER1_KEYS={}", ring.to_text());
@@ -84,7 +84,7 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("VWR_ADMIN_KEY={admin}");
     println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");
     println!("# {}", ring.to_json());
-    let entry = vwr_tier2::entry_token::EcKeyring::generate(&kid).map_err(|e| e.to_string())?;
+    let entry = vwr_core::EcKeyring::generate(&kid).map_err(|e| e.to_string())?;
     println!("# Tier-2 entry-token key (ES256, P-256, PKCS#8). Keep secret; its public half is served");
     println!("# at /api/queue/.well-known/jwks.json.");
     println!("VWR_TIER2_KEYS={}", entry.to_text());
@@ -92,13 +92,13 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("# Secrets Manager secret value (VWR_TIER2_KEYS_SECRET_ID):");
     println!("# {}", entry.to_json());
     println!("# Public JWKS for verifiers (VWR_TIER2_JWKS):");
-    println!("# {}", entry.jwks());
+    println!("# {}", serde_json::to_string(&entry.jwks()).unwrap_or_default());
     Ok(())
 }
 
 async fn bootstrap(table: String) -> Result<(), String> {
     let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    let store = vwr_tier1::dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone());
+    let store = vwr_tier1_store::dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone());
     store.ensure_table().await.map_err(|e| format!("table {table}: {e}"))?;
     println!("table {table} ready");
     Ok(())
@@ -109,12 +109,12 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     vwr_core::logging::init_pretty();
     let result = match cli.command {
-        Command::Dev(opts) => vwr::dev::run(opts).await.map_err(|e| e.to_string()),
+        Command::Dev(opts) => vwr_cli::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
-            vwr::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
+            vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
-        Command::Loadtest(opts) => match vwr::loadtest::run(*opts).await {
+        Command::Loadtest(opts) => match vwr_cli::loadtest::run(*opts).await {
             Ok((_, true)) => Ok(()),
             Ok((_, false)) => {
                 eprintln!("vwr loadtest: a safety counter is not zero");
@@ -123,7 +123,7 @@ async fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
-        Command::Admin { target, command } => vwr::admin::run(target, command).await.map(|v| {
+        Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         }),
     };

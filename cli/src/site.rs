@@ -7,6 +7,7 @@ use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use vwr_core::ErrorCode;
 use vwr_core::{ApiError, EventId};
 
 const INDEX: &str = include_str!("../../static/index.html");
@@ -28,7 +29,7 @@ pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style
 
 async fn waiting_page(Path(event): Path<String>) -> Response {
     if EventId::parse(&event).is_err() {
-        return ApiError::bad_request("invalid_event_id", "no such waiting room").into_response();
+        return ApiError::bad_request(ErrorCode::InvalidEventId, "no such waiting room").into_response();
     }
     let mut res = with_type(INDEX, "text/html; charset=utf-8", "public, max-age=60");
     res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
@@ -56,7 +57,7 @@ async fn event_page(Path(event): Path<String>) -> Response {
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
-        Err(e) => ApiError::bad_request("invalid_event_id", e.to_string()).into_response(),
+        Err(e) => ApiError::bad_request(ErrorCode::InvalidEventId, e.to_string()).into_response(),
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use http::Method;
 use serde_json::Value;
-use vwr::client::{Auth, HttpClient};
+use vwr_cli::client::{Auth, HttpClient};
 
 struct Server {
     child: Child,

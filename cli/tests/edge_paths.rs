@@ -11,7 +11,7 @@ use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use vwr::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_cli::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
 use vwr_core::time::ManualClock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};

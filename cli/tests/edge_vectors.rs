@@ -5,7 +5,7 @@
 //! expected result. The set is written to `edge/test/vectors.json`; the edge tests
 //! (`node --test edge/test/`) must reach the same decision for every vector.
 //!
-//! `VWR_UPDATE_VECTORS=1 cargo test -p vwr --test edge_vectors` (re)writes the file. Without
+//! `VWR_UPDATE_VECTORS=1 cargo test -p vwr-cli --test edge_vectors` (re)writes the file. Without
 //! it, the test fails when the committed file differs from what it would write (drift).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -518,7 +518,7 @@ fn render() -> String {
         about: "Conformance vectors for the edge verifier, generated from the Rust tier-1 issuer by \
                 cli/tests/edge_vectors.rs. The keys are TEST-ONLY constants, published on purpose so \
                 the vectors are stable: never configure them anywhere.",
-        regenerate: "VWR_UPDATE_VECTORS=1 cargo test -p vwr --test edge_vectors",
+        regenerate: "VWR_UPDATE_VECTORS=1 cargo test -p vwr-cli --test edge_vectors",
         keys: edge_keys_text(),
         issuer: ISSUER,
         audience: AUDIENCE,
@@ -565,6 +565,6 @@ fn vectors_file_is_current() {
     assert!(
         committed == rendered,
         "edge/test/vectors.json is missing or out of date; regenerate it with \
-         `VWR_UPDATE_VECTORS=1 cargo test -p vwr --test edge_vectors` and review the diff"
+         `VWR_UPDATE_VECTORS=1 cargo test -p vwr-cli --test edge_vectors` and review the diff"
     );
 }

@@ -34,7 +34,7 @@ import vm from 'node:vm';
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = join(here, '..', 'dist');
 
-/** The demo site layout of SPEC §2: pages /events/{id}, protected APIs under /api/seats and /api/reservations. */
+/** The demo site layout (docs/api.md#layout-behind-cloudfront): pages /events/{id}, protected APIs under /api/seats and /api/reservations. */
 export const DEFAULT_BASE_CONFIG = {
   rules: [
     { pathPrefix: '/events/', eventSegment: 2 },

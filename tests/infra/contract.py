@@ -50,24 +50,29 @@ import hcl2
 CRATES = {
     "vwr-core": "functions/core",
     "vwr-tier1": "functions/tier1",
-    "vwr-tier2": "tier2/core",
-    "vwr-lambda": "functions/lambdas/common",
-    "vwr-tier1-api": "functions/lambdas/api",
-    "vwr-tier1-admin": "functions/lambdas/admin",
-    "vwr-tier1-advancer": "functions/lambdas/advancer",
-    "vwr-tier2-api": "tier2/lambdas/api",
-    "vwr-tier2-worker": "tier2/lambdas/worker",
-    "vwr-tier2-authorizer": "tier2/lambdas/authorizer",
+    "vwr-tier1-store": "functions/tier1-store",
+    "vwr-tier2": "tier2/tier2",
+    "vwr-tier2-store": "tier2/tier2-store",
+    "vwr-lambda": "functions/lambda",
+    "vwr-tier1-api": "functions/tier1-api",
+    "vwr-tier1-admin": "functions/tier1-admin",
+    "vwr-tier1-advancer": "functions/tier1-advancer",
+    "vwr-tier2-api": "tier2/tier2-api",
+    "vwr-tier2-worker": "tier2/tier2-worker",
+    "vwr-tier2-authorizer": "tier2/tier2-authorizer",
 }
 
 # Lambda binary -> the workspace crates its code comes from (checked against Cargo.toml).
 BINARIES = {
-    "vwr-tier1-api": ["vwr-tier1-api", "vwr-lambda", "vwr-tier1", "vwr-core"],
-    "vwr-tier1-admin": ["vwr-tier1-admin", "vwr-lambda", "vwr-tier1", "vwr-core"],
-    "vwr-tier1-advancer": ["vwr-tier1-advancer", "vwr-lambda", "vwr-tier1", "vwr-core"],
-    "vwr-tier2-api": ["vwr-tier2-api", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
-    "vwr-tier2-worker": ["vwr-tier2-worker", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
-    "vwr-tier2-authorizer": ["vwr-tier2-authorizer", "vwr-lambda", "vwr-tier2", "vwr-tier1", "vwr-core"],
+    "vwr-tier1-api": ["vwr-tier1-api", "vwr-lambda", "vwr-tier1-store", "vwr-tier1", "vwr-core"],
+    "vwr-tier1-admin": ["vwr-tier1-admin", "vwr-lambda", "vwr-tier1-store", "vwr-tier1", "vwr-core"],
+    "vwr-tier1-advancer": ["vwr-tier1-advancer", "vwr-lambda", "vwr-tier1-store", "vwr-tier1", "vwr-core"],
+    "vwr-tier2-api": [
+        "vwr-tier2-api", "vwr-lambda", "vwr-tier2-store", "vwr-tier2", "vwr-tier1-store", "vwr-tier1", "vwr-core",
+    ],
+    "vwr-tier2-worker": ["vwr-tier2-worker", "vwr-lambda", "vwr-tier2-store", "vwr-tier2", "vwr-core"],
+    # JWT only: no store crate at all.
+    "vwr-tier2-authorizer": ["vwr-tier2-authorizer", "vwr-lambda", "vwr-tier2", "vwr-core"],
 }
 ALL = set(BINARIES)
 TIER1 = {"vwr-tier1-api", "vwr-tier1-admin", "vwr-tier1-advancer"}
@@ -99,9 +104,10 @@ SDK_ACTIONS = {
     "put_key": "cloudfront-keyvaluestore:PutKey",
 }
 
-# IAM action -> the binaries that call it (among those whose crates contain the call). The crates
-# are shared (the tier-2 binaries link the whole tier-1 crate), so this is where "which function
-# really makes which call" is decided; keep it in step with the code paths:
+# IAM action -> the binaries that call it (among those whose crates contain the call). The store
+# crates are shared (the tier-2 API links the tier-1 store to look up active events; the worker
+# links the tier-2 store with its registry), so this is where "which function really makes which
+# call" is decided; keep it in step with the code paths:
 #   tier-1 api: assign (event GetItem, shard UpdateItem ADD), check (redemption PutItem, shard
 #     UpdateItem, GetItem); admin: activate/deactivate/advance UpdateItem,
 #     status GetItem + BatchGetItem, events Query(active-index); advancer: Query, BatchGetItem,
@@ -115,14 +121,14 @@ CALL_USERS = {
     "dynamodb:UpdateItem": TIER1 | {"vwr-tier2-api"},
     "dynamodb:PutItem": {"vwr-tier1-api", "vwr-tier2-api"},
     "dynamodb:Query": {"vwr-tier1-admin", "vwr-tier1-advancer"},
-    # `vwr bootstrap` (CLI) only: functions/tier1/src/dynamo.rs ensure_table.
+    # `vwr bootstrap` (CLI) only: functions/tier1-store/src/dynamo.rs ensure_table.
     "dynamodb:CreateTable": set(),
     "dynamodb:DescribeTable": set(),
     "dynamodb:DescribeTimeToLive": set(),
     "dynamodb:UpdateTimeToLive": set(),
     "secretsmanager:GetSecretValue": set(ALL),
     "sqs:SendMessage": {"vwr-tier2-worker"},
-    # Edge event list (functions/tier1/src/edge_sync.rs): admin on activate/deactivate, advancer
+    # Edge event list (functions/tier1/src/edge_sync.rs, functions/tier1-store/src/kvs.rs): admin on activate/deactivate, advancer
     # reconciling every run.
     "cloudfront-keyvaluestore:DescribeKeyValueStore": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     "cloudfront-keyvaluestore:GetKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
@@ -168,12 +174,15 @@ REQUIRED = {
 # Variables the code reports as missing (ConfigError::Missing / missing(…)) that a binary does
 # not need, with the reason.
 NOT_REQUIRED = {
-    "vwr-tier2-api": {"VWR_TIER2_JWKS": "authorizer only (config::protector)"},
+    "vwr-tier1-api": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
+    "vwr-tier1-admin": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
+    "vwr-tier1-advancer": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
+    "vwr-tier2-api": {"VWR_TIER2_JWKS": "authorizer only (its main.rs)"},
     "vwr-tier2-worker": {
-        "VWR_TIER2_JWKS": "authorizer only (config::protector)",
+        "VWR_TIER2_JWKS": "authorizer only (its main.rs)",
         "VWR_TIER1_KEYS": "optional for the worker: callers are identified by the API, not here",
     },
-    "vwr-tier2-authorizer": {"VWR_REDIS_URL": "the authorizer never touches Redis (config::protector)"},
+    "vwr-tier2-authorizer": {"VWR_REDIS_URL": "the authorizer never touches Redis (its main.rs)"},
 }
 
 # Never in plain environment variables: these hold key material.
@@ -612,7 +621,7 @@ def check_timeouts(checks: Checks, deployments: list[dict]) -> None:
 
 
 def check_table(root: str, checks: Checks, modules: dict) -> str:
-    with open(os.path.join(root, "functions/tier1/src/dynamo.rs"), encoding="utf-8") as fh:
+    with open(os.path.join(root, "functions/tier1-store/src/dynamo.rs"), encoding="utf-8") as fh:
         code = fh.read()
     index = re.search(r'pub const ACTIVE_INDEX: &str = "([^"]+)"', code).group(1)
     ttl = re.search(r'\.attribute_name\("([^"]+)"\)\s*\n\s*\.enabled\(true\)', code).group(1)
@@ -657,7 +666,7 @@ def check_routes(root: str, checks: Checks, modules: dict) -> None:
     t1 = modules.get("terraform/modules/tier1", {})
     t2 = modules.get("terraform/modules/tier2", {})
     r1 = rust_routes(root, "functions/tier1/src/http.rs")
-    r2 = rust_routes(root, "tier2/core/src/http.rs")
+    r2 = rust_routes(root, "tier2/tier2/src/http.rs")
     pairs = [
         ("tier-1 public API", tf_routes(t1, "public_routes"), r1.get("public", set())),
         ("tier-1 admin API", tf_routes(t1, "admin_routes"), r1.get("admin", set())),
@@ -676,7 +685,7 @@ def check_routes(root: str, checks: Checks, modules: dict) -> None:
             for_each = str(first(route.get("for_each")))
             if "admin_routes" in for_each and auth != "AWS_IAM":
                 problems.append(f"modules/{mod_name} aws_apigatewayv2_route.{name}: admin routes need AWS_IAM, not {auth}")
-    with open(os.path.join(root, "tier2/core/src/protect.rs"), encoding="utf-8") as fh:
+    with open(os.path.join(root, "tier2/tier2/src/protect.rs"), encoding="utf-8") as fh:
         prefixes = re.search(r"PROTECTED_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]", fh.read()).group(1)
     code_prefixes = {p.strip('"/ ').split("/")[-1] for p in prefixes.split(",") if p.strip()}
     gate = set(locals_of(t2).get("protected_prefixes", {}).values())

@@ -2,6 +2,7 @@
 //! Lambda entry point marks requests that carry an IAM identity with [`AdminCaller`]; locally
 //! a bearer key (`Authorization: Bearer $VWR_ADMIN_KEY`) is required. Never open.
 
+use crate::ErrorCode;
 use std::sync::Arc;
 
 use aws_lc_rs::constant_time;
@@ -109,11 +110,14 @@ impl AdminAuth {
                 Some(AdminCaller(arn)) => {
                     tracing::warn!(event = "admin.principal_refused", principal = %arn);
                     Err(ApiError::forbidden(
-                        "principal_not_allowed",
+                        ErrorCode::PrincipalNotAllowed,
                         "this IAM principal is not among the administrators (VWR_ADMIN_PRINCIPALS)",
                     ))
                 }
-                None => Err(ApiError::forbidden("forbidden", "admin routes need IAM (SigV4) authentication")),
+                None => Err(ApiError::forbidden(
+                    ErrorCode::Forbidden,
+                    "admin routes need IAM (SigV4) authentication",
+                )),
             },
             Self::Bearer(key) => {
                 let given = req
@@ -134,7 +138,7 @@ pub async fn require_admin(State(auth): State<AdminAuth>, req: Request, next: Ne
     match auth.check(&req) {
         Ok(()) => next.run(req).await,
         Err(e) => {
-            tracing::warn!(event = "admin.auth_refused", path = %req.uri().path(), code = e.code);
+            tracing::warn!(event = "admin.auth_refused", path = %req.uri().path(), code = e.code.as_str());
             e.into_response()
         }
     }
@@ -167,7 +171,7 @@ mod tests {
         );
         assert!(only_ops.check(&req(Some(ops))).is_ok());
         let e = only_ops.check(&req(Some(dev))).unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (403, "principal_not_allowed"));
+        assert_eq!((e.status.as_u16(), e.code.as_str()), (403, "principal_not_allowed"));
         assert!(only_ops.check(&req(Some("arn:aws:iam::1:user/x"))).is_ok());
         assert!(only_ops.check(&req(Some("arn:aws:iam::1:user/xy"))).is_err());
         assert!(PrincipalPatterns::parse("ops-*").is_err());

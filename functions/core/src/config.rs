@@ -79,6 +79,82 @@ impl Env {
     }
 }
 
+/// Where a key ring comes from: the environment (local runs, tests) or a Secrets Manager
+/// secret (AWS; the Lambdas load it at start, `vwr_lambda::secrets`). The same for both tiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `{keys_var}` (+ `{kid_var}` naming the signing kid).
+    Env { text: String, signing_kid: Option<String> },
+    /// A Secrets Manager secret id or ARN holding `{"signingKid":…,"keys":{…}}`.
+    Secret(String),
+}
+
+/// The variables naming one key ring.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyVars {
+    /// The keys in text form, e.g. `VWR_TIER1_KEYS`.
+    pub keys: &'static str,
+    /// The signing kid, e.g. `VWR_TIER1_SIGNING_KID`.
+    pub signing_kid: &'static str,
+    /// The secret, e.g. `VWR_TIER1_KEYS_SECRET_ID`.
+    pub secret: &'static str,
+}
+
+/// The tier-1 key ring (HMAC; tickets and, through the derived edge ring, tier-1 tokens).
+pub const TIER1_KEYS: KeyVars = KeyVars {
+    keys: "VWR_TIER1_KEYS",
+    signing_kid: "VWR_TIER1_SIGNING_KID",
+    secret: "VWR_TIER1_KEYS_SECRET_ID",
+};
+
+/// The tier-2 key ring (ES256; entry and identity tokens).
+pub const TIER2_KEYS: KeyVars = KeyVars {
+    keys: "VWR_TIER2_KEYS",
+    signing_kid: "VWR_TIER2_SIGNING_KID",
+    secret: "VWR_TIER2_KEYS_SECRET_ID",
+};
+
+impl KeySource {
+    /// Reads the source named by `vars`; `None` when neither is set. Keys given in the
+    /// environment are parsed now (as `K`), so a typo fails at start-up.
+    pub fn from_env<K: crate::keys::KeyMaterial>(
+        env: &Env,
+        vars: KeyVars,
+    ) -> Result<Option<Self>, ConfigError> {
+        match (env.get(vars.keys), env.get(vars.secret)) {
+            (Some(_), Some(_)) => Err(ConfigError::Invalid {
+                name: vars.keys.into(),
+                value: "…".into(),
+                reason: format!("set either {} or {}, not both", vars.keys, vars.secret),
+            }),
+            (Some(text), None) => {
+                let signing_kid = env.get(vars.signing_kid).map(str::to_owned);
+                crate::keys::KeyRing::<K>::from_text(text, signing_kid.as_deref()).map_err(|e| {
+                    ConfigError::Invalid {
+                        name: vars.keys.into(), value: "…".into(), reason: e.to_string()
+                    }
+                })?;
+                Ok(Some(Self::Env { text: text.to_owned(), signing_kid }))
+            }
+            (None, Some(id)) => Ok(Some(Self::Secret(id.to_owned()))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The ring, when the keys are in the environment (`None` for a secret: the Lambda
+    /// plumbing loads those).
+    pub fn env_ring<K: crate::keys::KeyMaterial>(
+        &self,
+    ) -> Option<Result<crate::keys::KeyRing<K>, crate::KeyError>> {
+        match self {
+            Self::Env { text, signing_kid } => {
+                Some(crate::keys::KeyRing::from_text(text, signing_kid.as_deref()))
+            }
+            Self::Secret(_) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,11 +10,112 @@ use serde::Serialize;
 /// Seconds a client is told to wait when a dependency is down.
 pub const DEFAULT_RETRY_AFTER_SECS: u64 = 2;
 
+/// Every machine code an API answers with (`{"error": "<code>"}`), in one place: clients
+/// branch on these, so they never change spelling (docs/api.md#errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    // Bad input (400, 405, 413, 415).
+    InvalidBody,
+    InvalidEventId,
+    InvalidPath,
+    InvalidRequest,
+    InvalidRequestId,
+    InvalidConfig,
+    InvalidUserId,
+    BadPath,
+    BodyTooLarge,
+    MethodNotAllowed,
+    UnsupportedMediaType,
+    // Authentication and authorisation (401, 403).
+    Unauthorized,
+    Forbidden,
+    PrincipalNotAllowed,
+    OriginForbidden,
+    IdentityRequired,
+    InvalidIdentity,
+    WrongEvent,
+    Tier1TokenRequired,
+    WaitingRoomTokenRequired,
+    QueueEntryTokenRequired,
+    // Unknown (404).
+    NotFound,
+    EventNotFound,
+    NotInQueue,
+    // Conflict and gone (409, 410).
+    EventNotActive,
+    ShardsImmutable,
+    PositionTaken,
+    RequestIdExpired,
+    AdmissionExpired,
+    // Dependencies and bugs (500, 503).
+    ServiceUnavailable,
+    EdgeSyncFailed,
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidBody => "invalid_body",
+            Self::InvalidEventId => "invalid_event_id",
+            Self::InvalidPath => "invalid_path",
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidRequestId => "invalid_request_id",
+            Self::InvalidConfig => "invalid_config",
+            Self::InvalidUserId => "invalid_user_id",
+            Self::BadPath => "bad_path",
+            Self::BodyTooLarge => "body_too_large",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::PrincipalNotAllowed => "principal_not_allowed",
+            Self::OriginForbidden => "origin_forbidden",
+            Self::IdentityRequired => "identity_required",
+            Self::InvalidIdentity => "invalid_identity",
+            Self::WrongEvent => "wrong_event",
+            Self::Tier1TokenRequired => "tier1_token_required",
+            Self::WaitingRoomTokenRequired => "waiting_room_token_required",
+            Self::QueueEntryTokenRequired => "queue_entry_token_required",
+            Self::NotFound => "not_found",
+            Self::EventNotFound => "event_not_found",
+            Self::NotInQueue => "not_in_queue",
+            Self::EventNotActive => "event_not_active",
+            Self::ShardsImmutable => "shards_immutable",
+            Self::PositionTaken => "position_taken",
+            Self::RequestIdExpired => "request_id_expired",
+            Self::AdmissionExpired => "admission_expired",
+            Self::ServiceUnavailable => "service_unavailable",
+            Self::EdgeSyncFailed => "edge_sync_failed",
+            Self::InternalError => "internal_error",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// An error answer of the HTTP API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub retry_after: Option<u64>,
     /// Extra top-level JSON fields (for example `redirectTo`).
@@ -23,32 +124,32 @@ pub struct ApiError {
 
 #[derive(Serialize)]
 struct Body<'a> {
-    error: &'a str,
+    error: ErrorCode,
     message: &'a str,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         Self { status, code, message: message.into(), retry_after: None, extra: None }
     }
 
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn not_found(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, code, message)
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        Self::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, message)
     }
 
-    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn forbidden(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::FORBIDDEN, code, message)
     }
 
@@ -56,16 +157,16 @@ impl ApiError {
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self {
             retry_after: Some(DEFAULT_RETRY_AFTER_SECS),
-            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", message)
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::ServiceUnavailable, message)
         }
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", message)
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::InternalError, message)
     }
 
     /// Replaces the machine code.
-    pub fn with_code(mut self, code: &'static str) -> Self {
+    pub fn with_code(mut self, code: ErrorCode) -> Self {
         self.code = code;
         self
     }
@@ -79,7 +180,7 @@ impl ApiError {
     /// The JSON body of this error.
     pub fn body(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(Body { error: self.code, message: &self.message })
-            .unwrap_or_else(|_| serde_json::json!({"error": self.code}));
+            .unwrap_or_else(|_| serde_json::json!({"error": self.code.as_str()}));
         if let (Some(map), Some(extra)) = (v.as_object_mut(), &self.extra) {
             for (k, val) in extra {
                 map.insert(k.clone(), val.clone());
@@ -112,11 +213,11 @@ impl From<JsonRejection> for ApiError {
     fn from(rej: JsonRejection) -> Self {
         let status = rej.status();
         let code = if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-            "unsupported_media_type"
+            ErrorCode::UnsupportedMediaType
         } else if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "body_too_large"
+            ErrorCode::BodyTooLarge
         } else {
-            "invalid_body"
+            ErrorCode::InvalidBody
         };
         let status = if status.is_client_error() { status } else { StatusCode::BAD_REQUEST };
         ApiError::new(status, code, rej.body_text())
@@ -125,7 +226,7 @@ impl From<JsonRejection> for ApiError {
 
 /// Answer for any path the router does not know.
 pub async fn not_found_fallback() -> ApiError {
-    ApiError::not_found("not_found", "no such route")
+    ApiError::not_found(ErrorCode::NotFound, "no such route")
 }
 
 #[cfg(test)]
@@ -134,7 +235,7 @@ mod tests {
 
     #[test]
     fn body_has_code_message_and_extra_fields() {
-        let e = ApiError::forbidden("queue_entry_token_required", "need a token")
+        let e = ApiError::forbidden(ErrorCode::QueueEntryTokenRequired, "need a token")
             .with_field("redirectTo", "/queue/e1");
         assert_eq!(
             e.body(),

@@ -1,4 +1,4 @@
-//! Poll hints and wait estimates, exactly as SPEC §2.
+//! Poll hints and wait estimates (docs/api.md#poll-hints-and-estimates).
 
 /// Seconds the client should wait before polling again, from its place in line.
 ///

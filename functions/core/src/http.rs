@@ -1,8 +1,9 @@
 //! Small pieces shared by the axum routers of both tiers.
 
+use crate::ErrorCode;
 use axum::body::Bytes;
-use axum::extract::Path;
 use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequestParts, Path};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use serde::de::DeserializeOwned;
@@ -17,18 +18,33 @@ pub fn no_store(mut res: Response) -> Response {
 
 /// Validates an event id taken from a path (400 `invalid_event_id`).
 pub fn parse_event_id(raw: &str) -> Result<EventId, ApiError> {
-    EventId::parse(raw).map_err(|e| ApiError::bad_request("invalid_event_id", e.to_string()))
+    EventId::parse(raw).map_err(|e| ApiError::bad_request(ErrorCode::InvalidEventId, e.to_string()))
 }
 
 /// A path that axum could not extract (bad percent-encoding…): 400 `invalid_path`.
 pub fn path_error(rej: PathRejection) -> ApiError {
-    ApiError::bad_request("invalid_path", rej.body_text())
+    ApiError::bad_request(ErrorCode::InvalidPath, rej.body_text())
 }
 
-/// The event id of a single-parameter path.
-pub fn event_from_path(path: Result<Path<String>, PathRejection>) -> Result<EventId, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    parse_event_id(&raw)
+/// The validated event id of a route's `{event_id}` segment: the extractor every handler uses
+/// instead of its own prologue (400 `invalid_path` for an unreadable path, 400
+/// `invalid_event_id` for a bad id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventPath(pub EventId);
+
+impl<S: Send + Sync> FromRequestParts<S> for EventPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ApiError> {
+        let Path(params): Path<Vec<(String, String)>> =
+            Path::from_request_parts(parts, state).await.map_err(path_error)?;
+        let raw = params
+            .iter()
+            .find(|(k, _)| k == "event_id")
+            .map(|(_, v)| v.as_str())
+            .ok_or_else(|| ApiError::internal("route without an {event_id} segment"))?;
+        parse_event_id(raw).map(Self)
+    }
 }
 
 /// Reads an optional JSON body: empty (or whitespace) means `T::default()`.
@@ -36,7 +52,7 @@ pub fn json_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiEr
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(ErrorCode::InvalidBody, e.to_string()))
 }
 
 /// Header in which CloudFront sends every origin the shared origin secret.
@@ -84,7 +100,7 @@ pub async fn require_origin_secret(
         return next.run(req).await;
     }
     tracing::warn!(event = "http.origin_refused", path = %req.uri().path());
-    ApiError::forbidden("origin_forbidden", "this API is only reachable through the site's CDN")
+    ApiError::forbidden(ErrorCode::OriginForbidden, "this API is only reachable through the site's CDN")
         .into_response()
 }
 
@@ -104,12 +120,16 @@ pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Ne
         return res;
     }
     let (code, message) = match status {
-        StatusCode::PAYLOAD_TOO_LARGE => ("body_too_large", "the request body is too large"),
-        StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "this route does not take this method"),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "send JSON (application/json)"),
-        StatusCode::NOT_FOUND => ("not_found", "no such route"),
-        s if s.is_client_error() => ("invalid_request", "the request could not be read"),
-        _ => ("internal_error", "the request failed"),
+        StatusCode::PAYLOAD_TOO_LARGE => (ErrorCode::BodyTooLarge, "the request body is too large"),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            (ErrorCode::MethodNotAllowed, "this route does not take this method")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            (ErrorCode::UnsupportedMediaType, "send JSON (application/json)")
+        }
+        StatusCode::NOT_FOUND => (ErrorCode::NotFound, "no such route"),
+        s if s.is_client_error() => (ErrorCode::InvalidRequest, "the request could not be read"),
+        _ => (ErrorCode::InternalError, "the request failed"),
     };
     let allow = res.headers().get(header::ALLOW).cloned();
     let mut out = ApiError::new(status, code, message).into_response();

@@ -1,4 +1,4 @@
-//! Event identifiers: 1–64 characters of `[A-Za-z0-9_-]` (SPEC §2).
+//! Event identifiers: 1–64 characters of `[A-Za-z0-9_-]` (docs/api.md#identifiers).
 
 use std::fmt;
 

@@ -1,9 +1,6 @@
-//! HMAC key rings (tier-1 tokens and tickets): several keys by `kid`, one of them signing, all
-//! of them verifying, so keys rotate without logging anyone out.
-//!
-//! Text form (env `VWR_TIER1_KEYS`): `kid:base64url,kid2:base64url`, signing kid from
-//! `VWR_TIER1_SIGNING_KID` (default: the first). JSON form (Secrets Manager):
-//! `{"signingKid":"k1","keys":{"k1":"base64url…","k0":"…"}}`.
+//! Key rings of both tiers ([`KeyRing`]): HMAC keys for tier-1 tokens and tickets, P-256 keys
+//! for tier-2 entry tokens. Several keys by `kid`, one of them signing, all of them verifying,
+//! so keys rotate without logging anyone out (docs/tokens.md#keys-and-rotation).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -68,17 +65,33 @@ pub fn random_bytes(n: usize) -> Result<Vec<u8>, KeyError> {
     Ok(b)
 }
 
-/// A set of HMAC keys by `kid`; one of them signs.
-#[derive(Clone)]
-pub struct HmacKeyring {
-    signing_kid: String,
-    keys: BTreeMap<String, Vec<u8>>,
+/// Material of one key in a [`KeyRing`]: built from (and kept as) its stored bytes.
+pub trait KeyMaterial: Clone + Sized {
+    /// Checks and builds a key from its stored bytes.
+    fn from_bytes(kid: &str, bytes: Vec<u8>) -> Result<Self, KeyError>;
+    /// The stored bytes (secret).
+    fn bytes(&self) -> &[u8];
 }
 
-impl fmt::Debug for HmacKeyring {
+/// Keys by `kid`, one of them signing, all of them verifying, so keys rotate without logging
+/// anyone out. One type for both tiers: [`HmacKeyring`] (tier-1 tokens and tickets) and
+/// [`EcKeyring`] (tier-2 entry tokens).
+///
+/// Text form (env): `kid:base64url,kid2:base64url`, signing kid given or the first. JSON form
+/// (Secrets Manager): `{"signingKid":"k1","keys":{"k1":"base64url…","k0":"…"}}`, signing kid
+/// given or the last in kid order.
+#[derive(Clone)]
+pub struct KeyRing<K> {
+    signing_kid: String,
+    /// A copy of the signing kid's key (so reading it can never fail).
+    signing: K,
+    keys: BTreeMap<String, K>,
+}
+
+impl<K> fmt::Debug for KeyRing<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Never print key material.
-        f.debug_struct("HmacKeyring")
+        f.debug_struct("KeyRing")
             .field("signing_kid", &self.signing_kid)
             .field("kids", &self.keys.keys().collect::<Vec<_>>())
             .finish()
@@ -92,64 +105,65 @@ struct KeyDoc {
     keys: BTreeMap<String, String>,
 }
 
-impl HmacKeyring {
-    /// Builds a key ring from raw keys; checks kids, lengths and the signing kid.
-    pub fn new(signing_kid: &str, keys: BTreeMap<String, Vec<u8>>) -> Result<Self, KeyError> {
+impl<K: KeyMaterial> KeyRing<K> {
+    /// Builds a ring from checked keys.
+    pub fn from_keys(signing_kid: &str, keys: BTreeMap<String, K>) -> Result<Self, KeyError> {
         if keys.is_empty() {
             return Err(KeyError::Empty);
         }
-        for (kid, key) in &keys {
+        for kid in keys.keys() {
             validate_kid(kid)?;
-            if key.len() < MIN_KEY_BYTES {
-                return Err(KeyError::TooShort { kid: kid.clone(), len: key.len() });
-            }
         }
-        if !keys.contains_key(signing_kid) {
-            return Err(KeyError::UnknownSigningKid(signing_kid.to_owned()));
-        }
-        Ok(Self { signing_kid: signing_kid.to_owned(), keys })
+        let signing = keys
+            .get(signing_kid)
+            .cloned()
+            .ok_or_else(|| KeyError::UnknownSigningKid(signing_kid.to_owned()))?;
+        Ok(Self { signing_kid: signing_kid.to_owned(), signing, keys })
     }
 
-    /// Parses the text form `kid:base64,kid2:base64`; `signing_kid` defaults to the first.
-    pub fn from_text(text: &str, signing_kid: Option<&str>) -> Result<Self, KeyError> {
+    /// Builds a ring from raw key bytes; checks kids, material and the signing kid.
+    pub fn new(signing_kid: &str, raw: BTreeMap<String, Vec<u8>>) -> Result<Self, KeyError> {
         let mut keys = BTreeMap::new();
+        for (kid, bytes) in raw {
+            validate_kid(&kid)?;
+            let key = K::from_bytes(&kid, bytes)?;
+            keys.insert(kid, key);
+        }
+        Self::from_keys(signing_kid, keys)
+    }
+
+    /// Parses the text form; `signing_kid` defaults to the first.
+    pub fn from_text(text: &str, signing_kid: Option<&str>) -> Result<Self, KeyError> {
+        let mut raw = BTreeMap::new();
         let mut first = None;
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let (kid, b64) = entry.split_once(':').ok_or_else(|| KeyError::BadEntry(redact(entry)))?;
             let kid = kid.trim();
             validate_kid(kid)?;
-            let key = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.to_owned()))?;
-            if keys.insert(kid.to_owned(), key).is_some() {
+            let bytes = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.to_owned()))?;
+            if raw.insert(kid.to_owned(), bytes).is_some() {
                 return Err(KeyError::Duplicate(kid.to_owned()));
             }
             first.get_or_insert_with(|| kid.to_owned());
         }
         let first = first.ok_or(KeyError::Empty)?;
         let signing = signing_kid.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(&first).to_owned();
-        Self::new(&signing, keys)
+        Self::new(&signing, raw)
     }
 
     /// Parses the JSON form kept in Secrets Manager.
     pub fn from_json(json: &str) -> Result<Self, KeyError> {
         let doc: KeyDoc = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
-        let mut keys = BTreeMap::new();
+        let mut raw = BTreeMap::new();
         for (kid, b64) in &doc.keys {
             validate_kid(kid)?;
-            let key = decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.clone()))?;
-            keys.insert(kid.clone(), key);
+            raw.insert(kid.clone(), decode_b64(b64).ok_or_else(|| KeyError::BadBase64(kid.clone()))?);
         }
         let signing = match doc.signing_kid {
             Some(s) => s,
-            None => keys.keys().next_back().cloned().ok_or(KeyError::Empty)?,
+            None => raw.keys().next_back().cloned().ok_or(KeyError::Empty)?,
         };
-        Self::new(&signing, keys)
-    }
-
-    /// A fresh ring with one random 32-byte key.
-    pub fn generate(kid: &str) -> Result<Self, KeyError> {
-        validate_kid(kid)?;
-        let key = random_bytes(MIN_KEY_BYTES)?;
-        Self::new(kid, BTreeMap::from([(kid.to_owned(), key)]))
+        Self::new(&signing, raw)
     }
 
     pub fn signing_kid(&self) -> &str {
@@ -157,24 +171,28 @@ impl HmacKeyring {
     }
 
     /// The signing key (there always is one).
-    pub fn signing_key(&self) -> &[u8] {
-        self.keys.get(&self.signing_kid).map(Vec::as_slice).unwrap_or_default()
+    pub fn signing_key(&self) -> &K {
+        &self.signing
     }
 
     /// The key for `kid`, if known.
-    pub fn key(&self, kid: &str) -> Option<&[u8]> {
-        self.keys.get(kid).map(Vec::as_slice)
+    pub fn key(&self, kid: &str) -> Option<&K> {
+        self.keys.get(kid)
     }
 
     pub fn kids(&self) -> impl Iterator<Item = &str> {
         self.keys.keys().map(String::as_str)
     }
 
+    pub fn keys(&self) -> impl Iterator<Item = (&str, &K)> {
+        self.keys.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
     /// Text form (for env files). Contains secrets.
     pub fn to_text(&self) -> String {
         self.keys
             .iter()
-            .map(|(k, v)| format!("{k}:{}", URL_SAFE_NO_PAD.encode(v)))
+            .map(|(k, v)| format!("{k}:{}", URL_SAFE_NO_PAD.encode(v.bytes())))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -183,9 +201,57 @@ impl HmacKeyring {
     pub fn to_json(&self) -> String {
         let doc = KeyDoc {
             signing_kid: Some(self.signing_kid.clone()),
-            keys: self.keys.iter().map(|(k, v)| (k.clone(), URL_SAFE_NO_PAD.encode(v))).collect(),
+            keys: self.keys.iter().map(|(k, v)| (k.clone(), URL_SAFE_NO_PAD.encode(v.bytes()))).collect(),
         };
         serde_json::to_string(&doc).unwrap_or_default()
+    }
+}
+
+/// An HMAC-SHA256 key (at least [`MIN_KEY_BYTES`] bytes).
+#[derive(Clone, PartialEq, Eq)]
+pub struct HmacKey(Vec<u8>);
+
+impl fmt::Debug for HmacKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HmacKey({} bytes)", self.0.len())
+    }
+}
+
+impl KeyMaterial for HmacKey {
+    fn from_bytes(kid: &str, bytes: Vec<u8>) -> Result<Self, KeyError> {
+        if bytes.len() < MIN_KEY_BYTES {
+            return Err(KeyError::TooShort { kid: kid.to_owned(), len: bytes.len() });
+        }
+        Ok(Self(bytes))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for HmacKey {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for HmacKey {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// HMAC keys: tier-1 tokens (through [`HmacKeyring::edge_ring`]) and tickets.
+pub type HmacKeyring = KeyRing<HmacKey>;
+
+impl KeyRing<HmacKey> {
+    /// A fresh ring with one random 32-byte key.
+    pub fn generate(kid: &str) -> Result<Self, KeyError> {
+        validate_kid(kid)?;
+        let key = random_bytes(MIN_KEY_BYTES)?;
+        Self::new(kid, BTreeMap::from([(kid.to_owned(), key)]))
     }
 
     /// The ring that signs and verifies tier-1 tokens, the only tier-1 key material that
@@ -195,32 +261,100 @@ impl HmacKeyring {
     /// SHA-256 of a text rather than HMAC so that Terraform can compute the same key with
     /// `base64sha256()` (terraform/modules/tier1); `edge_ring_matches_terraform` pins both.
     pub fn edge_ring(&self) -> Self {
-        let keys = self
-            .keys
-            .iter()
-            .map(|(kid, key)| {
-                let text = format!("{EDGE_TOKEN_LABEL}{}", URL_SAFE_NO_PAD.encode(key));
-                (
-                    kid.clone(),
-                    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes()).as_ref().to_vec(),
-                )
-            })
-            .collect();
-        Self { signing_kid: self.signing_kid.clone(), keys }
+        self.map_keys(|key| {
+            let text = format!("{EDGE_TOKEN_LABEL}{}", URL_SAFE_NO_PAD.encode(key));
+            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes()).as_ref().to_vec()
+        })
     }
 
     /// Derives a purpose-specific key ring (same kids) so one secret never signs two kinds of
     /// message: `HMAC(key, label)` per kid.
     pub fn derive(&self, label: &str) -> Self {
+        self.map_keys(|key| {
+            let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+            hmac::sign(&k, label.as_bytes()).as_ref().to_vec()
+        })
+    }
+
+    fn map_keys(&self, f: impl Fn(&[u8]) -> Vec<u8>) -> Self {
+        let keys = self.keys.iter().map(|(kid, key)| (kid.clone(), HmacKey(f(key)))).collect();
+        Self { signing_kid: self.signing_kid.clone(), signing: HmacKey(f(&self.signing)), keys }
+    }
+}
+
+/// An ECDSA P-256 private key (PKCS#8 DER) with its public point, for ES256 entry tokens.
+#[derive(Clone)]
+pub struct EcKey {
+    pkcs8: Vec<u8>,
+    /// Public point coordinates, base64url (JWK `x`, `y`).
+    pub x: String,
+    pub y: String,
+}
+
+impl fmt::Debug for EcKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EcKey").field("x", &self.x).field("y", &self.y).finish_non_exhaustive()
+    }
+}
+
+impl KeyMaterial for EcKey {
+    fn from_bytes(kid: &str, pkcs8: Vec<u8>) -> Result<Self, KeyError> {
+        use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8)
+            .map_err(|_| KeyError::BadEntry(format!("{kid}: not a P-256 PKCS#8 private key")))?;
+        let public = pair.public_key().as_ref();
+        if public.len() != 65 || public[0] != 4 {
+            return Err(KeyError::BadEntry(format!("{kid}: unexpected public key form")));
+        }
+        Ok(Self {
+            x: URL_SAFE_NO_PAD.encode(&public[1..33]),
+            y: URL_SAFE_NO_PAD.encode(&public[33..65]),
+            pkcs8,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.pkcs8
+    }
+}
+
+/// ES256 keys: tier-2 entry and identity tokens. All are published in the JWKS.
+pub type EcKeyring = KeyRing<EcKey>;
+
+impl KeyRing<EcKey> {
+    /// A ring with one fresh P-256 key.
+    pub fn generate(kid: &str) -> Result<Self, KeyError> {
+        use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+            .map_err(|_| KeyError::Random)?;
+        Self::new(kid, BTreeMap::from([(kid.to_owned(), doc.as_ref().to_vec())]))
+    }
+
+    /// The public JWKS document (`jsonwebtoken`'s types).
+    pub fn jwks(&self) -> jsonwebtoken::jwk::JwkSet {
+        use jsonwebtoken::jwk::{
+            AlgorithmParameters, CommonParameters, EllipticCurve, EllipticCurveKeyParameters,
+            EllipticCurveKeyType, Jwk, JwkSet, KeyAlgorithm, PublicKeyUse,
+        };
         let keys = self
             .keys
             .iter()
-            .map(|(kid, key)| {
-                let k = hmac::Key::new(hmac::HMAC_SHA256, key);
-                (kid.clone(), hmac::sign(&k, label.as_bytes()).as_ref().to_vec())
+            .map(|(kid, k)| Jwk {
+                common: CommonParameters {
+                    public_key_use: Some(PublicKeyUse::Signature),
+                    key_algorithm: Some(KeyAlgorithm::ES256),
+                    key_id: Some(kid.clone()),
+                    ..CommonParameters::default()
+                },
+                algorithm: AlgorithmParameters::EllipticCurve(EllipticCurveKeyParameters {
+                    key_type: EllipticCurveKeyType::EC,
+                    curve: EllipticCurve::P256,
+                    x: k.x.clone(),
+                    y: k.y.clone(),
+                }),
             })
             .collect();
-        Self { signing_kid: self.signing_kid.clone(), keys }
+        JwkSet { keys }
     }
 }
 
@@ -244,9 +378,9 @@ mod tests {
         let text = format!("k2:{},k1:{}", b64(32, 2), b64(32, 1));
         let ring = HmacKeyring::from_text(&text, None).unwrap();
         assert_eq!(ring.signing_kid(), "k2");
-        assert_eq!(ring.key("k1"), Some(&[1u8; 32][..]));
+        assert_eq!(ring.key("k1").map(|k| &k[..]), Some(&[1u8; 32][..]));
         let ring = HmacKeyring::from_text(&text, Some("k1")).unwrap();
-        assert_eq!(ring.signing_key(), &[1u8; 32][..]);
+        assert_eq!(&ring.signing_key()[..], &[1u8; 32][..]);
     }
 
     #[test]

@@ -14,9 +14,11 @@ pub mod keys;
 pub mod logging;
 pub mod metrics;
 pub mod ticket;
+pub mod ticks;
+pub mod tiers;
 pub mod time;
 pub mod token;
 
-pub use error::ApiError;
+pub use error::{ApiError, ErrorCode};
 pub use ids::EventId;
-pub use keys::{HmacKeyring, KeyError};
+pub use keys::{EcKeyring, HmacKeyring, KeyError, KeyRing};

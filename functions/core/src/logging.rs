@@ -1,5 +1,7 @@
 //! `tracing` set-up: JSON lines without ANSI colours (CloudWatch-friendly), filter from
 //! `RUST_LOG` (default `info`). Event names are stable: every event carries `event = "..."`.
+//! In Lambda every line also carries the invocation's span (`span.requestId`), which the
+//! runtime opens per invocation, so a log line leads back to its request.
 
 use tracing_subscriber::EnvFilter;
 
@@ -9,7 +11,7 @@ pub fn init_json() {
     let _ = tracing_subscriber::fmt()
         .json()
         .with_ansi(false)
-        .with_current_span(false)
+        .with_current_span(true)
         .with_span_list(false)
         .flatten_event(true)
         .with_env_filter(filter)

@@ -1,5 +1,5 @@
 //! Tier-1 tokens: JWT HS256 with a `kid` header and the claims `iss`, `aud`, `sub` (requestId),
-//! `eid` (eventId), `pos`, `tier: 1`, `iat`, `nbf`, `exp`, `jti` (SPEC "Tokens").
+//! `eid` (eventId), `pos`, `tier: 1`, `iat`, `nbf`, `exp`, `jti` (docs/tokens.md#tier-1-tokens).
 //!
 //! Verification rejects a bad signature, an unknown `kid`, any `alg` but HS256 (`none`
 //! included), a missing or past `exp`, a future `nbf` (beyond a small leeway), a wrong `tier`,

@@ -2,7 +2,7 @@
 //! until just before the invocation's deadline (6 steps of a 10 s event per invocation); in
 //! `vwr dev` it ticks forever. Overlapping runs are safe: each step is a conditional write.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use vwr_core::metrics::{MetricsSink, Unit};
@@ -19,6 +19,16 @@ pub struct RunSummary {
     pub errors: u64,
     /// Event-steps that found the stored step in the future ([`StepOutcome::Stuck`]).
     pub stuck: u64,
+}
+
+impl RunSummary {
+    fn add(&mut self, t: &Self) {
+        self.ticks += t.ticks;
+        self.advanced += t.advanced;
+        self.served += t.served;
+        self.errors += t.errors;
+        self.stuck += t.stuck;
+    }
 }
 
 /// Metrics of one step of an automatically advancing event. `Served` is emitted even when 0
@@ -84,37 +94,25 @@ pub async fn tick(svc: &Tier1Service, metrics: MetricsSink, summary: &mut RunSum
     }
 }
 
-fn until_next_boundary(tick: Duration) -> Duration {
-    let tick_ms = u64::try_from(tick.as_millis()).unwrap_or(1000).max(1);
-    let now = now_millis();
-    Duration::from_millis(tick_ms - now % tick_ms)
-}
-
-/// Ticks on whole `tick` boundaries for at most `budget` (one Lambda invocation).
-pub async fn run_for(
+/// Ticks on whole `tick` boundaries for at most `budget` (one Lambda invocation), or forever
+/// (`None`, the local server).
+pub async fn run(
     svc: &Tier1Service,
     tick_every: Duration,
-    budget: Duration,
+    budget: Option<Duration>,
     metrics: MetricsSink,
 ) -> RunSummary {
-    let start = tokio::time::Instant::now();
-    let mut summary = RunSummary::default();
-    loop {
-        tick(svc, metrics, &mut summary).await;
-        let wait = until_next_boundary(tick_every);
-        if start.elapsed() + wait >= budget {
-            break;
-        }
-        tokio::time::sleep(wait).await;
-    }
-    summary
+    let total = Mutex::new(RunSummary::default());
+    vwr_core::ticks::run(tick_every, budget, || async {
+        let mut one = RunSummary::default();
+        tick(svc, metrics, &mut one).await;
+        total.lock().unwrap_or_else(|p| p.into_inner()).add(&one);
+    })
+    .await;
+    total.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Ticks forever (local server).
 pub async fn run_forever(svc: Arc<Tier1Service>, tick_every: Duration, metrics: MetricsSink) {
-    let mut summary = RunSummary::default();
-    loop {
-        tick(&svc, metrics, &mut summary).await;
-        tokio::time::sleep(until_next_boundary(tick_every)).await;
-    }
+    run(&svc, tick_every, None, metrics).await;
 }

@@ -2,7 +2,8 @@
 //! Function reads its configuration from the `config` entry of a KeyValueStore (see
 //! `edge/README.md`); activating or deactivating an event rewrites that entry's `events` list
 //! (read-modify-write guarded by the store's ETag), and every advancer run reconciles it, so
-//! a missed update heals within a minute.
+//! a missed update heals within a minute (docs/adr/0011-edge-event-list.md). The KeyValueStore
+//! itself is in `vwr-tier1-store`.
 
 use async_trait::async_trait;
 use vwr_core::EventId;
@@ -60,66 +61,6 @@ pub async fn publish(store: &dyn EdgeConfigStore, active: &[EventId]) -> Result<
         }
     }
     Err(EdgeSyncError::Conflict)
-}
-
-/// The CloudFront KeyValueStore of the edge verifier.
-#[derive(Debug, Clone)]
-pub struct KvsEdgeConfig {
-    client: aws_sdk_cloudfrontkeyvaluestore::Client,
-    arn: String,
-}
-
-impl KvsEdgeConfig {
-    pub fn new(sdk: &aws_config::SdkConfig, arn: impl Into<String>) -> Self {
-        Self { client: aws_sdk_cloudfrontkeyvaluestore::Client::new(sdk), arn: arn.into() }
-    }
-}
-
-fn unavailable(op: &str, e: impl std::fmt::Display) -> EdgeSyncError {
-    EdgeSyncError::Unavailable(format!("{op}: {e}"))
-}
-
-#[async_trait]
-impl EdgeConfigStore for KvsEdgeConfig {
-    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
-        let d = self.client.describe_key_value_store().kvs_arn(&self.arn).send().await.map_err(|e| {
-            unavailable(
-                "DescribeKeyValueStore",
-                aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e),
-            )
-        })?;
-        let version = d.e_tag().to_owned();
-        let v = self.client.get_key().kvs_arn(&self.arn).key(CONFIG_KEY).send().await.map_err(|e| {
-            unavailable("GetKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e))
-        })?;
-        Ok((v.value().to_owned(), version))
-    }
-
-    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
-        match self
-            .client
-            .put_key()
-            .kvs_arn(&self.arn)
-            .key(CONFIG_KEY)
-            .value(value)
-            .if_match(version)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) => {
-                use aws_sdk_cloudfrontkeyvaluestore::error::ProvideErrorMetadata;
-                let code = e.code().unwrap_or_default().to_owned();
-                if code == "ConflictException"
-                    || code == "ValidationException" && e.message().unwrap_or_default().contains("ETag")
-                {
-                    Ok(false)
-                } else {
-                    Err(unavailable("PutKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e)))
-                }
-            }
-        }
-    }
 }
 
 /// An in-memory configuration entry (local runs and tests).

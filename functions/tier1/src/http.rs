@@ -1,5 +1,6 @@
 //! Axum routers of tier 1: the public API (`/vwr/...`) and the admin API
-//! (`/api/admin/vwr/...`). The same routers run under `lambda_http` and in `vwr dev`.
+//! (`/api/admin/vwr/...`), docs/api.md#tier-1. The same routers run under `lambda_http` and in
+//! `vwr dev`. The only place where tier-1 errors become HTTP answers.
 
 use std::sync::Arc;
 
@@ -13,16 +14,72 @@ use axum::routing::{get, post};
 use axum::{Json, middleware};
 use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
-use vwr_core::http::{json_body, no_store, parse_event_id as event_id, path_error};
-use vwr_core::{ApiError, EventId};
+use vwr_core::http::{EventPath, json_body, no_store, path_error};
+use vwr_core::ticket::TicketError;
+use vwr_core::tiers::StatusExtra;
+use vwr_core::{ApiError, ErrorCode};
 
-use crate::model::ConfigPatch;
-use crate::service::{CheckOutcome, Tier1Service};
+use crate::model::{ConfigPatch, StoreError};
+use crate::service::{CheckOutcome, Tier1Error, Tier1Service};
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
 
 type Svc = Arc<Tier1Service>;
+
+impl From<Tier1Error> for ApiError {
+    fn from(e: Tier1Error) -> Self {
+        let msg = e.to_string();
+        match e {
+            Tier1Error::Ticket(TicketError::Malformed) => {
+                ApiError::bad_request(ErrorCode::InvalidRequestId, "the request id is malformed")
+            }
+            Tier1Error::Ticket(TicketError::UnknownKid | TicketError::BadSignature) => {
+                ApiError::forbidden(ErrorCode::InvalidRequestId, "the request id is not valid")
+            }
+            Tier1Error::Ticket(TicketError::WrongEvent) => {
+                ApiError::forbidden(ErrorCode::WrongEvent, "the request id belongs to another event")
+            }
+            Tier1Error::Ticket(TicketError::Expired) => ApiError::new(
+                StatusCode::GONE,
+                ErrorCode::RequestIdExpired,
+                "the request id has expired; join again",
+            ),
+            Tier1Error::EventNotFound => ApiError::not_found(ErrorCode::EventNotFound, msg),
+            Tier1Error::EventNotActive => ApiError::conflict(ErrorCode::EventNotActive, msg),
+            Tier1Error::AdmissionExpired => ApiError::new(StatusCode::GONE, ErrorCode::AdmissionExpired, msg),
+            Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
+            Tier1Error::InvalidAdvance(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
+            Tier1Error::Busy => ApiError::unavailable(msg),
+            Tier1Error::EdgeSync(_) => ApiError::unavailable(msg).with_code(ErrorCode::EdgeSyncFailed),
+            Tier1Error::Store(s) => store_error(s),
+            Tier1Error::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        store_error(e)
+    }
+}
+
+fn store_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Unavailable(_) => {
+            ApiError::unavailable("the position store is unavailable; retry shortly")
+        }
+        StoreError::NotFound => ApiError::not_found(ErrorCode::EventNotFound, "no such event"),
+        StoreError::ShardsImmutable { current } => ApiError::conflict(
+            ErrorCode::ShardsImmutable,
+            format!("shards is fixed at {current} once an event exists; create a new event to change it"),
+        ),
+        StoreError::Corrupt(m) => {
+            tracing::error!(event = "tier1.corrupt_data", error = %m);
+            ApiError::internal("stored data could not be read")
+        }
+    }
+}
 
 /// Routers here have no fallback so they can be merged; the caller adds
 /// [`vwr_core::error::not_found_fallback`] at the top.
@@ -39,11 +96,9 @@ pub fn public_router(svc: Svc) -> Router {
 
 async fn assign(
     State(svc): State<Svc>,
-    path: Result<Path<String>, PathRejection>,
+    EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    let event = event_id(&raw)?;
     // The body is optional; when present it must be a JSON object (no fields are read yet).
     let _: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
     let res = svc.assign(&event).await?;
@@ -52,10 +107,10 @@ async fn assign(
 
 async fn check(
     State(svc): State<Svc>,
+    EventPath(event): EventPath,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    let Path((raw, request_id)) = path.map_err(path_error)?;
-    let event = event_id(&raw)?;
+    let Path((_, request_id)) = path.map_err(path_error)?;
     match svc.check(&event, &request_id).await? {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
         CheckOutcome::Admitted(a) => {
@@ -71,15 +126,6 @@ async fn check(
 #[serde(deny_unknown_fields)]
 struct AdvanceBody {
     by: Option<u64>,
-}
-
-/// More figures for the admin status of an event (tier 2 adds its own when it runs in the
-/// same process, as in `vwr dev`).
-#[async_trait::async_trait]
-pub trait StatusExtra: Send + Sync + 'static {
-    /// The key under which the figures appear.
-    fn key(&self) -> &'static str;
-    async fn figures(&self, event: &EventId) -> Result<Option<serde_json::Value>, ApiError>;
 }
 
 #[derive(Clone)]
@@ -109,29 +155,24 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
 
 async fn activate(
     State(AdminState { svc, .. }): State<AdminState>,
-    path: Result<Path<String>, PathRejection>,
+    EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    let event = event_id(&raw)?;
     let patch: ConfigPatch = json_body(&body)?;
     Ok(no_store(Json(svc.activate(&event, patch).await?).into_response()))
 }
 
 async fn deactivate(
     State(AdminState { svc, .. }): State<AdminState>,
-    path: Result<Path<String>, PathRejection>,
+    EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    Ok(no_store(Json(svc.deactivate(&event_id(&raw)?).await?).into_response()))
+    Ok(no_store(Json(svc.deactivate(&event).await?).into_response()))
 }
 
 async fn status(
     State(AdminState { svc, extra }): State<AdminState>,
-    path: Result<Path<String>, PathRejection>,
+    EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    let event = event_id(&raw)?;
     let status = svc.status(&event).await?;
     let mut body = serde_json::to_value(&status).map_err(|e| ApiError::internal(e.to_string()))?;
     if let (Some(extra), Some(map)) = (extra, body.as_object_mut())
@@ -144,15 +185,13 @@ async fn status(
 
 async fn advance(
     State(AdminState { svc, .. }): State<AdminState>,
-    path: Result<Path<String>, PathRejection>,
+    EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Path(raw) = path.map_err(path_error)?;
-    let event = event_id(&raw)?;
     let body: AdvanceBody = json_body(&body)?;
-    let by = body
-        .by
-        .ok_or_else(|| ApiError::bad_request("invalid_body", "body must be {\"by\": <positive integer>}"))?;
+    let by = body.by.ok_or_else(|| {
+        ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"by\": <positive integer>}")
+    })?;
     Ok(no_store(Json(svc.advance(&event, by).await?).into_response()))
 }
 

@@ -1,6 +1,7 @@
-//! vwr tier 1: flow control in front of the whole site.
+//! vwr tier 1: flow control in front of the whole site — the domain. No AWS SDK here: the
+//! DynamoDB store and the KeyValueStore are in `vwr-tier1-store` (docs/adr/0014-workspace-layout.md).
 //!
-//! - [`store::PositionStore`] with [`dynamo::DynamoStore`] and [`memory::MemoryStore`];
+//! - [`store::PositionStore`], with [`memory::MemoryStore`] (the local default and the model);
 //! - [`service::Tier1Service`]: assign, check, admin operations, advancer steps;
 //! - [`http`]: the public and admin axum routers;
 //! - [`advancer`]: the loop run by the scheduled Lambda and by `vwr dev`;
@@ -8,7 +9,6 @@
 
 pub mod advancer;
 pub mod config;
-pub mod dynamo;
 pub mod edge_sync;
 pub mod http;
 pub mod memory;

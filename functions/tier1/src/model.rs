@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
-/// Defaults of SPEC §2.
+/// Defaults of the per-event settings (docs/settings.md#per-event-settings-tier-1).
 pub const DEFAULT_BATCH_SIZE: u64 = 500;
 pub const DEFAULT_INTERVAL_SECONDS: u64 = 10;
 pub const DEFAULT_SHARDS: u32 = 1;

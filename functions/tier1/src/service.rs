@@ -1,5 +1,5 @@
 //! Tier-1 behaviour on top of a [`PositionStore`]: assign, check, admin operations and the
-//! advancer step. HTTP-agnostic apart from the shared error contract.
+//! advancer step. HTTP-agnostic: failures are [`Tier1Error`]s, mapped to answers in `http`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,12 +9,12 @@ use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
+use vwr_core::EventId;
 use vwr_core::cache::TtlCache;
 use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
 use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
-use vwr_core::{ApiError, EventId};
 
 use crate::edge_sync::{self, EdgeConfigStore};
 use crate::model::{
@@ -28,40 +28,33 @@ const REDEMPTION_GRACE_SECS: u64 = 86_400;
 /// Compare-and-set retries before giving up with 503.
 const CAS_ATTEMPTS: usize = 8;
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Unavailable(_) => {
-                ApiError::unavailable("the position store is unavailable; retry shortly")
-            }
-            StoreError::NotFound => ApiError::not_found("event_not_found", "no such event"),
-            StoreError::ShardsImmutable { current } => ApiError::conflict(
-                "shards_immutable",
-                format!("shards is fixed at {current} once an event exists; create a new event to change it"),
-            ),
-            StoreError::Corrupt(m) => {
-                tracing::error!(event = "tier1.corrupt_data", error = %m);
-                ApiError::internal("stored data could not be read")
-            }
-        }
-    }
-}
-
-fn ticket_error(e: TicketError) -> ApiError {
-    match e {
-        TicketError::Malformed => ApiError::bad_request("invalid_request_id", "the request id is malformed"),
-        TicketError::UnknownKid | TicketError::BadSignature => {
-            ApiError::forbidden("invalid_request_id", "the request id is not valid")
-        }
-        TicketError::WrongEvent => {
-            ApiError::forbidden("wrong_event", "the request id belongs to another event")
-        }
-        TicketError::Expired => ApiError::new(
-            http::StatusCode::GONE,
-            "request_id_expired",
-            "the request id has expired; join again",
-        ),
-    }
+/// Why a tier-1 operation failed: the domain's own errors; `http` maps them to answers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Tier1Error {
+    #[error("request id refused: {0}")]
+    Ticket(TicketError),
+    #[error("no such event")]
+    EventNotFound,
+    #[error("this event is not being queued")]
+    EventNotActive,
+    #[error("this admission has expired; join the line again")]
+    AdmissionExpired,
+    #[error("{0}")]
+    InvalidConfig(String),
+    #[error("{0}")]
+    InvalidAdvance(String),
+    /// A compare-and-set kept losing: retry shortly.
+    #[error("the serving counter is changing too fast; retry")]
+    Busy,
+    /// The change is stored; the edge configuration could not be updated.
+    #[error(
+        "the change is stored, but the edge configuration could not be updated ({0}); retry — it is idempotent"
+    )]
+    EdgeSync(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(&'static str),
 }
 
 /// Settings of the tier-1 service.
@@ -251,7 +244,7 @@ impl Tier1Service {
 
     /// Publishes the active events to the edge configuration, with `changed` forced in or out
     /// (the active-event index may lag the write that just happened).
-    async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), ApiError> {
+    async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
         };
@@ -264,15 +257,12 @@ impl Tier1Service {
         }
         edge_sync::publish(edge.as_ref(), &ids).await.map(|_| ()).map_err(|e| {
             tracing::error!(event = "tier1.edge_sync_failed", error = %e);
-            ApiError::unavailable(format!(
-                "the change is stored, but the edge configuration could not be updated ({e}); retry — it is idempotent"
-            ))
-            .with_code("edge_sync_failed")
+            Tier1Error::EdgeSync(e.to_string())
         })
     }
 
     /// Reconciles the edge configuration with the active events (each advancer run).
-    pub async fn reconcile_edge(&self) -> Result<(), ApiError> {
+    pub async fn reconcile_edge(&self) -> Result<(), Tier1Error> {
         self.sync_edge(None).await
     }
 
@@ -318,18 +308,16 @@ impl Tier1Service {
         Ok(ids)
     }
 
-    async fn active_event(&self, event: &EventId) -> Result<EventRecord, ApiError> {
+    async fn active_event(&self, event: &EventId) -> Result<EventRecord, Tier1Error> {
         match self.cached_event(event).await? {
-            None => Err(ApiError::not_found("event_not_found", "no such event")),
-            Some(r) if !r.active => {
-                Err(ApiError::conflict("event_not_active", "this event is not being queued"))
-            }
+            None => Err(Tier1Error::EventNotFound),
+            Some(r) if !r.active => Err(Tier1Error::EventNotActive),
             Some(r) => Ok(r),
         }
     }
 
     /// `POST /vwr/assign/{eventId}`: hands out the next position and its ticket.
-    pub async fn assign(&self, event: &EventId) -> Result<AssignResponse, ApiError> {
+    pub async fn assign(&self, event: &EventId) -> Result<AssignResponse, Tier1Error> {
         let rec = self.active_event(event).await?;
         let shards = rec.config.shards.max(1);
         let shard = (self.round_robin.fetch_add(1, Ordering::Relaxed) % u64::from(shards)) + 1;
@@ -351,9 +339,9 @@ impl Tier1Service {
     }
 
     /// `GET /vwr/check/{eventId}/{requestId}`.
-    pub async fn check(&self, event: &EventId, request_id: &str) -> Result<CheckOutcome, ApiError> {
+    pub async fn check(&self, event: &EventId, request_id: &str) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
-        let ticket = self.tickets.verify(request_id, event, now).map_err(ticket_error)?;
+        let ticket = self.tickets.verify(request_id, event, now).map_err(Tier1Error::Ticket)?;
         let rec = self.active_event(event).await?;
         if ticket.position > rec.serving_counter {
             let ahead = ticket.position - rec.serving_counter - 1;
@@ -371,11 +359,7 @@ impl Tier1Service {
         let red = self.store.redeem(event, ticket.position, rec.config.shards, &jti, now, expires_at).await?;
         let exp = red.redeemed_at + rec.config.token_ttl_seconds;
         if now >= exp {
-            return Err(ApiError::new(
-                http::StatusCode::GONE,
-                "admission_expired",
-                "this admission has expired; join the line again",
-            ));
+            return Err(Tier1Error::AdmissionExpired);
         }
         let claims = Tier1Claims {
             iss: self.tokens.issuer().to_owned(),
@@ -389,7 +373,8 @@ impl Tier1Service {
             exp,
             jti: red.jti,
         };
-        let token = self.tokens.sign(&claims).map_err(|_| ApiError::internal("could not sign the token"))?;
+        let token =
+            self.tokens.sign(&claims).map_err(|_| Tier1Error::Internal("could not sign the token"))?;
         if red.fresh {
             tracing::info!(event = "tier1.admitted", event_id = %event, position = ticket.position, jti = %claims.jti);
         }
@@ -403,15 +388,15 @@ impl Tier1Service {
         Ok(CheckOutcome::Admitted(Admitted { admitted: true, token, expires_at: exp, cookie }))
     }
 
-    fn fresh_jti(&self) -> Result<String, ApiError> {
+    fn fresh_jti(&self) -> Result<String, Tier1Error> {
         let mut b = [0u8; 16];
-        self.rng.fill(&mut b).map_err(|_| ApiError::internal("random generator failed"))?;
+        self.rng.fill(&mut b).map_err(|_| Tier1Error::Internal("random generator failed"))?;
         Ok(URL_SAFE_NO_PAD.encode(b))
     }
 
     /// Admin: create or update an event and mark it active.
-    pub async fn activate(&self, event: &EventId, patch: ConfigPatch) -> Result<EventStatus, ApiError> {
-        patch.validate().map_err(|m| ApiError::bad_request("invalid_config", m))?;
+    pub async fn activate(&self, event: &EventId, patch: ConfigPatch) -> Result<EventStatus, Tier1Error> {
+        patch.validate().map_err(Tier1Error::InvalidConfig)?;
         let rec = self.store.activate(event, patch, self.now()).await?;
         self.invalidate(event);
         tracing::info!(event = "tier1.activated", event_id = %event, config = ?rec.config);
@@ -420,7 +405,7 @@ impl Tier1Service {
     }
 
     /// Admin: stop gating an event.
-    pub async fn deactivate(&self, event: &EventId) -> Result<EventStatus, ApiError> {
+    pub async fn deactivate(&self, event: &EventId) -> Result<EventStatus, Tier1Error> {
         let rec = self.store.deactivate(event, self.now()).await?;
         self.invalidate(event);
         tracing::info!(event = "tier1.deactivated", event_id = %event);
@@ -429,23 +414,20 @@ impl Tier1Service {
     }
 
     /// Admin: counters, waiting, admitted and recent rates.
-    pub async fn status(&self, event: &EventId) -> Result<EventStatus, ApiError> {
+    pub async fn status(&self, event: &EventId) -> Result<EventStatus, Tier1Error> {
         let rec = self.store.get_event(event).await?.ok_or(StoreError::NotFound)?;
         self.status_of(rec).await
     }
 
-    async fn status_of(&self, rec: EventRecord) -> Result<EventStatus, ApiError> {
+    async fn status_of(&self, rec: EventRecord) -> Result<EventStatus, Tier1Error> {
         let counts = self.store.shard_counts(&rec.event, rec.config.shards).await?;
         Ok(build_status(rec, &counts, self.now()))
     }
 
     /// Admin: raise `servingCounter` by `by`, capped at the highest issued position.
-    pub async fn advance(&self, event: &EventId, by: u64) -> Result<EventStatus, ApiError> {
+    pub async fn advance(&self, event: &EventId, by: u64) -> Result<EventStatus, Tier1Error> {
         if !(1..=MAX_ADVANCE_BY).contains(&by) {
-            return Err(ApiError::bad_request(
-                "invalid_body",
-                format!("by must be between 1 and {MAX_ADVANCE_BY}"),
-            ));
+            return Err(Tier1Error::InvalidAdvance(format!("by must be between 1 and {MAX_ADVANCE_BY}")));
         }
         for _ in 0..CAS_ATTEMPTS {
             let rec = self.store.get_event(event).await?.ok_or(StoreError::NotFound)?;
@@ -471,7 +453,7 @@ impl Tier1Service {
                 return Ok(build_status(rec, &counts, now));
             }
         }
-        Err(ApiError::unavailable("the serving counter is changing too fast; retry"))
+        Err(Tier1Error::Busy)
     }
 
     /// One advancer pass at `now`: every active event whose step is due moves by its batch.
@@ -556,5 +538,15 @@ fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus
         last_step_at: rec.last_step_at,
         created_at: rec.created_at,
         updated_at: rec.updated_at,
+    }
+}
+
+#[async_trait::async_trait]
+impl vwr_core::tiers::ActiveEvents for Tier1Service {
+    async fn is_active(&self, event: &EventId) -> Result<bool, vwr_core::tiers::LookupError> {
+        match self.cached_event(event).await {
+            Ok(rec) => Ok(rec.is_some_and(|r| r.active)),
+            Err(e) => Err(vwr_core::tiers::LookupError(e.to_string())),
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! HTTP tests of the tier-1 routers (in-memory store): status codes and bodies of SPEC §2,
+//! HTTP tests of the tier-1 routers (in-memory store): status codes and bodies of docs/api.md#tier-1,
 //! bad input → 4xx with no state change, admin auth.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -378,7 +378,7 @@ async fn activation_publishes_active_events_to_the_edge_config() {
     let broken = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new("oops"));
     let svc =
         common::service(Arc::new(MemoryStore::new()), Arc::new(ManualClock::new(T0))).with_edge_sync(broken);
-    let err = svc.activate(&common::ev("c"), Default::default()).await.unwrap_err();
-    assert_eq!((err.status, err.code), (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed"));
+    let err = vwr_core::ApiError::from(svc.activate(&common::ev("c"), Default::default()).await.unwrap_err());
+    assert_eq!((err.status, err.code.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed"));
     assert!(svc.status(&common::ev("c")).await.unwrap().active);
 }

@@ -74,7 +74,7 @@ resource "aws_secretsmanager_secret_version" "origin" {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Table (the same shape `vwr bootstrap` creates: functions/tier1/src/dynamo.rs, ensure_table)
+# Table (the same shape `vwr bootstrap` creates: functions/tier1-store/src/dynamo.rs, ensure_table)
 
 resource "aws_dynamodb_table" "this" {
   #checkov:skip=CKV_AWS_119:Encrypted at rest with the AWS owned key by default; a customer managed key is used when var.kms_key_arn is given.
@@ -126,7 +126,8 @@ resource "aws_dynamodb_table" "this" {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Functions. Environment: exactly what functions/tier1/src/config.rs reads (tests/infra checks it).
+# Functions. Environment: exactly what the tier-1 Lambdas read (functions/tier1/src/config.rs and
+# functions/lambda/src/secrets.rs; tests/infra checks it).
 
 locals {
   api_env = {

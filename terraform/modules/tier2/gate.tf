@@ -1,9 +1,9 @@
-# Optional gate for the operator's protected APIs (SPEC §1: /api/seats/**, /api/reservations/**):
+# Optional gate for the operator's protected APIs (docs/api.md#tier-2: /api/seats/**, /api/reservations/**):
 # a REST API whose every method goes through the entry-token authorizer (REQUEST type), then
 # proxies to var.protected_backend_url. REST, not HTTP API: it has gateway responses, which carry
 # the authorizer's refusal (error, message, redirectTo) to the caller.
 #
-# The prefixes are tier2/core/src/protect.rs PROTECTED_PREFIXES (tests/infra checks it).
+# The prefixes are tier2/tier2/src/protect.rs PROTECTED_PREFIXES (tests/infra checks it).
 
 locals {
   gate = var.protected_backend_url != null

@@ -43,7 +43,8 @@ resource "aws_sqs_queue_redrive_allow_policy" "notices_dlq" {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Functions. Environment: what tier2/core/src/config.rs reads (tests/infra checks it). The tier-1
+# Functions. Environment: what tier2/tier2/src/config.rs and the Lambda plumbing read (tests/infra
+# checks it). The tier-1
 # variables (keys, cookie, issuer, audience) let the API and the authorizer read callers'
 # tier-1 tokens; VWR_TABLE lets the API serve events active in tier 1 and keep each event's
 # tier-2 registration (item EVT#{eventId} / T2), which the worker reads back when Redis lost it.

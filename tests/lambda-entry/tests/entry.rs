@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use vwr_core::{EventId, HmacKeyring};
-use vwr_lambda::testing::FakeRuntime;
-use vwr_tier1::dynamo::DynamoStore;
+use vwr_lambda_entry::fake_runtime::FakeRuntime;
 use vwr_tier1::store::PositionStore;
+use vwr_tier1_store::dynamo::DynamoStore;
 
 fn binary(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -154,6 +154,49 @@ async fn tier1_api_admin_and_advancer_lambdas() {
     assert_eq!(rec.serving_counter, 2, "the advancer served both issued positions");
 }
 
+/// Every log line written during an invocation carries the runtime's request id
+/// (`span.requestId`), so a CloudWatch line leads back to its request.
+#[tokio::test]
+async fn log_lines_carry_the_request_id() {
+    let (store, table) = table().await;
+    let keys = HmacKeyring::generate("lk").unwrap();
+    let e1 = EventId::parse("e1").unwrap();
+    store.activate(&e1, Default::default(), vwr_core::time::now_secs()).await.unwrap();
+    let rt = FakeRuntime::start(vec![http_event("POST", "/vwr/assign/e1", None)], Duration::from_secs(30))
+        .await
+        .unwrap();
+    let log = std::env::temp_dir().join(format!(
+        "vwr-entry-log-{}-{}",
+        std::process::id(),
+        vwr_core::time::now_millis()
+    ));
+    let mut env = tier1_env(&table, &keys);
+    env.push(("RUST_LOG", "debug".into()));
+    let mut cmd = Command::new(binary("vwr-tier1-api"));
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in
+        [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"), ("AWS_REGION", "us-east-1")]
+    {
+        cmd.env(k, v);
+    }
+    for (k, v) in rt.lambda_env().into_iter().chain(env) {
+        cmd.env(k, v);
+    }
+    cmd.stdout(std::fs::File::create(&log).unwrap()).stderr(Stdio::null());
+    let proc = Proc(cmd.spawn().unwrap());
+    let replies = rt.replies(1, Duration::from_secs(30)).await;
+    assert_eq!(status_and_body(&replies[0].1).0, 200, "{replies:?}");
+    drop(proc);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let line = text
+        .lines()
+        .find(|l| l.contains("tier1.assigned"))
+        .unwrap_or_else(|| panic!("no tier1.assigned line in {text}"));
+    let v: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["span"]["requestId"], "req-1", "{line}");
+}
+
 /// Bad configuration stops the function at start-up with a log line naming the variable
 /// (Lambda then reports the init failure; the line is what shows in CloudWatch).
 #[tokio::test]
@@ -184,10 +227,10 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     let redis = std::env::var("VWR_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     // Database 8 belongs to this test (the worker serves every registered event).
     let redis = format!("{}/8", redis.trim_end_matches('/'));
-    let entry = vwr_tier2::entry_token::EcKeyring::generate("ek").unwrap();
+    let entry = vwr_core::EcKeyring::generate("ek").unwrap();
     let env = vec![("VWR_REDIS_URL", redis.clone()), ("VWR_TIER2_KEYS", entry.to_text())];
     let store =
-        vwr_tier2::redis_store::RedisStore::connect(&vwr_tier2::redis_store::RedisConfig::single(&redis))
+        vwr_tier2_store::redis::RedisStore::connect(&vwr_tier2_store::redis::RedisConfig::single(&redis))
             .await
             .unwrap();
     use vwr_tier2::store::AdmissionStore;
@@ -238,9 +281,9 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     store.unregister(&event).await.unwrap();
 
     // Authorizer: a request without an entry token is denied with the redirect context.
-    let jwks = entry.jwks().to_string();
+    let jwks = serde_json::to_string(&entry.jwks()).unwrap();
     let rt = FakeRuntime::start(
-        vec![json!({"type": "REQUEST", "methodArn": "arn:aws:execute-api:us-east-1:0:api/prod/GET/api/seats/e1", "path": "/api/seats/e1", "headers": {}})],
+        vec![json!({"type": "REQUEST", "requestContext": {}, "methodArn": "arn:aws:execute-api:us-east-1:0:api/prod/GET/api/seats/e1", "path": "/api/seats/e1", "headers": {}})],
         Duration::from_secs(10),
     )
     .await

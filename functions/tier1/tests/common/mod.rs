@@ -1,56 +1,17 @@
-//! Shared set-up of the tier-1 integration tests: a DynamoDB store on the emulator started by
-//! `tests/run.sh` (moto server), one fresh table per test.
+//! Shared set-up of the tier-1 domain tests (in-memory store).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{EventId, HmacKeyring};
 use vwr_tier1::Tier1Service;
-use vwr_tier1::dynamo::DynamoStore;
 use vwr_tier1::service::Tier1Settings;
 use vwr_tier1::store::PositionStore;
 
-/// The emulator endpoint: `VWR_TEST_AWS_ENDPOINT` (set by tests/run.sh) or `AWS_ENDPOINT_URL`.
-pub fn endpoint() -> String {
-    std::env::var("VWR_TEST_AWS_ENDPOINT").or_else(|_| std::env::var("AWS_ENDPOINT_URL")).unwrap_or_else(|_| {
-        panic!(
-            "these tests need a DynamoDB emulator: run tests/run.sh, or start `moto_server -p 5000` and set \
-             VWR_TEST_AWS_ENDPOINT=http://127.0.0.1:5000"
-        )
-    })
-}
-
 pub fn ev(s: &str) -> EventId {
     EventId::parse(s).unwrap()
-}
-
-static TABLE_SEQ: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh table name, unique within and across test runs.
-pub fn unique_table(prefix: &str) -> String {
-    let n = TABLE_SEQ.fetch_add(1, Ordering::SeqCst);
-    format!("{prefix}-{}-{}-{n}", std::process::id(), vwr_core::time::now_millis())
-}
-
-pub async fn sdk_client() -> aws_sdk_dynamodb::Client {
-    let creds = aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "vwr-tests");
-    let conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-        .credentials_provider(creds)
-        .endpoint_url(endpoint())
-        .build();
-    aws_sdk_dynamodb::Client::from_conf(conf)
-}
-
-/// A DynamoDB store on a new table.
-pub async fn dynamo_store(prefix: &str) -> DynamoStore {
-    let store = DynamoStore::new(sdk_client().await, unique_table(prefix));
-    store.ensure_table().await.expect("create table on the emulator");
-    store
 }
 
 pub fn tokens() -> Tier1Tokens {

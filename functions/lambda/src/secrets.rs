@@ -1,0 +1,108 @@
+//! Secrets and admin settings of the Lambdas, loaded at start (one place for both tiers):
+//! key rings from the environment or Secrets Manager, the Redis URL, the CloudFront origin
+//! secret, the admin principals. Every failure names the variable at fault.
+
+use vwr_core::admin_auth::{AdminAuth, PrincipalPatterns};
+use vwr_core::config::{ConfigError, Env, KeySource, KeyVars, TIER1_KEYS};
+use vwr_core::http::OriginSecret;
+use vwr_core::keys::{HmacKey, KeyMaterial, KeyRing};
+use vwr_core::token::Tier1Tokens;
+
+/// Reads a secret string from Secrets Manager.
+pub async fn load_secret(sdk: &aws_config::SdkConfig, id: &str) -> Result<String, String> {
+    let client = aws_sdk_secretsmanager::Client::new(sdk);
+    let out = client.get_secret_value().secret_id(id).send().await.map_err(|e| {
+        format!("could not read the secret: {}", aws_sdk_secretsmanager::error::DisplayErrorContext(&e))
+    })?;
+    out.secret_string().map(str::to_owned).ok_or_else(|| "the secret has no string value".to_owned())
+}
+
+fn invalid(name: &str, value: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { name: name.into(), value: value.into(), reason: reason.into() }
+}
+
+/// The key ring of `source` (the variables `vars` named it): parsed from the environment, or
+/// loaded from Secrets Manager (JSON form).
+pub async fn ring<K: KeyMaterial>(
+    source: &KeySource,
+    vars: KeyVars,
+    sdk: &aws_config::SdkConfig,
+) -> Result<KeyRing<K>, ConfigError> {
+    match source {
+        KeySource::Env { text, signing_kid } => KeyRing::from_text(text, signing_kid.as_deref())
+            .map_err(|e| invalid(vars.keys, "…", e.to_string())),
+        KeySource::Secret(id) => {
+            let json = load_secret(sdk, id).await.map_err(|r| invalid(vars.secret, id, r))?;
+            KeyRing::from_json(&json).map_err(|e| invalid(vars.secret, id, e.to_string()))
+        }
+    }
+}
+
+/// The tier-1 token verifier for reading callers' tier-1 tokens (tier 2, the authorizer), when
+/// tier-1 keys are configured (`VWR_TIER1_KEYS` or `VWR_TIER1_KEYS_SECRET_ID`), with the
+/// cookie prefix (`VWR_COOKIE_PREFIX`); the issuer and audience as tier 1 reads them.
+pub async fn tier1_tokens(
+    env: &Env,
+    sdk: &aws_config::SdkConfig,
+) -> Result<Option<(Tier1Tokens, String)>, ConfigError> {
+    let Some(source) = KeySource::from_env::<HmacKey>(env, TIER1_KEYS)? else {
+        return Ok(None);
+    };
+    let ring = ring::<HmacKey>(&source, TIER1_KEYS, sdk).await?;
+    let tokens = Tier1Tokens::new(
+        ring,
+        env.string("VWR_TOKEN_ISSUER", "vwr"),
+        env.string("VWR_TOKEN_AUDIENCE", "vwr-edge"),
+    );
+    Ok(Some((tokens, env.string("VWR_COOKIE_PREFIX", "vwr_t1_"))))
+}
+
+/// The Redis URL(s): `VWR_REDIS_URL`, or the string of the Secrets Manager secret
+/// `VWR_REDIS_URL_SECRET_ID` (it holds the password). Returns the text and the variable it
+/// came from.
+pub async fn redis_url(
+    env: &Env,
+    sdk: &aws_config::SdkConfig,
+) -> Result<(String, &'static str), ConfigError> {
+    match (env.get("VWR_REDIS_URL"), env.get("VWR_REDIS_URL_SECRET_ID")) {
+        (Some(url), _) => Ok((url.to_owned(), "VWR_REDIS_URL")),
+        (None, Some(id)) => {
+            let url = load_secret(sdk, id).await.map_err(|r| invalid("VWR_REDIS_URL_SECRET_ID", id, r))?;
+            Ok((url.trim().to_owned(), "VWR_REDIS_URL_SECRET_ID"))
+        }
+        (None, None) => Err(ConfigError::Missing {
+            name: "VWR_REDIS_URL".into(),
+            hint: "the tier-2 Lambdas need Redis (VWR_REDIS_URL or VWR_REDIS_URL_SECRET_ID)".into(),
+        }),
+    }
+}
+
+/// The origin secret of an API behind CloudFront (`VWR_ORIGIN_SECRET_ID`, or
+/// `VWR_ORIGIN_SECRET` given directly); `None` when neither is set (no check).
+pub async fn origin_secret(
+    env: &Env,
+    sdk: &aws_config::SdkConfig,
+) -> Result<Option<OriginSecret>, ConfigError> {
+    let (name, value) = match (env.get("VWR_ORIGIN_SECRET"), env.get("VWR_ORIGIN_SECRET_ID")) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "VWR_ORIGIN_SECRET",
+                "…",
+                "set either VWR_ORIGIN_SECRET or VWR_ORIGIN_SECRET_ID, not both",
+            ));
+        }
+        (Some(v), None) => ("VWR_ORIGIN_SECRET", v.to_owned()),
+        (None, Some(id)) => (
+            "VWR_ORIGIN_SECRET_ID",
+            load_secret(sdk, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?,
+        ),
+        (None, None) => return Ok(None),
+    };
+    OriginSecret::new(&value).map(Some).map_err(|r| invalid(name, "…", r))
+}
+
+/// Admin authentication of the Lambdas: IAM, restricted to `VWR_ADMIN_PRINCIPALS` if set.
+pub fn iam_admin_auth(env: &Env) -> Result<AdminAuth, ConfigError> {
+    let raw = env.get("VWR_ADMIN_PRINCIPALS").unwrap_or("");
+    PrincipalPatterns::parse(raw).map(AdminAuth::Iam).map_err(|r| invalid("VWR_ADMIN_PRINCIPALS", raw, r))
+}

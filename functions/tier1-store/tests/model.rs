@@ -1,0 +1,170 @@
+//! Model-based property test: random sequences of assign / check / advance / advancer step /
+//! activate / deactivate / status / clock moves run on the in-memory store (the model) and on
+//! the DynamoDB store (moto server); every answer must agree.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use vwr_core::EventId;
+use vwr_core::time::{Clock, ManualClock};
+use vwr_tier1::Tier1Service;
+use vwr_tier1::memory::MemoryStore;
+use vwr_tier1::model::ConfigPatch;
+use vwr_tier1::service::{CheckOutcome, Tier1Settings};
+use vwr_tier1::store::PositionStore;
+use vwr_tier1_store::dynamo::DynamoStore;
+
+const T0: u64 = 1_800_000_000;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Activate { ev: usize, batch: Option<u64>, interval: Option<u64>, shards: Option<u32>, ttl: Option<u64> },
+    Deactivate { ev: usize },
+    Assign { ev: usize },
+    Check { ev: usize, ticket: usize },
+    Advance { ev: usize, by: u64 },
+    Step { ev: usize },
+    Sleep { secs: u64 },
+    Status { ev: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let ev = 0usize..3;
+    prop_oneof![
+        2 => (ev.clone(), proptest::option::of(0u64..6), proptest::option::of(1u64..4), proptest::option::of(1u32..4), proptest::option::of(prop_oneof![Just(60u64), Just(120)]))
+            .prop_map(|(ev, batch, interval, shards, ttl)| Op::Activate { ev, batch, interval, shards, ttl }),
+        1 => ev.clone().prop_map(|ev| Op::Deactivate { ev }),
+        6 => ev.clone().prop_map(|ev| Op::Assign { ev }),
+        5 => (ev.clone(), 0usize..64).prop_map(|(ev, ticket)| Op::Check { ev, ticket }),
+        2 => (ev.clone(), 1u64..8).prop_map(|(ev, by)| Op::Advance { ev, by }),
+        3 => ev.clone().prop_map(|ev| Op::Step { ev }),
+        2 => (1u64..90).prop_map(|secs| Op::Sleep { secs }),
+        2 => ev.prop_map(|ev| Op::Status { ev }),
+    ]
+}
+
+struct Side {
+    svc: Tier1Service,
+    /// ticket → jti of its first admission on this side.
+    jtis: HashMap<String, String>,
+}
+
+fn side(
+    store: Arc<dyn PositionStore>,
+    clock: Arc<ManualClock>,
+    tokens: &vwr_core::token::Tier1Tokens,
+) -> Side {
+    let settings =
+        Tier1Settings { cache_ttl: std::time::Duration::ZERO, shard_start: Some(0), ..Default::default() };
+    Side {
+        svc: Tier1Service::new(store, tokens.clone(), settings, clock as Arc<dyn Clock>),
+        jtis: HashMap::new(),
+    }
+}
+
+/// The comparable result of one operation on one side.
+async fn apply(
+    side: &mut Side,
+    op: &Op,
+    events: &[EventId],
+    tickets: &[(usize, String)],
+) -> Result<String, TestCaseError> {
+    let svc = &side.svc;
+    let out = match op {
+        Op::Activate { ev, batch, interval, shards, ttl } => {
+            let p = ConfigPatch {
+                batch_size: *batch,
+                interval_seconds: *interval,
+                shards: *shards,
+                token_ttl_seconds: *ttl,
+            };
+            format!("{:?}", svc.activate(&events[*ev], p).await.map_err(|e| e.to_string()))
+        }
+        Op::Deactivate { ev } => {
+            format!("{:?}", svc.deactivate(&events[*ev]).await.map_err(|e| e.to_string()))
+        }
+        Op::Assign { ev } => format!("{:?}", svc.assign(&events[*ev]).await.map_err(|e| e.to_string())),
+        Op::Check { ev, ticket } => {
+            if tickets.is_empty() {
+                return Ok("no tickets".into());
+            }
+            let (_, t) = &tickets[ticket % tickets.len()];
+            match svc.check(&events[*ev], t).await {
+                Ok(CheckOutcome::Waiting(w)) => format!("waiting {w:?}"),
+                Ok(CheckOutcome::Admitted(a)) => {
+                    let mut claims = svc.tokens().verify(&a.token, &events[*ev], svc.now()).unwrap();
+                    let first = side.jtis.entry(t.clone()).or_insert_with(|| claims.jti.clone());
+                    prop_assert_eq!(&claims.jti, first, "a ticket got a second identity");
+                    claims.jti = String::new();
+                    format!("admitted {claims:?} {}", a.expires_at)
+                }
+                Err(e) => format!("error {e}"),
+            }
+        }
+        Op::Advance { ev, by } => {
+            format!("{:?}", svc.advance(&events[*ev], *by).await.map_err(|e| e.to_string()))
+        }
+        Op::Step { ev } => match svc.store().get_event(&events[*ev]).await.unwrap() {
+            Some(rec) => format!("{:?}", svc.advance_step(rec, svc.now()).await.map_err(|e| e.to_string())),
+            None => "no event".into(),
+        },
+        Op::Sleep { .. } => String::new(),
+        Op::Status { ev } => format!("{:?}", svc.status(&events[*ev]).await.map_err(|e| e.to_string())),
+    };
+    Ok(out)
+}
+
+static CASE: AtomicU64 = AtomicU64::new(0);
+
+async fn run_case(dynamo: &DynamoStore, ops: &[Op]) -> Result<(), TestCaseError> {
+    let case = CASE.fetch_add(1, Ordering::SeqCst);
+    let events: Vec<EventId> = (0..3).map(|i| common::ev(&format!("c{case}-e{i}"))).collect();
+    let clock = Arc::new(ManualClock::new(T0));
+    let tokens = common::tokens();
+    let mut model = side(Arc::new(MemoryStore::new()), Arc::clone(&clock), &tokens);
+    let mut real = side(Arc::new(dynamo.clone()), Arc::clone(&clock), &tokens);
+    let mut tickets: Vec<(usize, String)> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Op::Sleep { secs } = op {
+            clock.advance(*secs);
+            continue;
+        }
+        let want = apply(&mut model, op, &events, &tickets).await?;
+        let got = apply(&mut real, op, &events, &tickets).await?;
+        prop_assert_eq!(&got, &want, "step {} {:?} diverged", i, op);
+        if let Op::Assign { ev } = op
+            && let Ok(a) = model.svc.assign(&events[*ev]).await
+        {
+            // Keep one more ticket on both sides in step (assign again on the real side too).
+            let b = real.svc.assign(&events[*ev]).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&a.request_id, &b.request_id);
+            tickets.push((*ev, a.request_id));
+        }
+    }
+    // Final state agrees for every event.
+    for ev in &events {
+        let a = format!("{:?}", model.svc.status(ev).await.map_err(|e| e.to_string()));
+        let b = format!("{:?}", real.svc.status(ev).await.map_err(|e| e.to_string()));
+        prop_assert_eq!(b, a);
+    }
+    Ok(())
+}
+
+#[test]
+fn memory_and_dynamodb_stores_agree() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dynamo = rt.block_on(common::dynamo_store("model"));
+    let cases = std::env::var("VWR_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(40);
+    let mut runner = TestRunner::new(Config { cases, max_shrink_iters: 200, ..Config::default() });
+    let result =
+        runner.run(&proptest::collection::vec(op(), 1..40), |ops| rt.block_on(run_case(&dynamo, &ops)));
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}

@@ -1,0 +1,63 @@
+//! Lambda: the tier-2 API (`/api/queue/...`, the JWKS) and the tier-2 admin routes
+//! (`/api/queue/admin/...`, IAM auth at API Gateway, checked again here). The composition
+//! root, and one of the two places that wire both tiers: tier 1's DynamoDB table tells tier 2
+//! which events tier 1 gates.
+
+use std::sync::Arc;
+
+use vwr_core::config::{ConfigError, Env, TIER2_KEYS};
+use vwr_core::keys::EcKey;
+use vwr_core::tiers::{ActiveEvents, NoActiveEvents};
+use vwr_core::time::SystemClock;
+use vwr_lambda::{secrets, serve_with, startup_error};
+use vwr_tier1::config::Tier1Config;
+use vwr_tier2::config::Tier2Config;
+use vwr_tier2::identity::Identity;
+use vwr_tier2_store::redis::RedisConfig;
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    vwr_core::logging::init_json();
+    let sdk = vwr_lambda::sdk_config().await;
+    let env = Env::from_process();
+    let auth = secrets::iam_admin_auth(&env).map_err(|e| startup_error("admin configuration", e))?;
+    let origin =
+        secrets::origin_secret(&env, &sdk).await.map_err(|e| startup_error("origin configuration", e))?;
+    let cfg = Tier2Config::from_env(&env).map_err(|e| startup_error("tier-2 configuration", e))?;
+    let keys = cfg.keys.clone().ok_or_else(|| {
+        startup_error(
+            "tier-2 keys",
+            ConfigError::Missing {
+                name: "VWR_TIER2_KEYS".into(),
+                hint: "set VWR_TIER2_KEYS or VWR_TIER2_KEYS_SECRET_ID (`vwr keys generate`)".into(),
+            },
+        )
+    })?;
+    let ring =
+        secrets::ring::<EcKey>(&keys, TIER2_KEYS, &sdk).await.map_err(|e| startup_error("tier-2 keys", e))?;
+    let tokens = cfg.tokens(ring);
+    let (url, var) = secrets::redis_url(&env, &sdk).await.map_err(|e| startup_error("Redis", e))?;
+    let redis = RedisConfig::from_env(&env, &url, var).map_err(|e| startup_error("Redis", e))?;
+    let tier1 = secrets::tier1_tokens(&env, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
+    // Events tier 1 gates are known to tier 2 implicitly: read from tier 1's table.
+    let active: Arc<dyn ActiveEvents> = match (&tier1, env.get("VWR_TABLE")) {
+        (Some((t1, _)), Some(_)) => {
+            let t1cfg = Tier1Config::from_env(&env).map_err(|e| startup_error("tier-1 configuration", e))?;
+            vwr_tier1_store::service(&t1cfg, t1.clone(), &sdk)
+        }
+        _ => Arc::new(NoActiveEvents),
+    };
+    let identity = Identity {
+        cookie_prefix: tier1.as_ref().map_or_else(|| "vwr_t1_".to_owned(), |(_, p)| p.clone()),
+        tier1: tier1.map(|(t, _)| t),
+        tier2: Some(tokens.verifier()),
+        dev_user_header: false,
+        clock: Arc::new(SystemClock),
+    };
+    let parts = vwr_tier2_store::service(&env, &cfg, tokens, &redis, &sdk, active)
+        .await
+        .map_err(|e| startup_error("tier-2 configuration", e))?;
+    let router = vwr_tier2::http::public_router(Arc::clone(&parts.service), identity)
+        .merge(vwr_tier2::http::admin_router(parts.service, auth));
+    serve_with(router, origin).await
+}

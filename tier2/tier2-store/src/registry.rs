@@ -1,0 +1,154 @@
+//! The durable copy of tier-2 registrations in the tier-1 DynamoDB table: one item per event,
+//! `pk = EVT#{eventId}`, `sk = T2`, with `threshold`, `lineOrder` and `removed`.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use vwr_core::EventId;
+use vwr_tier2::model::{DEFAULT_THRESHOLD, LineOrder, StoreError};
+use vwr_tier2::registry::{Registration, Registry};
+
+/// Registrations in the tier-1 DynamoDB table.
+#[derive(Debug, Clone)]
+pub struct DynamoRegistry {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+}
+
+type Item = HashMap<String, AttributeValue>;
+
+fn key(event: &EventId) -> Item {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S(format!("EVT#{event}"))),
+        ("sk".to_owned(), AttributeValue::S("T2".to_owned())),
+    ])
+}
+
+fn unavailable<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    op: &str,
+    e: &aws_sdk_dynamodb::error::SdkError<E, R>,
+) -> StoreError {
+    let detail = format!("{op}: {}", aws_sdk_dynamodb::error::DisplayErrorContext(e));
+    tracing::warn!(event = "tier2.registry_error", op, error = %detail);
+    StoreError::Unavailable(detail)
+}
+
+/// The registration item as stored.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RegistrationItem {
+    threshold: u64,
+    line_order: String,
+    #[serde(default)]
+    removed: bool,
+}
+
+fn parse(item: &Item) -> Result<Registration, StoreError> {
+    let it: RegistrationItem = serde_dynamo::from_item(item.clone())
+        .map_err(|e| StoreError::Protocol(format!("registration item: {e}")))?;
+    let order = LineOrder::parse(&it.line_order)
+        .ok_or_else(|| StoreError::Protocol(format!("lineOrder {}", it.line_order)))?;
+    Ok(Registration { threshold: it.threshold, order, removed: it.removed })
+}
+
+impl DynamoRegistry {
+    pub fn new(client: aws_sdk_dynamodb::Client, table: impl Into<String>) -> Self {
+        Self { client, table: table.into() }
+    }
+
+    async fn update(
+        &self,
+        event: &EventId,
+        expr: &str,
+        values: Item,
+        op: &str,
+    ) -> Result<Registration, StoreError> {
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(event)))
+            .update_expression(expr)
+            .set_expression_attribute_values(Some(values))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await
+            .map_err(|e| unavailable(op, &e))?;
+        parse(out.attributes().ok_or_else(|| StoreError::Protocol("UpdateItem returned nothing".into()))?)
+    }
+}
+
+#[async_trait]
+impl Registry for DynamoRegistry {
+    async fn get(&self, event: &EventId) -> Result<Option<Registration>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(event)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem(registration)", &e))?;
+        out.item().map(parse).transpose()
+    }
+
+    async fn set(
+        &self,
+        event: &EventId,
+        threshold: u64,
+        order: LineOrder,
+    ) -> Result<Registration, StoreError> {
+        let values = HashMap::from([
+            (":t".to_owned(), AttributeValue::N(threshold.to_string())),
+            (":o".to_owned(), AttributeValue::S(order.as_str().to_owned())),
+            (":f".to_owned(), AttributeValue::Bool(false)),
+        ]);
+        self.update(
+            event,
+            "SET threshold = :t, lineOrder = if_not_exists(lineOrder, :o), removed = :f",
+            values,
+            "UpdateItem(registration)",
+        )
+        .await
+    }
+
+    async fn create(
+        &self,
+        event: &EventId,
+        threshold: u64,
+        order: LineOrder,
+    ) -> Result<Registration, StoreError> {
+        let values = HashMap::from([
+            (":t".to_owned(), AttributeValue::N(threshold.to_string())),
+            (":o".to_owned(), AttributeValue::S(order.as_str().to_owned())),
+            (":f".to_owned(), AttributeValue::Bool(false)),
+        ]);
+        self.update(
+            event,
+            "SET threshold = if_not_exists(threshold, :t), lineOrder = if_not_exists(lineOrder, :o), \
+             removed = if_not_exists(removed, :f)",
+            values,
+            "UpdateItem(registration)",
+        )
+        .await
+    }
+
+    async fn remove(&self, event: &EventId) -> Result<(), StoreError> {
+        let values = HashMap::from([
+            (":t".to_owned(), AttributeValue::N(DEFAULT_THRESHOLD.to_string())),
+            (":o".to_owned(), AttributeValue::S(LineOrder::Arrival.as_str().to_owned())),
+            (":r".to_owned(), AttributeValue::Bool(true)),
+        ]);
+        self.update(
+            event,
+            "SET removed = :r, threshold = if_not_exists(threshold, :t), lineOrder = if_not_exists(lineOrder, :o)",
+            values,
+            "UpdateItem(registration)",
+        )
+        .await
+        .map(|_| ())
+    }
+}

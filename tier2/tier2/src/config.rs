@@ -1,0 +1,110 @@
+//! Start-up configuration of tier 2 from the environment, checked before serving
+//! (docs/settings.md). Redis connection settings are parsed by `vwr-tier2-store`; keys in
+//! Secrets Manager are loaded by the Lambda plumbing.
+//!
+//! | variable | default | meaning |
+//! |---|---|---|
+//! | `VWR_REDIS_URL` | — | `redis://…` / `rediss://…`; comma-separated seed nodes for a cluster |
+//! | `VWR_REDIS_URL_SECRET_ID` | — | instead: a Secrets Manager secret whose string is that URL (it holds the password) |
+//! | `VWR_REDIS_CLUSTER` | `false` | Redis Cluster mode |
+//! | `VWR_REDIS_TIMEOUT_MS` | 1000 | connect and response timeout |
+//! | `VWR_TIER2_KEYS` / `VWR_TIER2_SIGNING_KID` | — | ES256 keys `kid:base64url(PKCS#8)` |
+//! | `VWR_TIER2_KEYS_SECRET_ID` | — | instead: Secrets Manager `{"signingKid":…,"keys":{…}}` |
+//! | `VWR_ENTRY_ISSUER` / `VWR_ENTRY_AUDIENCE` | `vwr` / `vwr-api` | entry-token `iss` / `aud` |
+//! | `VWR_ACTIVE_TTL_SECONDS` | 600 | admission lifetime (entry tokens are refreshed up to it) |
+//! | `VWR_ENTRY_TOKEN_TTL_SECONDS` | 30 | one entry token's lifetime (10–3600); `status` hands out fresh ones; a user who left keeps their slot counted until their last token expires |
+//! | `VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS` | 60 | an active user without heartbeat loses the slot |
+//! | `VWR_WAITING_TIMEOUT_SECONDS` | 150 | a waiting user without a poll leaves the line |
+//! | `VWR_ADMIT_BATCH` | 500 | admissions per event per worker step |
+//! | `VWR_DEFAULT_THRESHOLD` | 1000 | threshold of events registered from tier 1 |
+//! | `VWR_NOTICE_QUEUE_URL` | — | SQS FIFO queue for admission notices (none: not sent) |
+//! | `VWR_NOTICE_TIMEOUT_MS` | 2000 | bound of one SQS batch send |
+//! | `VWR_WORKER_TICK_SECONDS` | 1 | worker period |
+//! | `VWR_TIER1_KEYS`… | — | tier-1 keys, to read callers' tier-1 tokens (identity, position) |
+//! | `VWR_TABLE` | — | the tier-1 DynamoDB table: events active in tier 1, and the durable copy of tier-2 registrations (without it, Redis is their only copy) |
+
+use std::time::Duration;
+
+pub use vwr_core::config::TIER2_KEYS;
+use vwr_core::config::{ConfigError, Env, KeySource};
+use vwr_core::keys::{EcKey, EcKeyring};
+
+use crate::entry_token::EntryTokens;
+use crate::model::{MAX_THRESHOLD, Tier2Settings};
+
+/// Tier-2 configuration.
+#[derive(Debug, Clone)]
+pub struct Tier2Config {
+    pub keys: Option<KeySource>,
+    pub issuer: String,
+    pub audience: String,
+    pub settings: Tier2Settings,
+    pub notice_queue_url: Option<String>,
+    pub notice_timeout: Duration,
+    pub worker_tick: Duration,
+}
+
+fn invalid(name: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { name: name.into(), value: "…".into(), reason: reason.into() }
+}
+
+impl Tier2Config {
+    pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
+        let keys = KeySource::from_env::<EcKey>(env, TIER2_KEYS)?;
+        let secs = |name: &str, default: u64, max: u64| env.u64_in(name, default, 1..=max).map(|s| s * 1000);
+        let settings = Tier2Settings {
+            active_ttl_ms: secs("VWR_ACTIVE_TTL_SECONDS", 600, 86_400)?,
+            active_heartbeat_timeout_ms: secs("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", 60, 3_600)?,
+            waiting_timeout_ms: secs("VWR_WAITING_TIMEOUT_SECONDS", 150, 86_400)?,
+            batch_max: env.u64_in("VWR_ADMIT_BATCH", 500, 1..=100_000)?,
+            default_threshold: env.u64_in("VWR_DEFAULT_THRESHOLD", 1000, 1..=MAX_THRESHOLD)?,
+            entry_token_ttl_ms: secs("VWR_ENTRY_TOKEN_TTL_SECONDS", 30, 3_600)?,
+            ..Tier2Settings::default()
+        };
+        if settings.entry_token_ttl_ms < 10_000 {
+            return Err(invalid(
+                "VWR_ENTRY_TOKEN_TTL_SECONDS",
+                "must be between 10 and 3600: pages refresh the token with a status call",
+            ));
+        }
+        if settings.waiting_timeout_ms <= 60_000 {
+            return Err(invalid(
+                "VWR_WAITING_TIMEOUT_SECONDS",
+                "must exceed 60 s, the longest poll hint, or slow pollers lose their place",
+            ));
+        }
+        Ok(Self {
+            keys,
+            issuer: env.string("VWR_ENTRY_ISSUER", "vwr"),
+            audience: env.string("VWR_ENTRY_AUDIENCE", "vwr-api"),
+            settings,
+            notice_queue_url: env.get("VWR_NOTICE_QUEUE_URL").map(str::to_owned),
+            notice_timeout: Duration::from_millis(env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)?),
+            worker_tick: Duration::from_secs(env.u64_in("VWR_WORKER_TICK_SECONDS", 1, 1..=60)?),
+        })
+    }
+
+    /// The token issuer over `ring`.
+    pub fn tokens(&self, ring: EcKeyring) -> EntryTokens {
+        EntryTokens::new(ring, self.issuer.clone(), self.audience.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates() {
+        let c = Tier2Config::from_env(&Env::default()).unwrap();
+        assert!(c.keys.is_none());
+        assert_eq!(c.settings.active_ttl_ms, 600_000);
+        let e = Tier2Config::from_env(&Env::from_pairs([("VWR_WAITING_TIMEOUT_SECONDS", "30")])).unwrap_err();
+        assert!(e.to_string().contains("VWR_WAITING_TIMEOUT_SECONDS"));
+        let e = Tier2Config::from_env(&Env::from_pairs([("VWR_TIER2_KEYS", "k:AAAA")])).unwrap_err();
+        assert!(e.to_string().contains("VWR_TIER2_KEYS"));
+        let ring = EcKeyring::generate("k1").unwrap().to_text();
+        let c = Tier2Config::from_env(&Env::from_pairs([("VWR_TIER2_KEYS", ring.as_str())])).unwrap();
+        assert!(matches!(c.keys, Some(KeySource::Env { .. })));
+    }
+}

@@ -1,0 +1,244 @@
+//! Axum routers of tier 2: `/api/queue/...` (public), the JWKS, and the tier-2 admin routes.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router, middleware};
+use serde::Deserialize;
+use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::http::{EventPath, json_body, no_store};
+use vwr_core::{ApiError, ErrorCode, EventId};
+
+use crate::identity::{Caller, Identity, IdentityError};
+use crate::model::{LineOrder, StoreError};
+use crate::service::{Tier2Error, Tier2Service};
+
+/// Largest request body read.
+pub const MAX_BODY_BYTES: usize = 4 * 1024;
+
+impl From<Tier2Error> for ApiError {
+    fn from(e: Tier2Error) -> Self {
+        let msg = e.to_string();
+        match e {
+            Tier2Error::EventNotFound => ApiError::not_found(ErrorCode::EventNotFound, msg),
+            Tier2Error::NotInQueue => ApiError::not_found(ErrorCode::NotInQueue, msg),
+            Tier2Error::Tier1TokenRequired => ApiError::forbidden(ErrorCode::Tier1TokenRequired, msg),
+            Tier2Error::InvalidThreshold(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
+            Tier2Error::Tier1Unavailable(_) => {
+                ApiError::unavailable("the waiting room is unavailable; retry shortly")
+            }
+            Tier2Error::Store(s) => store_error(s),
+            Tier2Error::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
+fn store_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Unavailable(_) => {
+            ApiError::unavailable("the admission store is unavailable; retry shortly")
+        }
+        StoreError::UnknownEvent => {
+            ApiError::not_found(ErrorCode::EventNotFound, "this event has no waiting room")
+        }
+        StoreError::OrderMismatch(order) => ApiError::forbidden(
+            ErrorCode::Tier1TokenRequired,
+            format!("this event's line is ordered by {order}; pass the waiting room first"),
+        ),
+        StoreError::PositionTaken => ApiError::conflict(
+            ErrorCode::PositionTaken,
+            "this waiting-room admission is already in line under another user",
+        ),
+        StoreError::Protocol(m) => {
+            tracing::error!(event = "tier2.protocol_error", error = %m);
+            ApiError::internal("unexpected reply from the admission store")
+        }
+    }
+}
+
+impl From<IdentityError> for ApiError {
+    fn from(e: IdentityError) -> Self {
+        let msg = e.to_string();
+        match e {
+            IdentityError::BadUpstream => ApiError::forbidden(ErrorCode::InvalidIdentity, msg),
+            IdentityError::BadDevUser => ApiError::bad_request(ErrorCode::InvalidUserId, msg),
+            IdentityError::Missing => ApiError::unauthorized(msg).with_code(ErrorCode::IdentityRequired),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    svc: Arc<Tier2Service>,
+    identity: Identity,
+}
+
+/// The body of check/heartbeat/leave must be empty or `{}`: nothing a client sends can
+/// influence its place in line.
+fn empty_body(body: &Bytes) -> Result<(), ApiError> {
+    let fields: serde_json::Map<String, serde_json::Value> = json_body(body)?;
+    if fields.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(ErrorCode::InvalidBody, "this request takes no fields"))
+    }
+}
+
+/// The event and the caller of a tier-2 request whose body must be empty.
+fn request(
+    st: &AppState,
+    event: EventId,
+    parts: &Parts,
+    body: Option<&Bytes>,
+) -> Result<(EventId, Caller), ApiError> {
+    if let Some(body) = body {
+        empty_body(body)?;
+    }
+    let caller = st.identity.caller(parts, &event)?;
+    Ok((event, caller))
+}
+
+/// The public tier-2 API. Merge with [`admin_router`]; add a fallback at the top.
+pub fn public_router(svc: Arc<Tier2Service>, identity: Identity) -> Router {
+    Router::new()
+        .route("/api/queue/check/{event_id}", post(check))
+        .route("/api/queue/status/{event_id}", get(status))
+        .route("/api/queue/heartbeat/{event_id}", post(heartbeat))
+        .route("/api/queue/leave/{event_id}", post(leave))
+        .route("/api/queue/.well-known/jwks.json", get(jwks))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
+        .with_state(AppState { svc, identity })
+}
+
+/// Adds `Set-Cookie: cookie` to `res`.
+fn with_cookie(mut res: Response, cookie: Option<String>) -> Result<Response, ApiError> {
+    if let Some(c) = cookie {
+        let v = HeaderValue::from_str(&c).map_err(|_| ApiError::internal("bad cookie"))?;
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+    Ok(res)
+}
+
+/// A successful answer refreshes the caller's tier-2 identity cookie.
+fn answered(st: &AppState, event: &EventId, caller: &Caller, res: Response) -> Result<Response, ApiError> {
+    with_cookie(no_store(res), st.svc.identity_cookie(event, caller)?)
+}
+
+async fn check(
+    State(st): State<AppState>,
+    EventPath(event): EventPath,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (event, caller) = request(&st, event, &parts, Some(&body))?;
+    let res = Json(st.svc.check(&event, &caller).await?).into_response();
+    answered(&st, &event, &caller, res)
+}
+
+async fn status(
+    State(st): State<AppState>,
+    EventPath(event): EventPath,
+    parts: Parts,
+) -> Result<Response, ApiError> {
+    let (event, caller) = request(&st, event, &parts, None)?;
+    let res = Json(st.svc.status(&event, &caller.user).await?).into_response();
+    answered(&st, &event, &caller, res)
+}
+
+async fn heartbeat(
+    State(st): State<AppState>,
+    EventPath(event): EventPath,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (event, caller) = request(&st, event, &parts, Some(&body))?;
+    st.svc.heartbeat(&event, &caller.user).await?;
+    answered(&st, &event, &caller, StatusCode::NO_CONTENT.into_response())
+}
+
+async fn leave(
+    State(st): State<AppState>,
+    EventPath(event): EventPath,
+    parts: Parts,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (event, caller) = request(&st, event, &parts, Some(&body))?;
+    st.svc.leave(&event, &caller.user).await?;
+    let clear = (caller.source != crate::identity::Source::DevHeader)
+        .then(|| Tier2Service::clear_identity_cookie(&event));
+    with_cookie(no_store(StatusCode::NO_CONTENT.into_response()), clear)
+}
+
+async fn jwks(State(st): State<AppState>) -> Response {
+    let mut res = Json(st.svc.tokens().ring().jwks()).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    res
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ThresholdBody {
+    threshold: u64,
+    line_order: Option<String>,
+}
+
+/// Tier-2 admin routes behind `auth`: `PUT /api/queue/admin/threshold/{eventId}`,
+/// `GET /api/queue/admin/status/{eventId}` and `DELETE /api/queue/admin/event/{eventId}`.
+pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
+    Router::new()
+        .route("/api/queue/admin/threshold/{event_id}", put(set_threshold))
+        .route("/api/queue/admin/status/{event_id}", get(admin_status))
+        .route("/api/queue/admin/event/{event_id}", axum::routing::delete(unregister))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(vwr_core::http::json_errors))
+        .with_state(svc)
+        .layer(middleware::from_fn_with_state(auth, require_admin))
+}
+
+async fn set_threshold(
+    State(svc): State<Arc<Tier2Service>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: ThresholdBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(
+            ErrorCode::InvalidBody,
+            format!("expected {{\"threshold\": <integer ≥ 1>}}: {e}"),
+        )
+    })?;
+    let order =
+        match body.line_order.as_deref() {
+            None => None,
+            Some(o) => Some(LineOrder::parse(o).ok_or_else(|| {
+                ApiError::bad_request(ErrorCode::InvalidBody, "lineOrder is tier1 or arrival")
+            })?),
+        };
+    let meta = svc.set_threshold(&event, body.threshold, order).await?;
+    Ok(no_store(
+        Json(serde_json::json!({"eventId": event, "threshold": meta.threshold, "lineOrder": meta.order}))
+            .into_response(),
+    ))
+}
+
+async fn admin_status(
+    State(svc): State<Arc<Tier2Service>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.admin_status(&event).await?).into_response()))
+}
+
+async fn unregister(
+    State(svc): State<Arc<Tier2Service>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    if !svc.unregister(&event).await? {
+        return Err(ApiError::not_found(ErrorCode::EventNotFound, "this event has no waiting room"));
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}

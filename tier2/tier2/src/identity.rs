@@ -1,0 +1,151 @@
+//! Who the tier-2 caller is: never a client-chosen value. In order:
+//! 1. the subject from an upstream authorizer ([`UpstreamUser`], set by the Lambda glue);
+//! 2. the caller's verified tier-1 token (cookie `{prefix}{eventId}` or header `x-vwr-token`):
+//!    the user is a digest of its subject ([`tier1_user_id`]), never the `requestId` itself;
+//! 3. the caller's tier-2 identity cookie (`vwr_t2_{eventId}`), issued by tier 2 itself at
+//!    each check/status/heartbeat, so a visitor stays known for as long as they wait or are
+//!    active in tier 2, whatever the life of their tier-1 token;
+//! 4. the `X-User-Id` header, only when local development mode is on.
+//!
+//! A verified tier-1 token, or the identity cookie it led to, also gives the caller's tier-1
+//! position (the only source of a tier-1-ordered line score).
+
+use std::sync::Arc;
+
+use http::HeaderMap;
+use http::request::Parts;
+use vwr_core::EventId;
+use vwr_core::identity::{UpstreamUser, cookie, tier1_user_id, valid_user_id};
+use vwr_core::time::Clock;
+use vwr_core::token::{Tier1Claims, Tier1Tokens};
+
+use crate::entry_token::{EntryVerifier, IdentityClaims};
+
+/// Header that may carry the tier-1 token when cookies are not available.
+pub const TIER1_TOKEN_HEADER: &str = "x-vwr-token";
+/// Local development only.
+pub const DEV_USER_HEADER: &str = "x-user-id";
+/// The tier-2 identity cookie is `{IDENTITY_COOKIE_PREFIX}{eventId}`.
+pub const IDENTITY_COOKIE_PREFIX: &str = "vwr_t2_";
+/// Cookie values tried per request at most (duplicates from several paths).
+const MAX_COOKIES_TRIED: usize = 4;
+
+/// Why a caller could not be identified (mapped to answers in `http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    #[error("the upstream identity is not usable")]
+    BadUpstream,
+    #[error("X-User-Id must be 1-256 visible characters")]
+    BadDevUser,
+    #[error("no caller identity: sign in, or pass the waiting room first")]
+    Missing,
+}
+
+/// Where the caller's identity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Upstream,
+    Tier1Token,
+    IdentityCookie,
+    DevHeader,
+}
+
+/// The caller of a tier-2 request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub user: String,
+    /// The position from the caller's verified tier-1 token (or identity cookie) for this
+    /// event, if any.
+    pub tier1_position: Option<u64>,
+    pub source: Source,
+}
+
+/// How callers are identified.
+#[derive(Clone)]
+pub struct Identity {
+    pub tier1: Option<Tier1Tokens>,
+    /// Verifies tier-2 identity cookies (public keys are enough).
+    pub tier2: Option<EntryVerifier>,
+    pub cookie_prefix: String,
+    /// Accept `X-User-Id` (local development only).
+    pub dev_user_header: bool,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("tier1", &self.tier1.is_some())
+            .field("tier2", &self.tier2.is_some())
+            .field("cookie_prefix", &self.cookie_prefix)
+            .field("dev_user_header", &self.dev_user_header)
+            .finish()
+    }
+}
+
+fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(move |h| cookie(h, name))
+        .take(MAX_COOKIES_TRIED)
+}
+
+impl Identity {
+    /// The verified tier-1 claims for `event`, if the caller brings a valid token.
+    pub fn tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
+        let tokens = self.tier1.as_ref()?;
+        let now = self.clock.now_secs();
+        let name = format!("{}{}", self.cookie_prefix, event);
+        let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+        from_header
+            .into_iter()
+            .chain(cookie_values(headers, &name))
+            .take(MAX_COOKIES_TRIED)
+            .find_map(|t| tokens.verify(t, event, now).ok())
+    }
+
+    /// The verified tier-2 identity claims for `event`, if the caller brings the cookie.
+    pub fn identity_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<IdentityClaims> {
+        let verifier = self.tier2.as_ref()?;
+        let now = self.clock.now_secs();
+        let name = format!("{IDENTITY_COOKIE_PREFIX}{event}");
+        cookie_values(headers, &name).find_map(|t| verifier.verify_identity(t, event, now).ok())
+    }
+
+    /// Resolves the caller for `event`.
+    pub fn caller(&self, parts: &Parts, event: &EventId) -> Result<Caller, IdentityError> {
+        let claims = self.tier1_claims(&parts.headers, event);
+        let ident = || self.identity_claims(&parts.headers, event);
+        if let Some(UpstreamUser(u)) = parts.extensions.get::<UpstreamUser>() {
+            if !valid_user_id(u) {
+                return Err(IdentityError::BadUpstream);
+            }
+            let position = match &claims {
+                Some(c) => Some(c.pos),
+                None => ident().filter(|i| &i.sub == u).and_then(|i| i.pos),
+            };
+            return Ok(Caller { user: u.clone(), tier1_position: position, source: Source::Upstream });
+        }
+        if let Some(c) = claims {
+            return Ok(Caller {
+                user: tier1_user_id(&c.sub),
+                tier1_position: Some(c.pos),
+                source: Source::Tier1Token,
+            });
+        }
+        if let Some(i) = ident() {
+            return Ok(Caller { user: i.sub, tier1_position: i.pos, source: Source::IdentityCookie });
+        }
+        if self.dev_user_header
+            && let Some(u) = parts.headers.get(DEV_USER_HEADER).and_then(|v| v.to_str().ok())
+        {
+            if !valid_user_id(u) {
+                return Err(IdentityError::BadDevUser);
+            }
+            return Ok(Caller { user: u.to_owned(), tier1_position: None, source: Source::DevHeader });
+        }
+        Err(IdentityError::Missing)
+    }
+}

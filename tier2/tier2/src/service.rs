@@ -1,0 +1,469 @@
+//! Tier-2 behaviour: check / status / heartbeat / leave, entry tokens, identity cookies, wait
+//! estimates, registration (with its durable copy). HTTP-agnostic: failures are
+//! [`Tier2Error`]s, mapped to answers in `http`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Serialize;
+use vwr_core::cache::TtlCache;
+use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
+use vwr_core::metrics::{MetricsSink, Unit};
+use vwr_core::tiers::{ActiveEvents, LookupError};
+use vwr_core::time::{Clock, SystemClock};
+use vwr_core::{ApiError, EventId};
+
+use crate::entry_token::{EntryClaims, EntryTokens, IDENTITY_AUDIENCE, IdentityClaims};
+use crate::identity::{Caller, IDENTITY_COOKIE_PREFIX, Source};
+use crate::model::{
+    EventMeta, LineOrder, LineScore, MAX_THRESHOLD, Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
+};
+use crate::registry::{MemoryRegistry, Registry};
+use crate::store::AdmissionStore;
+
+/// Why a tier-2 operation failed: the domain's own errors; `http` maps them to answers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Tier2Error {
+    #[error("this event has no waiting room")]
+    EventNotFound,
+    #[error("you are neither waiting nor admitted; check in first")]
+    NotInQueue,
+    /// The line is ordered by tier-1 position and the caller brings none.
+    #[error("pass the waiting room first (no valid tier-1 token)")]
+    Tier1TokenRequired,
+    #[error("{0}")]
+    InvalidThreshold(String),
+    /// Tier 1 (asked whether it gates the event) is unreachable.
+    #[error("{0}")]
+    Tier1Unavailable(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(&'static str),
+}
+
+/// The answer of check / status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueAnswer {
+    pub status: &'static str,
+    pub position: u64,
+    pub people_ahead: u64,
+    pub people_behind: u64,
+    pub queue_size: u64,
+    pub estimated_wait_seconds: u64,
+    /// Waiting: when to poll again. Active: when to call `status` again for a fresh entry
+    /// token (well before `expiresAt`).
+    pub next_poll_seconds: u64,
+    pub current_users: u64,
+    pub threshold: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_token: Option<String>,
+    /// When the entry token expires (seconds since the epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// When the admission itself ends (seconds since the epoch); tokens are refreshed up to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission_ends_at: Option<u64>,
+}
+
+/// Tier-2 figures for the admin status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tier2Status {
+    pub event_id: String,
+    pub registered: bool,
+    pub threshold: Option<u64>,
+    pub line_order: Option<LineOrder>,
+    pub waiting: u64,
+    /// Slots taken (released slots still held by a valid entry token included).
+    pub active: u64,
+    /// Of `active`: slots of users who left, held until their last entry token expires.
+    pub held: u64,
+    pub pending_notices: u64,
+    pub admitted_last_60s: u64,
+    pub admitted_per_second: f64,
+}
+
+/// The tier-2 service.
+pub struct Tier2Service {
+    store: Arc<dyn AdmissionStore>,
+    registry: Arc<dyn Registry>,
+    tokens: EntryTokens,
+    settings: Tier2Settings,
+    tier1: Arc<dyn ActiveEvents>,
+    meta_cache: TtlCache<EventId, EventMeta>,
+    clock: Arc<dyn Clock>,
+    metrics: MetricsSink,
+}
+
+fn random_id() -> Result<String, Tier2Error> {
+    vwr_core::keys::random_bytes(12)
+        .map(|b| URL_SAFE_NO_PAD.encode(b))
+        .map_err(|_| Tier2Error::Internal("random generator failed"))
+}
+
+fn not_found() -> Tier2Error {
+    Tier2Error::EventNotFound
+}
+
+impl From<LookupError> for Tier2Error {
+    fn from(e: LookupError) -> Self {
+        Self::Tier1Unavailable(e.0)
+    }
+}
+
+impl Tier2Service {
+    /// A service with an in-memory registry, the system clock and no metrics; see the
+    /// `with_*` methods.
+    pub fn new(
+        store: Arc<dyn AdmissionStore>,
+        tokens: EntryTokens,
+        settings: Tier2Settings,
+        tier1: Arc<dyn ActiveEvents>,
+        meta_ttl: Duration,
+    ) -> Self {
+        Self {
+            store,
+            registry: Arc::new(MemoryRegistry::default()),
+            tokens,
+            settings,
+            tier1,
+            meta_cache: TtlCache::new(meta_ttl),
+            clock: Arc::new(SystemClock),
+            metrics: MetricsSink::Off,
+        }
+    }
+
+    /// Where registrations are kept durably (DynamoDB in AWS).
+    pub fn with_registry(mut self, registry: Arc<dyn Registry>) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// The clock of identity cookies (tests move it).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn with_metrics(mut self, metrics: MetricsSink) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn AdmissionStore> {
+        &self.store
+    }
+
+    pub fn registry(&self) -> &Arc<dyn Registry> {
+        &self.registry
+    }
+
+    pub fn tokens(&self) -> &EntryTokens {
+        &self.tokens
+    }
+
+    pub fn settings(&self) -> &Tier2Settings {
+        &self.settings
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The event's registration. A registration Redis lost is re-hydrated from the durable
+    /// copy; an event active in tier 1 is registered on first use (durably too); an
+    /// unregistered event stays unknown.
+    pub async fn meta(&self, event: &EventId) -> Result<EventMeta, Tier2Error> {
+        if let Some(m) = self.meta_cache.get(event) {
+            return Ok(m);
+        }
+        let meta = match self.store.meta(event).await? {
+            Some(m) => m,
+            None => self.restore(event).await?,
+        };
+        self.meta_cache.insert(event.clone(), meta);
+        Ok(meta)
+    }
+
+    async fn restore(&self, event: &EventId) -> Result<EventMeta, Tier2Error> {
+        let reg = match self.registry.get(event).await? {
+            Some(r) if r.removed => return Err(not_found()),
+            Some(r) => {
+                tracing::warn!(
+                    event = "tier2.registration_rehydrated",
+                    event_id = %event,
+                    threshold = r.threshold,
+                    order = r.order.as_str(),
+                    "the admission store had lost this event's registration; restored from the durable copy"
+                );
+                self.metrics.emit(
+                    &[("EventId", event.as_str())],
+                    &[("RegistrationRehydrated", 1.0, Unit::Count)],
+                    self.clock.now_millis(),
+                );
+                r
+            }
+            None if self.tier1.is_active(event).await? => {
+                let r =
+                    self.registry.create(event, self.settings.default_threshold, LineOrder::Tier1).await?;
+                if r.removed {
+                    return Err(not_found());
+                }
+                tracing::info!(event = "tier2.registered_from_tier1", event_id = %event, threshold = r.threshold);
+                r
+            }
+            None => return Err(not_found()),
+        };
+        self.store
+            .register(event, reg.threshold, reg.order, RegisterMode::Implicit)
+            .await?
+            .ok_or_else(not_found)
+    }
+
+    /// Admin: sets the threshold and registers the event (durably first). The line order is
+    /// kept from the first registration; for a new event it is `order`, or tier-1 order when
+    /// tier 1 gates it.
+    pub async fn set_threshold(
+        &self,
+        event: &EventId,
+        threshold: u64,
+        order: Option<LineOrder>,
+    ) -> Result<EventMeta, Tier2Error> {
+        if !(1..=MAX_THRESHOLD).contains(&threshold) {
+            return Err(Tier2Error::InvalidThreshold(format!(
+                "threshold must be between 1 and {MAX_THRESHOLD}"
+            )));
+        }
+        let order = match order {
+            Some(o) => o,
+            None if self.tier1.is_active(event).await? => LineOrder::Tier1,
+            None => LineOrder::Arrival,
+        };
+        let reg = self.registry.set(event, threshold, order).await?;
+        let meta = self
+            .store
+            .register(event, reg.threshold, reg.order, RegisterMode::Admin)
+            .await?
+            .ok_or(Tier2Error::Internal("the admin registration was refused"))?;
+        self.meta_cache.remove(event);
+        tracing::info!(event = "tier2.threshold_set", event_id = %event, threshold, order = meta.order.as_str());
+        Ok(meta)
+    }
+
+    fn answer(&self, event: &EventId, user: &str, place: &Place) -> Result<QueueAnswer, Tier2Error> {
+        match place {
+            Place::Queued { position, figures } => {
+                let rate = (figures.admitted_last_60s > 0).then(|| figures.admitted_last_60s as f64 / 60.0);
+                Ok(QueueAnswer {
+                    status: "queued",
+                    position: *position,
+                    people_ahead: position.saturating_sub(1),
+                    people_behind: figures.queue_size.saturating_sub(*position),
+                    queue_size: figures.queue_size,
+                    estimated_wait_seconds: estimated_wait_seconds(*position, rate),
+                    next_poll_seconds: next_poll_seconds(i64::try_from(*position).unwrap_or(i64::MAX)),
+                    current_users: figures.active,
+                    threshold: figures.threshold,
+                    entry_token: None,
+                    expires_at: None,
+                    admission_ends_at: None,
+                })
+            }
+            Place::Active { admission, figures, .. } => {
+                // The token ends when the store says (never after the admission), rounded
+                // down to whole seconds: it never outlives the slot that counts it.
+                let end_ms = match admission.token_expires_at_ms {
+                    0 => admission.expires_at_ms,
+                    t => t,
+                };
+                let claims = EntryClaims {
+                    iss: self.tokens.issuer().to_owned(),
+                    aud: self.tokens.audience().to_owned(),
+                    sub: event.to_string(),
+                    uid: user.to_owned(),
+                    tier: 2,
+                    iat: self.clock.now_secs().min(end_ms / 1000),
+                    exp: end_ms / 1000,
+                    jti: admission.jti.clone(),
+                };
+                let token = self
+                    .tokens
+                    .sign(&claims)
+                    .map_err(|_| Tier2Error::Internal("could not sign the entry token"))?;
+                let refresh = (self.settings.entry_token_ttl_ms / 3_000).clamp(1, 20);
+                Ok(QueueAnswer {
+                    status: "active",
+                    position: 0,
+                    people_ahead: 0,
+                    people_behind: figures.queue_size,
+                    queue_size: figures.queue_size,
+                    estimated_wait_seconds: 0,
+                    next_poll_seconds: refresh,
+                    current_users: figures.active,
+                    threshold: figures.threshold,
+                    entry_token: Some(token),
+                    expires_at: Some(claims.exp),
+                    admission_ends_at: Some(admission.expires_at_ms / 1000),
+                })
+            }
+        }
+    }
+
+    /// The tier-2 identity cookie for `caller` (refreshed at every call that finds them in
+    /// tier 2), or `None` for local dev-header callers.
+    pub fn identity_cookie(&self, event: &EventId, caller: &Caller) -> Result<Option<String>, Tier2Error> {
+        if caller.source == Source::DevHeader {
+            return Ok(None);
+        }
+        let now = self.clock.now_secs();
+        let ttl = self.settings.identity_ttl_ms() / 1000;
+        let claims = IdentityClaims {
+            iss: self.tokens.issuer().to_owned(),
+            aud: IDENTITY_AUDIENCE.to_owned(),
+            sub: caller.user.clone(),
+            eid: event.to_string(),
+            pos: caller.tier1_position,
+            tier: 2,
+            iat: now,
+            exp: now + ttl,
+        };
+        let token = self
+            .tokens
+            .sign_identity(&claims)
+            .map_err(|_| Tier2Error::Internal("could not sign the identity"))?;
+        Ok(Some(format!(
+            "{IDENTITY_COOKIE_PREFIX}{event}={token}; Max-Age={ttl}; Path=/; Secure; HttpOnly; SameSite=Lax"
+        )))
+    }
+
+    /// The cookie that removes the identity cookie (after `leave`).
+    pub fn clear_identity_cookie(event: &EventId) -> String {
+        format!("{IDENTITY_COOKIE_PREFIX}{event}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax")
+    }
+
+    /// Runs `op`; if the store lost the event's registration since it was cached, drops the
+    /// cache, restores the registration and runs `op` once more.
+    async fn with_meta<T, F, Fut>(&self, event: &EventId, op: F) -> Result<T, Tier2Error>
+    where
+        F: Fn(EventMeta) -> Fut,
+        Fut: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        let meta = self.meta(event).await?;
+        match op(meta).await {
+            Err(StoreError::UnknownEvent) => {
+                self.meta_cache.remove(event);
+                let meta = self.meta(event).await?;
+                Ok(op(meta).await?)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// `POST /api/queue/check/{eventId}`.
+    pub async fn check(&self, event: &EventId, caller: &Caller) -> Result<QueueAnswer, Tier2Error> {
+        let jti = random_id()?;
+        let place = self
+            .with_meta(event, |meta| {
+                let jti = jti.clone();
+                async move {
+                    let score = match meta.order {
+                        LineOrder::Arrival => LineScore::Arrival,
+                        LineOrder::Tier1 => match caller.tier1_position {
+                            Some(p) => LineScore::Tier1Position(p),
+                            None => return Err(StoreError::OrderMismatch("tier-1 position".into())),
+                        },
+                    };
+                    self.store.check(event, &caller.user, score, &jti, &self.settings).await
+                }
+            })
+            .await
+            .map_err(|e| match e {
+                Tier2Error::Store(StoreError::OrderMismatch(_)) if caller.tier1_position.is_none() => {
+                    Tier2Error::Tier1TokenRequired
+                }
+                e => e,
+            })?;
+        if let Place::Active { fresh: true, .. } = place {
+            tracing::info!(event = "tier2.admitted_at_once", event_id = %event, jti = %jti);
+        }
+        self.answer(event, &caller.user, &place)
+    }
+
+    /// `GET /api/queue/status/{eventId}` (also a heartbeat; an active user gets a fresh
+    /// entry token).
+    pub async fn status(&self, event: &EventId, user: &str) -> Result<QueueAnswer, Tier2Error> {
+        let ttl = self.settings.entry_token_ttl_ms;
+        match self.with_meta(event, |_| self.store.status(event, user, true, ttl)).await? {
+            Some(place) => self.answer(event, user, &place),
+            None => Err(not_in_queue()),
+        }
+    }
+
+    /// `POST /api/queue/heartbeat/{eventId}`.
+    pub async fn heartbeat(&self, event: &EventId, user: &str) -> Result<(), Tier2Error> {
+        match self.with_meta(event, |_| self.store.status(event, user, true, 0)).await? {
+            Some(_) => Ok(()),
+            None => Err(not_in_queue()),
+        }
+    }
+
+    /// `POST /api/queue/leave/{eventId}`: frees what the user held (idempotent).
+    pub async fn leave(&self, event: &EventId, user: &str) -> Result<(), Tier2Error> {
+        let left = self.with_meta(event, |_| self.store.leave(event, user)).await?;
+        tracing::info!(event = "tier2.left", event_id = %event, was_waiting = left.was_waiting, was_active = left.was_active);
+        Ok(())
+    }
+
+    /// Admin: removes the event and all its tier-2 state (everyone waiting or active), for
+    /// good: it is not re-created implicitly even while tier 1 gates it, until an admin
+    /// registers it again.
+    pub async fn unregister(&self, event: &EventId) -> Result<bool, Tier2Error> {
+        let durable = self.registry.get(event).await?.is_some_and(|r| !r.removed);
+        self.registry.remove(event).await?;
+        let was = self.store.unregister(event).await? || durable;
+        self.meta_cache.remove(event);
+        tracing::info!(event = "tier2.unregistered", event_id = %event, was_registered = was);
+        Ok(was)
+    }
+
+    /// Tier-2 figures of an event.
+    pub async fn admin_status(&self, event: &EventId) -> Result<Tier2Status, Tier2Error> {
+        let s: Snapshot = self.store.snapshot(event).await?;
+        Ok(Tier2Status {
+            event_id: event.to_string(),
+            registered: s.meta.is_some(),
+            threshold: s.meta.map(|m| m.threshold),
+            line_order: s.meta.map(|m| m.order),
+            waiting: s.waiting,
+            active: s.active,
+            held: s.held,
+            pending_notices: s.pending_notices,
+            admitted_last_60s: s.admitted_last_60s,
+            admitted_per_second: s.admitted_last_60s as f64 / 60.0,
+        })
+    }
+}
+
+fn not_in_queue() -> Tier2Error {
+    Tier2Error::NotInQueue
+}
+
+#[async_trait]
+impl vwr_core::tiers::StatusExtra for Tier2Service {
+    fn key(&self) -> &'static str {
+        "tier2"
+    }
+
+    async fn figures(&self, event: &EventId) -> Result<Option<serde_json::Value>, ApiError> {
+        let st = self.admin_status(event).await.map_err(ApiError::from)?;
+        if !st.registered {
+            return Ok(None);
+        }
+        serde_json::to_value(st).map(Some).map_err(|e| ApiError::internal(e.to_string()))
+    }
+}
