@@ -5,6 +5,10 @@ authenticate IAM callers, and the functions refuse requests without an IAM ident
 
     python3 localstack/admin.py activate e1 [--batch-size 2] [--interval-seconds 1] [--shards 1]
     python3 localstack/admin.py status e1 | deactivate e1 | events | advance e1 --by 100
+    python3 localstack/admin.py schedule e1 --prequeue-at +60 --open-at +300 [--close-at +3600]
+    python3 localstack/admin.py pause e1 [--en "Back soon"] [--ko "곧 재개"] | resume e1
+    python3 localstack/admin.py close e1 --reason sold_out | message e1 --en "…" | message e1 --clear
+    python3 localstack/admin.py audit e1
     python3 localstack/admin.py threshold e1 --threshold 50 | queue-status e1 | queue-remove e1
 
 Endpoint: --endpoint-url (default http://localhost:4566). Needs boto3.
@@ -17,6 +21,7 @@ import base64
 import json
 import os
 import sys
+import time
 import uuid
 
 import boto3
@@ -49,11 +54,23 @@ def event(method: str, path: str, body: dict | None) -> dict:
     }
 
 
+def when(text: str | None) -> int | None:
+    """Unix seconds, or +N seconds from now."""
+    if text is None:
+        return None
+    return int(time.time()) + int(text[1:]) if text.startswith("+") else int(text)
+
+
+def message(a: argparse.Namespace) -> dict | None:
+    m = {k: v for k, v in {"en": a.en, "ko": a.ko}.items() if v}
+    return m or None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="vwr admin against the LocalStack kit")
     ap.add_argument("--endpoint-url", default=os.environ.get("AWS_ENDPOINT_URL", "http://localhost:4566"))
     ap.add_argument("--region", default=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
-    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "threshold", "queue-status", "queue-remove"])
+    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "schedule", "pause", "resume", "close", "message", "audit", "threshold", "queue-status", "queue-remove"])
     ap.add_argument("event_id", nargs="?")
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--interval-seconds", type=int)
@@ -61,6 +78,13 @@ def main() -> int:
     ap.add_argument("--token-ttl-seconds", type=int)
     ap.add_argument("--by", type=int)
     ap.add_argument("--threshold", type=int)
+    ap.add_argument("--prequeue-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--open-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--close-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--reason", choices=["sold_out", "ended"])
+    ap.add_argument("--en")
+    ap.add_argument("--ko")
+    ap.add_argument("--clear", action="store_true")
     a = ap.parse_args()
     if a.command != "events" and not a.event_id:
         ap.error("an event id is required")
@@ -71,6 +95,12 @@ def main() -> int:
         "status": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/status/{e}", None),
         "advance": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/advance/{e}", {"by": a.by or 1}),
         "events": ("vwr-tier1-admin", "GET", "/api/admin/vwr/events", None),
+        "schedule": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/schedule/{e}", {k: v for k, v in {"prequeueAt": when(a.prequeue_at), "openAt": when(a.open_at), "closeAt": when(a.close_at), "batchSize": a.batch_size, "intervalSeconds": a.interval_seconds, "shards": a.shards, "tokenTtlSeconds": a.token_ttl_seconds}.items() if v is not None}),
+        "pause": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/pause/{e}", {"message": message(a)} if message(a) else {}),
+        "resume": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/resume/{e}", None),
+        "close": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/close/{e}", {"reason": a.reason or "ended", **({"message": message(a)} if message(a) else {})}),
+        "message": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/message/{e}", {"message": None if a.clear else message(a)}),
+        "audit": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/audit/{e}", None),
         "threshold": ("vwr-tier2-api", "PUT", f"/api/queue/admin/threshold/{e}", {"threshold": a.threshold or 1000}),
         "queue-status": ("vwr-tier2-api", "GET", f"/api/queue/admin/status/{e}", None),
         "queue-remove": ("vwr-tier2-api", "DELETE", f"/api/queue/admin/event/{e}", None),

@@ -101,6 +101,7 @@ SCHEDULED = ["vwr-tier1-advancer", "vwr-tier2-worker"]
 ROUTES = [
     ("/vwr/assign/{eventId}", "POST", "vwr-tier1-api", "NONE"),
     ("/vwr/check/{eventId}/{requestId}", "GET", "vwr-tier1-api", "NONE"),
+    ("/vwr/status/{eventId}", "GET", "vwr-tier1-api", "NONE"),
     ("/api/queue/{proxy+}", "ANY", "vwr-tier2-api", "NONE"),
 ]
 # No admin routes: LocalStack's free edition does not authenticate IAM callers, and the admin

@@ -42,8 +42,62 @@ pub enum AdminCommand {
         #[arg(long)]
         token_ttl_seconds: Option<u64>,
     },
-    /// Stop gating an event.
-    Deactivate { event_id: String },
+    /// Stop gating an event. Refuses while people are waiting, unless --force: they would
+    /// all reach the site at their next poll (`close` keeps them out instead).
+    Deactivate {
+        event_id: String,
+        /// Deactivate even though people are waiting.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Schedule a sale: the pre-queue opens at --prequeue-at, the randomized open happens at
+    /// --open-at. Times are unix seconds, RFC 3339 (2026-12-01T10:00:00Z) or relative (+90s,
+    /// +10m, +2h).
+    Schedule {
+        event_id: String,
+        #[arg(long, value_parser = parse_time)]
+        prequeue_at: u64,
+        #[arg(long, value_parser = parse_time)]
+        open_at: u64,
+        #[arg(long, value_parser = parse_time)]
+        close_at: Option<u64>,
+        #[arg(long)]
+        batch_size: Option<u64>,
+        #[arg(long)]
+        interval_seconds: Option<u64>,
+        #[arg(long)]
+        shards: Option<u32>,
+        #[arg(long)]
+        token_ttl_seconds: Option<u64>,
+    },
+    /// Hold the line: everybody keeps their place, joins continue, nobody new is let in.
+    Pause {
+        event_id: String,
+        #[command(flatten)]
+        message: MessageArgs,
+    },
+    /// Let the line move again after a pause.
+    Resume { event_id: String },
+    /// End the sale: no more joins or admissions; waiting visitors see the closed page.
+    Close {
+        event_id: String,
+        /// sold_out or ended.
+        #[arg(long, value_parser = ["sold_out", "ended"])]
+        reason: String,
+        #[command(flatten)]
+        message: MessageArgs,
+    },
+    /// Set the message every waiting page shows (or --clear it).
+    Message {
+        event_id: String,
+        #[command(flatten)]
+        message: MessageArgs,
+        /// Remove the message.
+        #[arg(long, conflicts_with_all = ["en", "ko"])]
+        clear: bool,
+    },
+    /// Every admin change of an event: who, when, before and after.
+    Audit { event_id: String },
     /// Counters, waiting, admitted and recent rates.
     Status { event_id: String },
     /// Raise the serving counter by N (capped at the highest issued position).
@@ -70,19 +124,94 @@ pub enum AdminCommand {
     QueueRemove { event_id: String },
 }
 
+/// A message to the visitors, per language.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MessageArgs {
+    /// The message in English.
+    #[arg(long)]
+    pub en: Option<String>,
+    /// The message in Korean.
+    #[arg(long)]
+    pub ko: Option<String>,
+}
+
+impl MessageArgs {
+    /// `{en?, ko?}`, or `None` when neither is given.
+    pub fn to_json(&self) -> Option<Value> {
+        if self.en.is_none() && self.ko.is_none() {
+            return None;
+        }
+        let mut m = Map::new();
+        if let Some(en) = &self.en {
+            m.insert("en".into(), json!(en));
+        }
+        if let Some(ko) = &self.ko {
+            m.insert("ko".into(), json!(ko));
+        }
+        Some(Value::Object(m))
+    }
+}
+
+/// Parses a time: unix seconds, RFC 3339, or `+N[s|m|h|d]` from now.
+pub fn parse_time(s: &str) -> Result<u64, String> {
+    parse_time_at(s, vwr_core::time::now_secs())
+}
+
+fn parse_time_at(s: &str, now: u64) -> Result<u64, String> {
+    let s = s.trim();
+    if let Some(rel) = s.strip_prefix('+') {
+        let d = humantime::parse_duration(rel).map_err(|e| format!("{s:?}: {e} (try +90s, +10m, +2h)"))?;
+        return Ok(now + d.as_secs());
+    }
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().map_err(|e| format!("{s:?}: {e}"));
+    }
+    let t = humantime::parse_rfc3339_weak(s)
+        .map_err(|e| format!("{s:?}: {e} (use unix seconds, 2026-12-01T10:00:00Z or +10m)"))?;
+    t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).map_err(|e| e.to_string())
+}
+
+/// The credentials of `target`: SigV4 from the AWS chain, or the bearer key (flag, env, or
+/// the local `vwr dev` state file).
+pub async fn auth(target: &AdminTarget) -> Result<Auth, String> {
+    if target.sigv4 {
+        return Ok(Auth::SigV4(Box::new(
+            aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await,
+        )));
+    }
+    let key = match &target.key {
+        Some(k) => k.clone(),
+        None => devstate::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
+            "no admin key: pass --key, set VWR_ADMIN_KEY, or start `vwr dev` in this directory first",
+        )?,
+    };
+    Ok(Auth::Bearer(key))
+}
+
+async fn request(
+    client: &HttpClient,
+    auth: &Auth,
+    url: &str,
+    method: Method,
+    body: Option<&Value>,
+) -> Result<Value, String> {
+    let reply = client.send(method, url, body, auth).await.map_err(|e| e.to_string())?;
+    let json = reply.json();
+    if reply.status.is_success() {
+        Ok(if json.is_null() { json!({"status": reply.status.as_u16()}) } else { json })
+    } else {
+        Err(format!(
+            "{} {}",
+            reply.status,
+            if json.is_null() { String::from_utf8_lossy(&reply.body).into_owned() } else { json.to_string() }
+        ))
+    }
+}
+
 /// Runs one admin command and prints the JSON answer; `Err` carries the message to show.
 pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String> {
-    let auth = if target.sigv4 {
-        Auth::SigV4(Box::new(aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await))
-    } else {
-        let key = match target.key {
-            Some(k) => k,
-            None => devstate::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
-                "no admin key: pass --key, set VWR_ADMIN_KEY, or start `vwr dev` in this directory first",
-            )?,
-        };
-        Auth::Bearer(key)
-    };
+    let auth = auth(&target).await?;
+    let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
     let base = target.url.trim_end_matches('/');
     let (method, path, body) = match cmd {
         AdminCommand::Activate { event_id, batch_size, interval_seconds, shards, token_ttl_seconds } => {
@@ -98,9 +227,72 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             put("tokenTtlSeconds", token_ttl_seconds);
             (Method::POST, format!("/api/admin/vwr/activate/{event_id}"), Some(Value::Object(m)))
         }
-        AdminCommand::Deactivate { event_id } => {
+        AdminCommand::Deactivate { event_id, force } => {
+            if !force {
+                let url = format!("{base}/api/admin/vwr/status/{event_id}");
+                let st = request(&client, &auth, &url, Method::GET, None).await?;
+                let waiting = st["waiting"].as_u64().unwrap_or(0);
+                if waiting > 0 {
+                    return Err(format!(
+                        "{waiting} people are waiting in {event_id}: deactivating stops gating, so all {waiting} \
+                         would reach the site at their next poll. Use `vwr admin close {event_id} --reason ended` \
+                         to end the sale and keep them out, or pass --force to deactivate anyway."
+                    ));
+                }
+            }
             (Method::POST, format!("/api/admin/vwr/deactivate/{event_id}"), None)
         }
+        AdminCommand::Schedule {
+            event_id,
+            prequeue_at,
+            open_at,
+            close_at,
+            batch_size,
+            interval_seconds,
+            shards,
+            token_ttl_seconds,
+        } => {
+            let mut m = Map::new();
+            m.insert("prequeueAt".into(), json!(prequeue_at));
+            m.insert("openAt".into(), json!(open_at));
+            let mut put = |k: &str, v: Option<u64>| {
+                if let Some(v) = v {
+                    m.insert(k.into(), json!(v));
+                }
+            };
+            put("closeAt", close_at);
+            put("batchSize", batch_size);
+            put("intervalSeconds", interval_seconds);
+            put("shards", shards.map(u64::from));
+            put("tokenTtlSeconds", token_ttl_seconds);
+            (Method::PUT, format!("/api/admin/vwr/schedule/{event_id}"), Some(Value::Object(m)))
+        }
+        AdminCommand::Pause { event_id, message } => {
+            let body = match message.to_json() {
+                Some(m) => json!({ "message": m }),
+                None => json!({}),
+            };
+            (Method::POST, format!("/api/admin/vwr/pause/{event_id}"), Some(body))
+        }
+        AdminCommand::Resume { event_id } => {
+            (Method::POST, format!("/api/admin/vwr/resume/{event_id}"), None)
+        }
+        AdminCommand::Close { event_id, reason, message } => {
+            let mut body = json!({ "reason": reason });
+            if let Some(m) = message.to_json() {
+                body["message"] = m;
+            }
+            (Method::POST, format!("/api/admin/vwr/close/{event_id}"), Some(body))
+        }
+        AdminCommand::Message { event_id, message, clear } => {
+            let m = match (clear, message.to_json()) {
+                (true, _) => Value::Null,
+                (false, Some(m)) => m,
+                (false, None) => return Err("give --en and/or --ko, or --clear".into()),
+            };
+            (Method::PUT, format!("/api/admin/vwr/message/{event_id}"), Some(json!({ "message": m })))
+        }
+        AdminCommand::Audit { event_id } => (Method::GET, format!("/api/admin/vwr/audit/{event_id}"), None),
         AdminCommand::Status { event_id } => (Method::GET, format!("/api/admin/vwr/status/{event_id}"), None),
         AdminCommand::Advance { event_id, by } => {
             (Method::POST, format!("/api/admin/vwr/advance/{event_id}"), Some(json!({ "by": by })))
@@ -120,19 +312,23 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             (Method::DELETE, format!("/api/queue/admin/event/{event_id}"), None)
         }
     };
-    let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
-    let reply = client
-        .send(method, &format!("{base}{path}"), body.as_ref(), &auth)
-        .await
-        .map_err(|e| e.to_string())?;
-    let json = reply.json();
-    if reply.status.is_success() {
-        Ok(if json.is_null() { json!({"status": reply.status.as_u16()}) } else { json })
-    } else {
-        Err(format!(
-            "{} {}",
-            reply.status,
-            if json.is_null() { String::from_utf8_lossy(&reply.body).into_owned() } else { json.to_string() }
-        ))
+    request(&client, &auth, &format!("{base}{path}"), method, body.as_ref()).await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn times_parse_in_three_forms() {
+        assert_eq!(parse_time_at("1800000000", 5), Ok(1_800_000_000));
+        assert_eq!(parse_time_at("+90s", 100), Ok(190));
+        assert_eq!(parse_time_at("+10m", 100), Ok(700));
+        assert_eq!(parse_time_at("+2h", 0), Ok(7200));
+        assert_eq!(parse_time_at("2027-01-15T08:00:00Z", 0), Ok(1_800_000_000));
+        assert!(parse_time_at("tomorrow", 0).is_err());
+        assert!(parse_time_at("+soon", 0).is_err());
+        assert!(parse_time_at("", 0).is_err());
     }
 }

@@ -5,6 +5,8 @@ pub mod admin;
 pub mod client;
 pub mod dev;
 pub mod devstate;
+pub mod draw;
 pub mod edge;
 pub mod loadtest;
 pub mod site;
+pub mod watch;

@@ -43,6 +43,14 @@ enum Command {
         #[arg(long)]
         item_writes_per_second: Option<f64>,
     },
+    /// A live console for one event: state, line figures, rates, tier 2; keys to pause,
+    /// resume, advance, close and set the message.
+    Watch(vwr_cli::watch::WatchArgs),
+    /// Check the pre-queue draw of a sale (docs/fairness.md).
+    Draw {
+        #[command(subcommand)]
+        command: vwr_cli::draw::DrawCommand,
+    },
     /// Call the admin API.
     Admin {
         #[command(flatten)]
@@ -104,6 +112,14 @@ async fn bootstrap(table: String) -> Result<(), String> {
     Ok(())
 }
 
+/// Prints a command's answer. A closed pipe (`vwr admin status e1 | head`) is not an error
+/// worth a panic: the reader has what it wanted.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -123,8 +139,10 @@ async fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
+        Command::Watch(args) => vwr_cli::watch::run(args).await,
+        Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
         Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            print_out(&serde_json::to_string_pretty(&v).unwrap_or_default());
         }),
     };
     match result {

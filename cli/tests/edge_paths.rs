@@ -49,7 +49,7 @@ async fn service(active: &[EventId]) -> Arc<Tier1Service> {
     let svc =
         Tier1Service::new(Arc::new(MemoryStore::new()), tokens, settings, Arc::new(ManualClock::new(NOW)));
     for e in active {
-        svc.activate(e, ConfigPatch::default()).await.unwrap();
+        svc.activate(e, ConfigPatch::default(), "test").await.unwrap();
     }
     Arc::new(svc)
 }

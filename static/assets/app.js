@@ -1,7 +1,8 @@
-/* vwr waiting page: joins the line for the event in the address (/vwr/{eventId}), keeps the
- * ticket across refreshes and tabs, polls until admitted, then goes on to `next`.
- * Vanilla JS, no dependencies, no build step. Loaded with `defer`; under Node (tests)
- * it only exports its functions. See static/README.md. */
+/* vwr waiting page: follows the sale for the event in the address (/vwr/{eventId}) through its
+ * states (docs/lifecycle.md): counts down to the open, joins the pre-queue, keeps the ticket
+ * across refreshes and tabs, polls until admitted, then goes on to `next`; says so when the
+ * sale is paused or closed. Vanilla JS, no dependencies, no build step. Loaded with `defer`;
+ * under Node (tests) it only exports its functions. See static/README.md. */
 (function () {
   'use strict';
 
@@ -10,8 +11,26 @@
   var ANNOUNCE_EVERY_MS = 15000;
   var LOOP_WINDOW_MS = 60000;
   var LOOP_MAX = 3;
+  // The status document is polled every ~10 s before the open, every ~15 s while paused.
+  var STATUS_POLL_S = 10;
+  var PAUSED_POLL_S = 15;
+  // At the open (and when a pause ends) each page waits a random 0–5 s before its first call.
+  var OPEN_SPREAD_S = 5;
+  // Countdown values (seconds left) at which the live region reads the countdown again.
+  var MARKS = [3600, 600, 300, 60, 10];
   // Messages that end the page's work; each shows a link to `next`.
   var TERMINAL = { notFound: 'back', badAddress: 'back', notOpen: 'back', noPass: 'continue' };
+  // Title and lead of each state of the page (`closed` depends on the reason).
+  var MODES = {
+    starting: ['htmlTitle', 'lead'],
+    scheduled: ['titleSoon', 'leadScheduled'],
+    prequeue: ['titleSoon', 'leadPrequeue'],
+    opening: ['titleOpen', 'lead'],
+    waiting: ['title', 'lead'],
+    paused: ['title', 'lead'],
+    sold_out: ['titleSoldOut', 'leadSoldOut'],
+    ended: ['titleEnded', 'leadEnded'],
+  };
 
   var STRINGS = {
     en: {
@@ -39,6 +58,23 @@
       waitMin: 'about {m} min',
       waitHours: 'about {h} h {m} min',
       other: '한국어',
+      titleSoon: 'The sale opens soon',
+      leadScheduled: 'Keep this page open: it joins the pre-queue for you shortly before the sale. When the sale opens, everyone in the pre-queue gets a random place in line, so there is no need to refresh.',
+      leadPrequeue: 'Keep this page open. You get your place when the sale opens, and when it is your turn this page takes you on automatically.',
+      prequeued: 'You are in the pre-queue. When the sale opens, everyone in the pre-queue gets a random place in line.',
+      countdown: 'The sale opens in {time}',
+      day: '1 day',
+      days: '{d} days',
+      titleOpen: 'The sale is open',
+      opening: 'The sale is open! Getting your place in line…',
+      paused: 'The sale is paused — you keep your place.',
+      resumed: 'The sale has resumed. Getting your place in line…',
+      titleSoldOut: 'Sold out',
+      leadSoldOut: 'Everything on sale has been sold. Thank you for waiting.',
+      titleEnded: 'The sale has ended',
+      leadEnded: 'This sale is over. Thank you for waiting.',
+      commitment: 'Draw commitment:',
+      verify: 'How the draw works',
     },
     ko: {
       htmlTitle: '대기실',
@@ -65,6 +101,23 @@
       waitMin: '약 {m}분',
       waitHours: '약 {h}시간 {m}분',
       other: 'English',
+      titleSoon: '곧 판매가 시작됩니다',
+      leadScheduled: '이 페이지를 열어 두세요. 판매 시작 전에 자동으로 사전 대기열에 들어갑니다. 판매가 시작되면 사전 대기열의 모든 분께 무작위로 순번이 배정되므로 새로고침할 필요가 없습니다.',
+      leadPrequeue: '이 페이지를 열어 두세요. 판매가 시작되면 순번이 정해지고, 차례가 되면 이 페이지가 자동으로 이동합니다.',
+      prequeued: '사전 대기열에 들어왔습니다. 판매가 시작되면 사전 대기열의 모든 분께 무작위로 순번이 배정됩니다.',
+      countdown: '판매 시작까지 {time}',
+      day: '1일',
+      days: '{d}일',
+      titleOpen: '판매가 시작되었습니다',
+      opening: '판매가 시작되었습니다! 대기 순번을 받는 중입니다…',
+      paused: '판매가 일시 중지되었습니다. 내 순서는 그대로 유지됩니다.',
+      resumed: '판매가 다시 시작되었습니다. 대기 순번을 확인하는 중입니다…',
+      titleSoldOut: '매진되었습니다',
+      leadSoldOut: '준비된 수량이 모두 판매되었습니다. 기다려 주셔서 감사합니다.',
+      titleEnded: '판매가 종료되었습니다',
+      leadEnded: '이번 판매는 끝났습니다. 기다려 주셔서 감사합니다.',
+      commitment: '추첨 사전 공개값:',
+      verify: '추첨 방식 알아보기',
     },
   };
 
@@ -157,10 +210,55 @@
     return fill(s.waitHours, { h: Math.floor(m / 60), m: m % 60 });
   }
 
+  /** A countdown: 04:59, 1:04:59, 2 days 04:05:06. */
+  function formatCountdown(seconds, s) {
+    var t = Math.max(0, Math.floor(seconds));
+    var two = function (n) {
+      return (n < 10 ? '0' : '') + n;
+    };
+    var d = Math.floor(t / 86400);
+    var h = Math.floor(t / 3600) % 24;
+    var ms = two(Math.floor(t / 60) % 60) + ':' + two(t % 60);
+    if (d > 0) return (d === 1 ? s.day : fill(s.days, { d: d })) + ' ' + two(h) + ':' + ms;
+    return h > 0 ? h + ':' + ms : ms;
+  }
+
   /** Progress 0–1 from the first people-ahead count seen to zero. */
   function progress(firstAhead, ahead) {
     if (!(firstAhead > 0)) return ahead > 0 ? 0 : 1;
     return Math.min(1, Math.max(0, (firstAhead - ahead) / firstAhead));
+  }
+
+  /**
+   * Bounds {lo, hi} on the server clock minus the page's clock (ms), narrowed by one answer:
+   * its `Date` header (whole seconds) plus `Age` (whole seconds, from a cache) was the server's
+   * time somewhere between sending the request and reading the answer. Bounds that no longer
+   * overlap (the page's clock was changed) start again from this answer.
+   */
+  function clockBounds(bounds, date, age, sent, received) {
+    var at = Date.parse(date || '');
+    if (isNaN(at) || !(received >= sent)) return bounds;
+    var a = /^\d+$/.test(String(age || '').trim()) ? Number(age) * 1000 : 0;
+    var lo = at + a - received;
+    var hi = at + a + (a ? 2000 : 1000) - sent;
+    if (bounds && lo <= bounds.hi && hi >= bounds.lo) return { lo: Math.max(lo, bounds.lo), hi: Math.min(hi, bounds.hi) };
+    return { lo: lo, hi: hi };
+  }
+
+  /** The best guess of server minus page clock (ms) within `bounds`; 0 when unknown. */
+  function clockOffset(bounds) {
+    if (!bounds) return 0;
+    if (isFinite(bounds.lo) && isFinite(bounds.hi)) return (bounds.lo + bounds.hi) / 2;
+    return Math.min(Math.max(0, bounds.lo), bounds.hi);
+  }
+
+  /** The operator's message {en?, ko?} in `lang`, else in the other language; '' if none. */
+  function messageText(message, lang) {
+    if (typeof message === 'string') return message.trim();
+    if (!message || typeof message !== 'object') return '';
+    var other = lang === 'ko' ? 'en' : 'ko';
+    var text = typeof message[lang] === 'string' && message[lang].trim() ? message[lang] : message[other];
+    return typeof text === 'string' ? text.trim() : '';
   }
 
   // ---- The page ------------------------------------------------------------------------
@@ -181,6 +279,7 @@
     var ticket = null;
     var last = null;
     var message = null;
+    var shown = '';
     var timer = null;
     var pending = null;
     var resumeAt = 0;
@@ -188,6 +287,21 @@
     var rejoins = 0;
     var stopped = false;
     var announced = { at: -Infinity, ahead: null };
+    // The sale as the page knows it: the page's state (MODES, plus `leaving`, `stopped`), the
+    // opening time (unix s), the operator's message, the server's clock.
+    var mode = 'starting';
+    var opensAt = null;
+    var spreadFor = null;
+    var banner = null;
+    var clock = null;
+    var statusAt = -Infinity;
+    var tickTimer = null;
+    var mark = 0;
+    var markFor = null;
+    // What the live region says in reply to one answer, said together at its end (the
+    // operator's message last).
+    var speech = null;
+    var tail = null;
 
     function el(id) {
       return doc.getElementById(id);
@@ -228,6 +342,29 @@
         return String(n);
       }
     }
+    function serverNow() {
+      return env.now() + clockOffset(clock);
+    }
+
+    // -- The live region: one polite announcement per answer or tick, never every second --
+    function say(text, atEnd) {
+      if (!text) return;
+      if (speech) (atEnd ? tail : speech).push(text);
+      else el('status').textContent = text;
+    }
+    function batch(fn) {
+      return function (arg) {
+        speech = [];
+        tail = [];
+        try {
+          return fn(arg);
+        } finally {
+          var text = speech.concat(tail).join(' ');
+          speech = tail = null;
+          if (text) el('status').textContent = text;
+        }
+      };
+    }
 
     // -- Rendering --
     function applyLang() {
@@ -241,25 +378,45 @@
       toggle.setAttribute('lang', lang === 'ko' ? 'en' : 'ko');
       el('bar').setAttribute('aria-label', s.progress);
       el('back').setAttribute('href', next);
-      if (last) {
+      if (last && mode !== 'closed') {
         render(last, false);
         el('status').textContent = fill(s.waiting, { position: number(last.position), ahead: number(last.ahead) });
       }
       if (message) show(message.key, message.values, message.isError);
+      renderBanner(false);
+      countdown(false);
     }
 
     function show(key, values, isError) {
       message = key ? { key: key, values: values || {}, isError: !!isError } : null;
       var text = key ? fill(STRINGS[lang][key], message.values) : '';
       var box = el('error');
-      // Errors go to the alert box; other messages to the visible line and the live region.
+      // Errors go to the alert box; other messages to the visible line and the live region
+      // (when they change).
       box.hidden = !isError;
       box.textContent = isError ? text : '';
       el('message').hidden = isError || !key;
       el('message').textContent = isError ? '' : text;
-      if (key && !isError) el('status').textContent = text;
-      el('backwrap').hidden = !TERMINAL.hasOwnProperty(key);
+      if (key && !isError && text !== shown) say(text);
+      shown = key && !isError ? text : '';
+      el('backwrap').hidden = !TERMINAL.hasOwnProperty(key) && mode !== 'closed';
       el('back').textContent = STRINGS[lang][TERMINAL[key] || 'back'];
+    }
+
+    // The page's state: `data-state` on #room, the title and lead, what is shown.
+    function setMode(m, reason) {
+      mode = m;
+      el('room').setAttribute('data-state', m);
+      var keys = MODES[m === 'closed' ? reason : m];
+      if (keys) {
+        el('title').setAttribute('data-i18n', keys[0]);
+        el('title').textContent = STRINGS[lang][keys[0]];
+        el('lead').setAttribute('data-i18n', keys[1]);
+        el('lead').textContent = STRINGS[lang][keys[1]];
+      }
+      if (m === 'scheduled' || m === 'prequeue' || m === 'closed') el('queue').hidden = true;
+      el('keep').hidden = m === 'closed';
+      countdown(false);
     }
 
     function render(data, announce) {
@@ -277,25 +434,61 @@
       var t = env.now();
       if (announce && data.ahead !== announced.ahead && t - announced.at >= ANNOUNCE_EVERY_MS) {
         announced = { at: t, ahead: data.ahead };
-        el('status').textContent = fill(s.waiting, { position: number(data.position), ahead: number(data.ahead) });
+        say(fill(s.waiting, { position: number(data.position), ahead: number(data.ahead) }));
       }
     }
 
-    // A waiting answer; `checked` = from a check (a fresh assign proves less: the ticket
-    // could still be refused right after, so it does not reset the back-off counters).
-    function waiting(body, checked) {
-      if (checked) {
-        errors = 0;
-        rejoins = 0;
+    // The operator's message: plain text (textContent only), in the page's language.
+    function setBanner(m) {
+      banner = m === undefined || m === null ? null : m;
+      renderBanner(true);
+    }
+    function renderBanner(announce) {
+      var text = messageText(banner, lang);
+      var box = el('banner');
+      if (box.textContent !== text && announce) say(text, true);
+      box.textContent = text;
+      box.hidden = !text;
+    }
+
+    // The draw's commitment (hex SHA-256 of the seed) with a link to check it.
+    function setDraw(commitment) {
+      var ok = typeof commitment === 'string' && /^[0-9a-f]{64}$/i.test(commitment);
+      if (ok) el('commitment').textContent = commitment;
+      el('draw').hidden = !ok;
+    }
+
+    // The countdown to the open, by the server's clock; read aloud when the page enters a
+    // state before the open and at a few marks (10 min, 1 min …), never every second. `run`:
+    // also keep it ticking, and at zero open (only a tick or preOpen, never a re-render).
+    function countdown(entering, run) {
+      var box = el('countdown');
+      box.hidden = (mode !== 'scheduled' && mode !== 'prequeue') || opensAt === null || stopped;
+      if (box.hidden || run) {
+        env.clearTimeout(tickTimer);
+        tickTimer = null;
       }
-      if (message) show(null);
-      var ahead = Math.max(0, Number(body.peopleAhead !== undefined ? body.peopleAhead : body.position - body.servingCounter - 1) || 0);
-      if (ticket.firstAhead === undefined || ticket.firstAhead === null || ahead > ticket.firstAhead) {
-        ticket.firstAhead = ahead;
-        saveTicket();
+      if (box.hidden) return;
+      var left = opensAt * 1000 - serverNow();
+      var secs = Math.max(0, Math.ceil(left / 1000));
+      var text = fill(STRINGS[lang].countdown, { time: formatCountdown(secs, STRINGS[lang]) });
+      box.textContent = text;
+      var m = MARKS.filter(function (x) {
+        return secs <= x;
+      }).length;
+      if (!run) return;
+      if (entering || m > mark || markFor !== opensAt) say(text);
+      mark = m;
+      markFor = opensAt;
+      if (left > 0) tickTimer = env.setTimeout(batch(tick), left % 1000 || 1000);
+      else if (spreadFor !== opensAt) {
+        // Once per opening time: if the server is late, the status document says when it opens.
+        spreadFor = opensAt;
+        opening('opening');
       }
-      render({ position: body.position, ahead: ahead, wait: body.estimatedWaitSeconds }, true);
-      schedule(check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
+    }
+    function tick() {
+      countdown(false, true);
     }
 
     // -- Timers: nothing runs while the tab is hidden; showing it again polls at once --
@@ -318,11 +511,21 @@
       timer = null;
       if (!hidden() && pending && !stopped) timer = env.setTimeout(runPending, Math.max(0, resumeAt - env.now()));
     }
+    function halt(state) {
+      stopped = true;
+      env.clearTimeout(timer);
+      env.clearTimeout(tickTimer);
+      timer = tickTimer = null;
+      pending = null;
+      setMode(state);
+    }
 
     // -- Talking to the tier-1 API --
-    function call(method, path) {
+    function call(method, path, init) {
+      var sent = env.now();
+      init = init || {};
       return env
-        .fetch(path, { method: method, headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' })
+        .fetch(path, { method: method, headers: { accept: 'application/json' }, cache: init.cache || 'no-store', credentials: init.credentials || 'same-origin' })
         .then(function (res) {
           return res.text().then(function (text) {
             var body = null;
@@ -331,7 +534,8 @@
             } catch (e) {
               body = null;
             }
-            return { status: res.status, body: body || {}, retryAfter: res.headers.get('retry-after') };
+            clock = clockBounds(clock, res.headers.get('date'), res.headers.get('age'), sent, env.now());
+            return { status: res.status, body: body && typeof body === 'object' ? body : {}, retryAfter: res.headers.get('retry-after') };
           });
         })
         .catch(function () {
@@ -340,8 +544,7 @@
     }
 
     function go(url) {
-      stopped = true;
-      env.clearTimeout(timer);
+      halt('leaving');
       show('admitted');
       env.location.replace(url);
     }
@@ -366,17 +569,16 @@
       return record && Number(record.n) > 0 && env.now() - record.at < LOOP_WINDOW_MS ? record : { n: 0 };
     }
 
-    // On to `next`: admitted, or the event is not gated (409). Being sent back here again and
-    // again within a minute means something in between does not let the visitor through —
-    // the pass cookie is not kept (cookies blocked), or the edge still gates an event the API
-    // says is not active (its configuration lags): the third time, stop and say so
-    // (`stopKey`) instead of looping.
+    // On to `next`: admitted, or the event is not gated (409, or `inactive`). Being sent back
+    // here again and again within a minute means something in between does not let the
+    // visitor through — the pass cookie is not kept (cookies blocked), or the edge still gates
+    // an event the API says is not active (its configuration lags): the third time, stop and
+    // say so (`stopKey`) instead of looping.
     function leave(stopKey) {
       var n = redirects().n + 1;
       redirects({ n: n, at: env.now() });
       if (n < LOOP_MAX) return go(next);
-      stopped = true;
-      env.clearTimeout(timer);
+      halt('stopped');
       show(stopKey, {}, true);
     }
 
@@ -388,14 +590,23 @@
 
     // What an error answer means for the page; `retry` is what to try again.
     function failed(r, retry) {
-      var code = r.body && r.body.error;
+      var code = r.body.error;
       if (r.status === 404 && code !== undefined) {
-        stopped = true;
+        halt('stopped');
         return show('notFound', {}, true);
       }
       if (r.status === 400 && retry === join) {
-        stopped = true;
+        halt('stopped');
         return show('badAddress', {}, true);
+      }
+      if (r.status === 409 && code === 'event_not_open') {
+        // Not even in the pre-queue yet: count down, and join when the status document says so.
+        setOpensAt(r.body.opensAt);
+        return preOpen('scheduled');
+      }
+      if (r.status === 409 && code === 'event_closed') {
+        if (r.body.message && typeof r.body.message === 'object') setBanner(r.body.message);
+        return closed(r.body.closeReason);
       }
       if (r.status === 409) return leave('notOpen');
       // An expired or unusable ticket: join again; after three times in a row, with back-off.
@@ -404,21 +615,145 @@
         if (++rejoins <= 3) return join('rejoin');
         retry = join;
       }
+      backoff(r, retry, 0);
+    }
+
+    // Try `retry` again later: exponential back-off, or the server's Retry-After on 503/429;
+    // never sooner than `least` seconds.
+    function backoff(r, retry, least) {
       errors++;
       var after = r.status === 429 || r.status === 503 ? retryAfterSeconds(r.retryAfter, env.now()) : null;
-      var seconds = after !== null ? after * (1 + 0.2 * env.random()) : backoffSeconds(errors, env.random());
+      var seconds = Math.max(least, after !== null ? after * (1 + 0.2 * env.random()) : backoffSeconds(errors, env.random()));
       resumeAt = env.now() + seconds * 1000;
       show(r.status === 429 || r.status === 503 ? 'busy' : 'retry', { seconds: Math.ceil(seconds) }, true);
       schedule(retry, seconds);
     }
 
+    function setOpensAt(value) {
+      var t = Number(value);
+      if (value !== null && value !== undefined && isFinite(t) && t > 0) opensAt = t;
+    }
+
+    // -- The states of the sale --
+
+    // Before the open: the countdown, and the status document every ~10 s (fetched at once
+    // unless it was just read).
+    function preOpen(state) {
+      var entering = mode !== state;
+      setMode(state);
+      show(state === 'prequeue' && ticket ? 'prequeued' : null);
+      schedule(pollStatus, env.now() - statusAt < (STATUS_POLL_S * 1000) / 2 ? jitter(STATUS_POLL_S, env.random()) : 0);
+      countdown(entering, true);
+    }
+
+    // The open (or the end of a pause): a random 0–5 s first, so a crowd does not call at once.
+    function opening(key) {
+      setMode('opening');
+      show(key);
+      schedule(ticket ? check : join, OPEN_SPREAD_S * env.random());
+    }
+
+    // Paused: keep the place and the numbers; read the status document every ~15 s.
+    function paused() {
+      setMode('paused');
+      show('paused');
+      schedule(pollStatus, jitter(PAUSED_POLL_S, env.random()));
+    }
+
+    function closed(reason) {
+      halt('closed');
+      show(null);
+      setMode('closed', reason === 'sold_out' ? 'sold_out' : 'ended');
+      el('backwrap').hidden = false;
+      say(el('title').textContent + '. ' + el('lead').textContent);
+    }
+
+    // A pre-queue answer (assign or check): count down; once the opening time has come and the
+    // server has not opened yet, ask again when it says.
+    function prequeued(body) {
+      setOpensAt(body.opensAt);
+      var left = opensAt === null ? 1 : opensAt * 1000 - serverNow();
+      if (left > (mode === 'opening' ? 10000 : 0)) return preOpen('prequeue');
+      if (mode !== 'opening') {
+        setMode('opening');
+        show('opening');
+      }
+      schedule(check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
+    }
+
+    // A 200 answer of assign or check that is not an admission; `checked` = from a check (a
+    // fresh assign proves less: the ticket could still be refused right after, so it does not
+    // reset the back-off counters).
+    function answered(body, checked) {
+      setBanner(body.message);
+      if (body.state === 'prequeue') return prequeued(body);
+      if (body.state === 'closed') return closed(body.closeReason);
+      if (checked) {
+        errors = 0;
+        rejoins = 0;
+      }
+      if (message) show(null);
+      var ahead = Math.max(0, Number(body.peopleAhead !== undefined ? body.peopleAhead : body.position - body.servingCounter - 1) || 0);
+      var first = ticket.firstAhead === undefined || ticket.firstAhead === null || ahead > ticket.firstAhead;
+      if (first) ticket.firstAhead = ahead;
+      // A pre-queue ticket learns its position from its first check after the open.
+      var moved = body.position !== undefined && ticket.position !== body.position;
+      if (moved) ticket.position = body.position;
+      if (first || moved) saveTicket();
+      render({ position: body.position, ahead: ahead, wait: body.estimatedWaitSeconds }, true);
+      if (body.state === 'paused') return paused();
+      setMode('waiting');
+      schedule(check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
+    }
+
+    // The public status document (CDN-cached): read before joining, before the open and while
+    // paused; never while waiting in an open sale (that is `check`).
+    function pollStatus() {
+      // The browser's own cache may answer (max-age=1); no request headers that ask a cache
+      // to go to the origin, and no cookies: it is the same document for everyone.
+      return call('GET', API + '/status/' + eventId, { cache: 'default', credentials: 'omit' }).then(
+        batch(function (r) {
+          if (stopped) return;
+          if (r.status === 200 && typeof r.body.state === 'string') {
+            errors = 0;
+            statusAt = env.now();
+            return onStatus(r.body);
+          }
+          if (r.status === 404 && r.body.error === 'event_not_found') return failed(r, pollStatus);
+          // No status document here (an API without it, or not this answer): join; the
+          // answers of assign and check say the state too.
+          if (mode === 'starting' && r.status >= 200 && r.status < 500 && r.status !== 429) return join();
+          backoff(r, pollStatus, mode === 'starting' ? 0 : mode === 'paused' ? PAUSED_POLL_S : STATUS_POLL_S);
+        })
+      );
+    }
+
+    function onStatus(d) {
+      setBanner(d.message);
+      setDraw(d.seedCommitment);
+      setOpensAt(d.opensAt);
+      // Without a Date header the last change is still a lower bound on the server's time.
+      if (!clock && Number(d.updatedAt) > 0) clock = { lo: Number(d.updatedAt) * 1000 - env.now(), hi: Infinity };
+      var served = ticket && ticket.position > 0 && Number(d.servingCounter) >= ticket.position;
+      if (d.state === 'inactive') return leave('notOpen');
+      if (d.state === 'closed') return served ? check() : closed(d.closeReason);
+      if (d.state === 'scheduled') return preOpen('scheduled');
+      if (d.state === 'prequeue') return ticket ? preOpen('prequeue') : join();
+      if (mode === 'starting') return ticket ? check() : join();
+      if (d.state === 'paused') return served ? check() : ticket ? paused() : join();
+      // open (or a state this page does not know)
+      opening(mode === 'paused' ? 'resumed' : 'opening');
+    }
+
     function check() {
-      return call('GET', API + '/check/' + eventId + '/' + encodeURIComponent(ticket.requestId)).then(function (r) {
-        if (stopped) return;
-        if (r.status === 200 && r.body.admitted === true) return leave('noPass');
-        if (r.status === 200 && r.body.admitted === false) return waiting(r.body, true);
-        failed(r, check);
-      });
+      return call('GET', API + '/check/' + eventId + '/' + encodeURIComponent(ticket.requestId)).then(
+        batch(function (r) {
+          if (stopped) return;
+          if (r.status === 200 && r.body.admitted === true) return leave('noPass');
+          if (r.status === 200 && r.body.admitted === false) return answered(r.body, true);
+          failed(r, check);
+        })
+      );
     }
 
     function assign() {
@@ -427,15 +762,17 @@
         ticket = existing;
         return check();
       }
-      return call('POST', API + '/assign/' + eventId).then(function (r) {
-        if (stopped) return;
-        if (r.status === 200 && typeof r.body.requestId === 'string') {
-          ticket = { requestId: r.body.requestId, position: r.body.position };
-          saveTicket();
-          return waiting(r.body, false);
-        }
-        failed(r, join);
-      });
+      return call('POST', API + '/assign/' + eventId).then(
+        batch(function (r) {
+          if (stopped) return;
+          if (r.status === 200 && typeof r.body.requestId === 'string') {
+            ticket = { requestId: r.body.requestId, position: r.body.position };
+            saveTicket();
+            return answered(r.body, false);
+          }
+          failed(r, join);
+        })
+      );
     }
 
     // Joining holds a cross-tab lock where the browser has one, so two tabs opened together
@@ -452,12 +789,14 @@
       write('vwr.lang', lang);
       applyLang();
     });
+    setMode('starting');
     applyLang();
     if (!eventId) {
-      stopped = true;
+      halt('stopped');
       show('badAddress', {}, true);
       return;
     }
+    el('verify').setAttribute('href', '/vwr/assets/verify.html?event=' + encodeURIComponent(eventId));
     doc.addEventListener('visibilitychange', onVisibility);
     // Another tab replacing the ticket (after re-joining): use the same place here.
     env.addEventListener('storage', function (e) {
@@ -465,12 +804,14 @@
       if (t && (!ticket || t.requestId !== ticket.requestId)) ticket = t;
     });
     // Deliberately no unload handler: leaving or refreshing the page never gives up the place.
+    // With a ticket, its check says the state; without one, the status document does (so a
+    // page opened before the pre-queue does not call assign in vain).
     ticket = loadTicket();
     if (ticket) check();
-    else join();
+    else pollStatus();
     return {
       state: function () {
-        return { ticket: ticket, pending: !!pending, timer: timer !== null, errors: errors, stopped: stopped, lang: lang, next: next };
+        return { ticket: ticket, pending: !!pending, timer: timer !== null, errors: errors, stopped: stopped, lang: lang, next: next, mode: mode, opensAt: opensAt, clockOffset: clockOffset(clock) };
       },
     };
   }
@@ -487,7 +828,11 @@
     backoffSeconds: backoffSeconds,
     pollSeconds: pollSeconds,
     formatWait: formatWait,
+    formatCountdown: formatCountdown,
     progress: progress,
+    clockBounds: clockBounds,
+    clockOffset: clockOffset,
+    messageText: messageText,
     start: start,
   };
 

@@ -8,15 +8,14 @@
 //      protected /api/seats/e1 answers 200 with it and 403 without it.
 // Screenshots of the waiting page (en, ko) go to target/e2e/.
 // Needs: target/debug/vwr (cargo build --bin vwr), /usr/bin/chromium, npm install here.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, adminClient, freePort, start as startChild, waitFor as waitUntil } from './harness.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VWR = process.env.VWR_BIN || join(ROOT, 'target', 'debug', 'vwr');
@@ -27,49 +26,7 @@ const ADMIN_KEY = 'e2e-admin-key-' + Math.random().toString(36).slice(2);
 const children = [];
 let devDir, devUrl, siteUrl, browser;
 
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = net.createServer();
-    s.on('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-}
-
-function start(cmd, args, env) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  child.output = () => out;
-  children.push(child);
-  return child;
-}
-
-async function waitFor(url, what) {
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) throw new Error(`${what} did not start`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
-async function admin(method, path, body) {
-  const r = await fetch(devUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await r.json().catch(() => null);
-  assert.ok(r.ok, `${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const admin = adminClient(() => devUrl, ADMIN_KEY);
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -78,15 +35,15 @@ before(async () => {
   devUrl = `http://127.0.0.1:${devPort}`;
   siteUrl = `http://127.0.0.1:${sitePort}`;
   const env = { VWR_DEV_DIR: devDir, VWR_ADMIN_KEY: ADMIN_KEY, RUST_LOG: 'warn' };
-  const dev = start(VWR, ['dev', '--addr', `127.0.0.1:${devPort}`, '--store', 'memory', '--edge', 'off', '--no-dev-user-header'], env);
-  await waitFor(`${devUrl}/healthz`, `vwr dev (${dev.output()})`);
+  const dev = startChild(children, VWR, ['dev', '--addr', `127.0.0.1:${devPort}`, '--store', 'memory', '--edge', 'off', '--no-dev-user-header'], env);
+  await waitUntil(`${devUrl}/healthz`, () => `vwr dev (${dev.output()})`);
   // The proxy reads the edge keys (derived from the tier-1 keys) from the dev state file `vwr dev` wrote.
-  const proxy = start('node', [join(ROOT, 'edge', 'local', 'proxy.mjs'), '--listen', `127.0.0.1:${sitePort}`,
+  const proxy = startChild(children, 'node', [join(ROOT, 'edge', 'local', 'proxy.mjs'), '--listen', `127.0.0.1:${sitePort}`,
     '--upstream', devUrl, '--dev-dir', devDir, '--admin-key', ADMIN_KEY, '--poll-ms', '200'], env);
-  await waitFor(`${siteUrl}/vwr/e1`, `edge proxy (${proxy.output()})`);
+  await waitUntil(`${siteUrl}/vwr/e1`, () => `edge proxy (${proxy.output()})`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'],
+    args: CHROMIUM_ARGS,
   });
 });
 

@@ -7,7 +7,10 @@ Fails when they disagree:
     Terraform sets is one its code reads (no typos), no secret in plain environment variables,
     and a setting shared by several functions of a module has the same value everywhere;
   * IAM: every AWS call the code makes is allowed by that function's policy, and the policy
-    allows nothing the code does not call (least privilege both ways);
+    allows nothing the code does not call (least privilege both ways); a DynamoDB transaction is
+    authorized item by item (Put → PutItem, Update → UpdateItem, …, derived from the item
+    builders in the code), and Query on the base table only where the code queries it without an
+    index (QUERY_TABLE_USERS);
   * packaging: Terraform deploys exactly the Lambda binaries of the workspace, from the dist/
     layout scripts/package.sh declares (`--print-layout`), and reads no other dist/ file;
   * routes: the API Gateway routes are the Rust routers' routes, admin routes use AWS_IAM, and
@@ -21,6 +24,9 @@ Fails when they disagree:
   * the edge gets the derived tier-1 keys (`edge_keys_text`), never the master `keys_text`, and
     the derivation label is the Rust side's;
   * the waiting page's behavior has its Content-Security-Policy;
+  * the public status document (/vwr-api/vwr/status/*) has its own behavior before /vwr-api/*:
+    cached 1 s keyed on the path alone, nothing of the viewer's request forwarded, the prefix
+    stripped and never the verifier, and it reaches a tier-1 public route;
   * the admin principal allow-list reaches every Lambda that serves admin routes.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
@@ -108,10 +114,14 @@ SDK_ACTIONS = {
 # crates are shared (the tier-2 API links the tier-1 store to look up active events; the worker
 # links the tier-2 store with its registry), so this is where "which function really makes which
 # call" is decided; keep it in step with the code paths:
-#   tier-1 api: assign (event GetItem, shard UpdateItem ADD), check (redemption PutItem, shard
-#     UpdateItem, GetItem); admin: activate/deactivate/advance UpdateItem,
-#     status GetItem + BatchGetItem, events Query(active-index); advancer: Query, BatchGetItem,
-#     UpdateItem, GetItem; tier-2 api: tier-1 event lookup (GetItem) and the tier-2 registration
+#   tier-1 api: assign (event GetItem, shard UpdateItem ADD, pre-queue join UpdateItem), check
+#     (redemption PutItem / GetItem, shard UpdateItem), status document (event GetItem); admin:
+#     every change of an event (activate, deactivate, schedule, pause, resume, close, message,
+#     manual advance) is a TransactWriteItems — the event item + an audit item Put — plus seals
+#     (UpdateItem), status GetItem + BatchGetItem, events Query(active-index), audit Query (base
+#     table, pk = EVT#{e}#AUDIT); advancer: Query(active-index), BatchGetItem, UpdateItem (steps,
+#     shard seals, pre-queue size), GetItem, TransactWriteItems (prequeue/open/close + audit);
+#     tier-2 api: tier-1 event lookup (GetItem) and the tier-2 registration
 #     item EVT#{eventId}/T2 (GetItem, PutItem, UpdateItem); worker: notices, and the
 #     registration item (GetItem) to re-hydrate a registration Redis lost.
 #   Every binary reads its keys from Secrets Manager at start-up.
@@ -121,6 +131,9 @@ CALL_USERS = {
     "dynamodb:UpdateItem": TIER1 | {"vwr-tier2-api"},
     "dynamodb:PutItem": {"vwr-tier1-api", "vwr-tier2-api"},
     "dynamodb:Query": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    # Lifecycle changes with their audit item (docs/lifecycle.md). Not an IAM action: what it needs
+    # is derived from the transaction's items in the code (TRANSACTION_ITEMS).
+    "dynamodb:TransactWriteItems": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     # `vwr bootstrap` (CLI) only: functions/tier1-store/src/dynamo.rs ensure_table.
     "dynamodb:CreateTable": set(),
     "dynamodb:DescribeTable": set(),
@@ -134,6 +147,30 @@ CALL_USERS = {
     "cloudfront-keyvaluestore:GetKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     "cloudfront-keyvaluestore:PutKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
 }
+
+# Transactions are not IAM actions: DynamoDB authorizes each item of a transaction with the
+# action of its kind (docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+# Granting "dynamodb:TransactWriteItems" grants nothing; a binary that makes transactions needs the
+# actions of the item kinds its crates build (`Put::builder()` / `TransactWriteItem::builder().put(`…).
+TRANSACTION_ITEMS = {
+    "dynamodb:TransactWriteItems": {
+        "put": "dynamodb:PutItem",
+        "update": "dynamodb:UpdateItem",
+        "delete": "dynamodb:DeleteItem",
+        "condition_check": "dynamodb:ConditionCheckItem",
+    },
+    "dynamodb:TransactGetItems": {"get": "dynamodb:GetItem"},
+}
+TX_BUILDER = {"Put": "put", "Update": "update", "Delete": "delete", "ConditionCheck": "condition_check", "Get": "get"}
+
+# Binaries that Query the base table (a `.query()` without `.index_name(`), not only the index:
+# the admin's audit trail (GET /api/admin/vwr/audit/{eventId}, pk = EVT#{e}#AUDIT). Every other
+# Query grant must name the index only.
+QUERY_TABLE_USERS = {"vwr-tier1-admin"}
+
+# The public status document behind CloudFront (docs/lifecycle.md): path pattern and its route.
+STATUS_PATTERN = "/vwr-api/vwr/status/*"
+STATUS_ROUTE = "GET /vwr/status/{}"
 
 # Actions a policy may grant because a needed action implies them (a customer managed KMS key on
 # the queue: SendMessage needs the key).
@@ -263,6 +300,11 @@ ENV_LITERAL = re.compile(r'"(VWR_[A-Z0-9_]+)"')
 MISSING = re.compile(r'(?:\bmissing\(\s*|Missing\s*\{\s*name:\s*|\.required\(\s*)"(VWR_[A-Z0-9_]+)"')
 SDK_CALL = re.compile(r"client(?:\(\))?\s*\.\s*([a-z_][a-z0-9_]*)\s*\(\s*\)")
 SEND = re.compile(r"\.send\(\)")
+# Items of a transaction: `Put::builder()` (any path prefix) or `TransactWriteItem::builder().put(`.
+TX_ITEM = re.compile(
+    r"\b(Put|Update|Delete|ConditionCheck|Get)::builder\(\)"
+    r"|\bTransact(?:Write|Get)Item::builder\(\)\s*\.\s*(?:set_)?(put|update|delete|condition_check|get)\s*\("
+)
 
 
 def scan_crate(root: str, crate: str) -> dict:
@@ -271,6 +313,9 @@ def scan_crate(root: str, crate: str) -> dict:
     calls: dict[str, list[str]] = {}
     unknown: list[str] = []
     unmatched_sends: list[str] = []
+    tx_kinds: dict[str, list[str]] = {}  # item kind (put, update, …) -> where
+    queries: dict[str, list[str]] = {}  # "index" / "table" -> where
+    tx_calls: list[str] = []
     for path in rust_sources(root, crate):
         text = read_code(path)
         reads |= set(ENV_LITERAL.findall(text))
@@ -285,14 +330,33 @@ def scan_crate(root: str, crate: str) -> dict:
             call_positions.append(m.start())
             if op in SDK_ACTIONS:
                 calls.setdefault(SDK_ACTIONS[op], []).append(where)
+                if SDK_ACTIONS[op] in TRANSACTION_ITEMS:
+                    tx_calls.append(where)
+                if op == "query":
+                    # Up to the call's .send(): an index query names its index.
+                    end = SEND.search(text, m.end())
+                    chain = text[m.end() : end.start() if end else len(text)]
+                    queries.setdefault("index" if re.search(r"\.(?:set_)?index_name\(", chain) else "table", []).append(where)
             else:
                 unknown.append(f"{where}: client.{op}()")
+        for m in TX_ITEM.finditer(text):
+            kind = TX_BUILDER.get(m.group(1) or "", m.group(2))
+            tx_kinds.setdefault(kind, []).append(f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}")
         # Every `.send()` must close a call this test identified (within the preceding 20 lines).
         for m in SEND.finditer(text):
             window_start = max(0, m.start() - 1500)
             if not any(window_start <= p < m.start() for p in call_positions):
                 unmatched_sends.append(f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}")
-    return {"reads": reads, "missing": missing, "calls": calls, "unknown": unknown, "sends": unmatched_sends}
+    # The items' actions are calls too (the code makes them, inside the transaction).
+    if tx_calls:
+        for tx in [tx for tx in TRANSACTION_ITEMS if tx in calls]:
+            for kind, wheres in tx_kinds.items():
+                if kind in TRANSACTION_ITEMS[tx]:
+                    calls.setdefault(TRANSACTION_ITEMS[tx][kind], []).extend(f"{w} (in a transaction)" for w in wheres)
+    return {
+        "reads": reads, "missing": missing, "calls": calls, "unknown": unknown, "sends": unmatched_sends,
+        "tx_kinds": tx_kinds, "tx_calls": tx_calls, "queries": queries,
+    }
 
 
 def cargo_vwr_deps(root: str, crate: str) -> set[str]:
@@ -572,9 +636,23 @@ def check_iam(root: str, checks: Checks, deployments: list[dict], scans: dict[st
             problems.append(f"unknown AWS SDK call {u}: add it to SDK_ACTIONS and CALL_USERS")
         for w in s["sends"]:
             problems.append(f"{w}: a .send() whose operation this test cannot identify (call it on a `client`)")
+        if s["tx_calls"] and not s["tx_kinds"]:
+            problems.append(
+                f"{', '.join(s['tx_calls'])}: a transaction whose items (hence IAM actions) this test cannot find:"
+                " build them with Put::builder(), Update::builder(), ConditionCheck::builder() … in the crate"
+            )
     for action, wheres in sorted(found.items()):
         if action not in CALL_USERS:
             problems.append(f"new AWS call {action} ({', '.join(sorted(set(wheres)))}): add it to CALL_USERS with the binaries that make it")
+    # A base-table Query must be classified too (QUERY_TABLE_USERS), so that an index-only role
+    # never gets Query on the whole table by accident.
+    for c, s in scans.items():
+        wheres = s["queries"].get("table")
+        if not wheres:
+            continue
+        users = {b for b, crates in BINARIES.items() if c in crates and b in CALL_USERS.get("dynamodb:Query", set())}
+        if not users & QUERY_TABLE_USERS:
+            problems.append(f"a Query on the base table ({', '.join(wheres)}): add the binaries that make it to QUERY_TABLE_USERS")
     checks.check("every AWS call in the Lambda crates is classified", problems)
 
     for d in deployments:
@@ -584,9 +662,19 @@ def check_iam(root: str, checks: Checks, deployments: list[dict], scans: dict[st
             checks.check(f"IAM of {b} ({d['where']})", [f"policy_json is {d['policy_ref']!r}: use data.aws_iam_policy_document (readable by this test)"])
             continue
         code_calls = set()
+        tx_kinds: set[str] = set()
+        queries: set[str] = set()
         for c in BINARIES.get(b, []):
             code_calls |= set(scans[c]["calls"])
+            tx_kinds |= set(scans[c]["tx_kinds"])
+            queries |= set(scans[c]["queries"])
         needed = {a for a, users in CALL_USERS.items() if b in users}
+        # Transactions: the stale-entry test below applies to them; the IAM actions are the items'.
+        for tx in sorted(needed & set(TRANSACTION_ITEMS)):
+            if tx not in code_calls and tx not in PLANNED_ACTIONS:
+                problems.append(f"CALL_USERS says {b} calls {tx}, but its crates do not: stale entry")
+            needed |= {TRANSACTION_ITEMS[tx][k] for k in tx_kinds if k in TRANSACTION_ITEMS[tx]}
+        needed -= set(TRANSACTION_ITEMS)
         granted: dict[str, list[str]] = {}
         for st in d["statements"]:
             if first(st.get("effect", "Allow")) == "Deny":
@@ -601,13 +689,24 @@ def check_iam(root: str, checks: Checks, deployments: list[dict], scans: dict[st
         for a in sorted(granted):
             if "*" in a:
                 problems.append(f"wildcard action {a}")
+            elif a in TRANSACTION_ITEMS:
+                problems.append(f"allows {a}, which is not an IAM action: a transaction needs the actions of its items ({', '.join(sorted(set(TRANSACTION_ITEMS[a].values())))})")
             elif a not in needed and IMPLIED.get(a) not in needed:
                 problems.append(f"allows {a}, which {b} does not call")
             for r in granted[a]:
                 if r == "*":
                     problems.append(f"{a} on resource *")
-        if "dynamodb:Query" in granted and not any(r.endswith(f"/index/{dynamo_index}") for r in granted["dynamodb:Query"]):
+        query_on = granted.get("dynamodb:Query", [])
+        if query_on and not any(r.endswith(f"/index/{dynamo_index}") for r in query_on):
             problems.append(f"dynamodb:Query must be allowed on the index …/index/{dynamo_index}")
+        on_table = [r for r in query_on if "/index/" not in r]
+        if b in QUERY_TABLE_USERS and "dynamodb:Query" in needed:
+            if "table" not in queries and "dynamodb:Query" not in PLANNED_ACTIONS:
+                problems.append(f"QUERY_TABLE_USERS says {b} queries the base table, but its crates query only indexes: stale entry")
+            elif "table" in queries and not on_table:
+                problems.append("the code queries the base table but dynamodb:Query is allowed on indexes only")
+        elif on_table:
+            problems.append(f"dynamodb:Query on the base table ({', '.join(on_table)}): {b} queries the index only (QUERY_TABLE_USERS)")
         checks.check(f"IAM of {b}: exactly what the code calls ({d['where']})", problems)
 
 
@@ -960,6 +1059,75 @@ def check_waiting_page_headers(checks: Checks, modules: dict) -> None:
     checks.check("the waiting page (/vwr/*) has its Content-Security-Policy and DENY framing", problems)
 
 
+def check_status_document(checks: Checks, modules: dict) -> None:
+    """The public status document: its own CloudFront behavior before /vwr-api/*, cached 1 s on
+    the path alone, nothing of the viewer's request forwarded, treated like /vwr-api/* at the edge
+    (prefix stripped, never the verifier), and a tier-1 public route behind it."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
+    patterns = [first(b.get("path_pattern")) for b in ordered]
+    dynamic_patterns = [
+        str(first(body.get("for_each")))
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+    if patterns.count(STATUS_PATTERN) != 1:
+        problems.append(f"expected one {STATUS_PATTERN} behavior in terraform/modules/edge, found {patterns.count(STATUS_PATTERN)}")
+    elif "/vwr-api/*" not in patterns:
+        problems.append("no /vwr-api/* behavior in terraform/modules/edge")
+    else:
+        if patterns.index(STATUS_PATTERN) > patterns.index("/vwr-api/*"):
+            problems.append(f"{STATUS_PATTERN} comes after /vwr-api/*, which would take its requests (first match wins)")
+        if any(STATUS_PATTERN in p for p in dynamic_patterns):
+            problems.append(f"{STATUS_PATTERN} is a dynamic behavior: its order against /vwr-api/* cannot be checked")
+        status = ordered[patterns.index(STATUS_PATTERN)]
+        api = ordered[patterns.index("/vwr-api/*")]
+        if first(status.get("target_origin_id")) != first(api.get("target_origin_id")):
+            problems.append(f"{STATUS_PATTERN} goes to {first(status.get('target_origin_id'))}, /vwr-api/* to {first(api.get('target_origin_id'))}")
+
+        def edge_functions(b: dict) -> list[str]:
+            out = [f"{first(f.get('event_type'))} {first(f.get('function_arn'))}" for f in b.get("function_association", [])]
+            out += [f"{first(f.get('event_type'))} {first(f.get('lambda_arn'))}" for f in b.get("lambda_function_association", [])]
+            out += [f"dynamic {name}" for dyn in b.get("dynamic", []) for name in dyn]
+            return out
+
+        if edge_functions(status) != edge_functions(api):
+            problems.append(f"{STATUS_PATTERN} runs {edge_functions(status)} at the edge, /vwr-api/* runs {edge_functions(api)}: treat them alike")
+        if any("verifier" in f or "lambda_edge" in f or f.startswith("dynamic") for f in edge_functions(status)):
+            problems.append(f"{STATUS_PATTERN} must never be gated by the edge verifier")
+        if "${local.all_methods}" in str(status.get("allowed_methods")):
+            problems.append(f"{STATUS_PATTERN} allows every method: GET and HEAD suffice for a cached document")
+
+        cache_ref = re.fullmatch(r"\$\{aws_cloudfront_cache_policy\.(\w+)\.id\}", str(first(status.get("cache_policy_id"))))
+        cache = blocks(edge, "resource", "aws_cloudfront_cache_policy").get(cache_ref.group(1)) if cache_ref else None
+        if cache is None:
+            problems.append(f"{STATUS_PATTERN} has no cache policy of the module")
+        else:
+            ttls = tuple(first(cache.get(k)) for k in ("min_ttl", "default_ttl", "max_ttl"))
+            if ttls != (0, 1, 1):
+                problems.append(f"cache policy {cache_ref.group(1)}: min/default/max TTL {ttls}, want (0, 1, 1)")
+            key = (cache.get("parameters_in_cache_key_and_forwarded_to_origin") or [{}])[0]
+            for cfg, field in (("cookies_config", "cookie_behavior"), ("headers_config", "header_behavior"), ("query_strings_config", "query_string_behavior")):
+                v = first((key.get(cfg) or [{}])[0].get(field))
+                if v != "none":
+                    problems.append(f"cache policy {cache_ref.group(1)}: {field} is {v!r}: the key must be the path alone")
+        orp = status.get("origin_request_policy_id")
+        if orp is not None:
+            orp_ref = re.fullmatch(r"\$\{aws_cloudfront_origin_request_policy\.(\w+)\.id\}", str(first(orp)))
+            policy = blocks(edge, "resource", "aws_cloudfront_origin_request_policy").get(orp_ref.group(1)) if orp_ref else None
+            if policy is None:
+                problems.append(f"{STATUS_PATTERN}: origin request policy {first(orp)!r} is not one of the module (a managed one forwards viewer data)")
+            else:
+                for cfg, field in (("cookies_config", "cookie_behavior"), ("headers_config", "header_behavior"), ("query_strings_config", "query_string_behavior")):
+                    v = first((policy.get(cfg) or [{}])[0].get(field))
+                    if v != "none":
+                        problems.append(f"origin request policy {orp_ref.group(1)}: {field} is {v!r}: nothing of the viewer's request may vary the answer")
+    if STATUS_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+        problems.append(f"the tier-1 public API has no route {STATUS_ROUTE} for {STATUS_PATTERN}")
+    checks.check(f"public status document: {STATUS_PATTERN} before /vwr-api/*, cached 1 s on the path alone, never gated", problems)
+
+
 def check_admin_allow_list(checks: Checks, modules: dict, deployments: list[dict]) -> None:
     """VWR_ADMIN_PRINCIPALS reaches every Lambda behind an admin route, from one variable."""
     problems = []
@@ -1075,6 +1243,7 @@ def main() -> int:
     check_throttling(checks, modules)
     check_edge_keys(root, checks, modules)
     check_waiting_page_headers(checks, modules)
+    check_status_document(checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
 

@@ -21,6 +21,7 @@ function run(uri, querystring = {}) {
 test('removes the /vwr-api prefix of the tier-1 routes', () => {
   assert.equal(run('/vwr-api/vwr/assign/e1').uri, '/vwr/assign/e1');
   assert.equal(run('/vwr-api/vwr/check/e1/v1.abc').uri, '/vwr/check/e1/v1.abc');
+  assert.equal(run('/vwr-api/vwr/status/e1').uri, '/vwr/status/e1');
   assert.equal(run('/vwr-api/').uri, '/');
   assert.equal(run('/vwr-api').uri, '/');
 });

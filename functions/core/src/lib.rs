@@ -5,6 +5,7 @@
 pub mod admin_auth;
 pub mod cache;
 pub mod config;
+pub mod draw;
 pub mod error;
 pub mod hints;
 pub mod http;

@@ -2,8 +2,10 @@
 //! position and the issue time, signed with a key derived from the tier-1 key ring, so `check`
 //! needs no per-user read and nobody can forge or alter a place in line.
 //!
-//! Form: `v1.<kid>.<payload>.<mac>` where `payload` is base64url of `eventId:position:issuedAt`
+//! Form: `v1.<kid>.<payload>.<mac>` where `payload` is base64url of `eventId:place:issuedAt`
 //! and `mac` is the first 16 bytes of HMAC-SHA256 over `v1.<kid>.<payload>`, base64url.
+//! `place` is a join index `j` (decimal) or a pre-queue index `q{i}`; positions are computed
+//! from it (docs/lifecycle.md#pre-queue-and-the-randomized-open).
 
 use aws_lc_rs::{constant_time, hmac};
 use base64::Engine;
@@ -22,8 +24,27 @@ const MAC_BYTES: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ticket {
     pub event: EventId,
-    pub position: u64,
+    pub place: Place,
     pub issued_at: u64,
+}
+
+/// Where a ticket stands: both indices start at 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// The j-th regular join: position `P + j`, P the sealed pre-queue size (0 without one).
+    Join(u64),
+    /// The i-th pre-queue join (interleaved over the shards): its position is drawn at the
+    /// open (docs/fairness.md).
+    Pre(u64),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Join(j) => write!(f, "{j}"),
+            Self::Pre(i) => write!(f, "q{i}"),
+        }
+    }
 }
 
 /// Why a ticket was refused.
@@ -66,7 +87,7 @@ impl TicketSigner {
     /// Issues a ticket string.
     pub fn issue(&self, t: &Ticket) -> String {
         let kid = self.ring.signing_kid();
-        let payload = URL_SAFE_NO_PAD.encode(format!("{}:{}:{}", t.event, t.position, t.issued_at));
+        let payload = URL_SAFE_NO_PAD.encode(format!("{}:{}:{}", t.event, t.place, t.issued_at));
         let signed = format!("v1.{kid}.{payload}");
         let mac = URL_SAFE_NO_PAD.encode(Self::mac(self.ring.signing_key(), &signed));
         format!("{signed}.{mac}")
@@ -101,18 +122,29 @@ impl TicketSigner {
             return Err(TicketError::Malformed);
         };
         let ticket_event = EventId::parse(ev).map_err(|_| TicketError::Malformed)?;
-        let position: u64 = pos.parse().map_err(|_| TicketError::Malformed)?;
+        let place = match pos.strip_prefix('q') {
+            Some(i) => Place::Pre(parse_index(i)?),
+            None => Place::Join(parse_index(pos)?),
+        };
         let issued_at: u64 = iat.parse().map_err(|_| TicketError::Malformed)?;
-        if position == 0 {
-            return Err(TicketError::Malformed);
-        }
         if &ticket_event != event {
             return Err(TicketError::WrongEvent);
         }
         if now >= issued_at.saturating_add(self.ttl_secs) {
             return Err(TicketError::Expired);
         }
-        Ok(Ticket { event: ticket_event, position, issued_at })
+        Ok(Ticket { event: ticket_event, place, issued_at })
+    }
+}
+
+/// A decimal index ≥ 1 (digits only: no sign, no spaces).
+fn parse_index(s: &str) -> Result<u64, TicketError> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(TicketError::Malformed);
+    }
+    match s.parse::<u64>() {
+        Ok(0) | Err(_) => Err(TicketError::Malformed),
+        Ok(v) => Ok(v),
     }
 }
 
@@ -131,7 +163,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let s = signer();
-        let t = Ticket { event: ev("e1"), position: 42, issued_at: 1000 };
+        let t = Ticket { event: ev("e1"), place: Place::Join(42), issued_at: 1000 };
         let id = s.issue(&t);
         assert!(id.len() < 100, "{id}");
         assert_eq!(s.verify(&id, &ev("e1"), 1001), Ok(t));
@@ -140,7 +172,7 @@ mod tests {
     #[test]
     fn refuses_foreign_event_tamper_expiry_and_garbage() {
         let s = signer();
-        let id = s.issue(&Ticket { event: ev("e1"), position: 42, issued_at: 1000 });
+        let id = s.issue(&Ticket { event: ev("e1"), place: Place::Join(42), issued_at: 1000 });
         assert_eq!(s.verify(&id, &ev("e2"), 1001), Err(TicketError::WrongEvent));
         assert_eq!(s.verify(&id, &ev("e1"), 4600), Err(TicketError::Expired));
         // A payload for another position under the old MAC.
@@ -155,7 +187,7 @@ mod tests {
         let flipped = String::from_utf8(bytes).unwrap();
         assert_eq!(s.verify(&flipped, &ev("e1"), 1001), Err(TicketError::BadSignature));
         // Signed by another ring.
-        let other = signer().issue(&Ticket { event: ev("e1"), position: 42, issued_at: 1000 });
+        let other = signer().issue(&Ticket { event: ev("e1"), place: Place::Join(42), issued_at: 1000 });
         assert_eq!(s.verify(&other, &ev("e1"), 1001), Err(TicketError::BadSignature));
         for junk in ["", "v1", "v1.k1.x.y", "v2.k1.a.b", "v1.k1.a.b.c", &"v".repeat(300), "v1.k!.YQ.YQ"] {
             assert_eq!(s.verify(junk, &ev("e1"), 1001), Err(TicketError::Malformed), "{junk}");
@@ -177,20 +209,49 @@ mod tests {
         for leaked in [edge.clone(), edge.derive(TICKET_KEY_LABEL)] {
             let forged = TicketSigner { ring: leaked, ttl_secs: 3600 }.issue(&Ticket {
                 event: ev("e1"),
-                position: 1,
+                place: Place::Join(1),
                 issued_at: 1000,
             });
             assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
         }
-        let forged =
-            TicketSigner::new(edge, 3600).issue(&Ticket { event: ev("e1"), position: 1, issued_at: 1000 });
+        let forged = TicketSigner::new(edge, 3600).issue(&Ticket {
+            event: ev("e1"),
+            place: Place::Join(1),
+            issued_at: 1000,
+        });
         assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
+    }
+
+    #[test]
+    fn pre_queue_places_round_trip_and_bad_indices_are_refused() {
+        let s = signer();
+        let t = Ticket { event: ev("e1"), place: Place::Pre(7), issued_at: 1000 };
+        assert_eq!(s.verify(&s.issue(&t), &ev("e1"), 1001), Ok(t));
+        let ring = HmacKeyring::generate("k1").unwrap();
+        let signer = TicketSigner::new(&ring, 3600);
+        for bad in
+            ["e1:q0:1000", "e1:0:1000", "e1:q:1000", "e1:+5:1000", "e1:q-1:1000", "e1:qq1:1000", "e1: 1:1000"]
+        {
+            let kid = signer.ring.signing_kid();
+            let payload = URL_SAFE_NO_PAD.encode(bad);
+            let signed = format!("v1.{kid}.{payload}");
+            let mac = URL_SAFE_NO_PAD.encode(TicketSigner::mac(signer.ring.signing_key(), &signed));
+            assert_eq!(
+                signer.verify(&format!("{signed}.{mac}"), &ev("e1"), 1001),
+                Err(TicketError::Malformed),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
     fn old_kid_still_verifies_after_rotation() {
         let old = HmacKeyring::generate("old").unwrap();
-        let id = TicketSigner::new(&old, 60).issue(&Ticket { event: ev("e"), position: 1, issued_at: 0 });
+        let id = TicketSigner::new(&old, 60).issue(&Ticket {
+            event: ev("e"),
+            place: Place::Join(1),
+            issued_at: 0,
+        });
         let mut text = HmacKeyring::generate("new").unwrap().to_text();
         text.push(',');
         text.push_str(&old.to_text());

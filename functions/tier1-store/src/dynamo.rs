@@ -1,11 +1,16 @@
 //! DynamoDB position store.
 //!
 //! One table (`pk`, `sk` strings) with a sparse global secondary index for active events:
-//! - event item `pk = EVT#{e}`, `sk = META`: configuration, `servingCounter`, `lastStepAt`,
-//!   `samples` (JSON), `active`, and `gsi1pk = ACTIVE` only while active;
-//! - shard items `pk = EVT#{e}#S#{k}`, `sk = S`: `n` (positions handed out), `r` (redeemed).
-//!   Each shard has its own partition key, so N shards take N × an item's write rate;
-//! - redemption items `pk = EVT#{e}#R#{position}`, `sk = R`: `jti`, `at`, `expiresAt` (TTL).
+//! - event item `pk = EVT#{e}`, `sk = META`: `state`, configuration, schedule, `seed`,
+//!   `sealedCounts`, `message` (JSON), `rev`, `servingCounter`, `lastStepAt`, `samples`
+//!   (JSON), `active`, and `gsi1pk = ACTIVE` unless `inactive`;
+//! - shard items `pk = EVT#{e}#S#{k}`, `sk = S`: `n` (regular joins), `r` (redeemed), `pq`
+//!   (pre-queue joins), `sealed`. Each shard has its own partition key, so N shards take
+//!   N × an item's write rate;
+//! - redemption items `pk = EVT#{e}#R#{position}`, `sk = R`: `jti`, `at`, `expiresAt` (TTL);
+//! - audit items `pk = EVT#{e}#AUDIT`, `sk = {seq:012}`: `at`, `actor`, `action`, `before`,
+//!   `after` (JSON). Written in the same transaction as the change they record; `auditSeq` on
+//!   the event item counts them.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -15,13 +20,14 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
-    KeysAndAttributes, Projection, ProjectionType, ReturnValue, ReturnValuesOnConditionCheckFailure,
-    ScalarAttributeType, TableStatus, TimeToLiveSpecification,
+    KeysAndAttributes, Projection, ProjectionType, Put, ReturnValue, ReturnValuesOnConditionCheckFailure,
+    ScalarAttributeType, TableStatus, TimeToLiveSpecification, TransactWriteItem, Update,
 };
 use serde::Deserialize;
 use vwr_core::EventId;
 use vwr_tier1::model::{
-    ConfigPatch, EventConfig, EventRecord, Redemption, Sample, ShardCounts, StoreError, shard_of,
+    AuditEntry, CloseReason, EventConfig, EventRecord, EventState, Message, Redemption, Sample, Schedule,
+    ShardCounts, StoreError, shard_of,
 };
 use vwr_tier1::store::{PositionStore, ServingUpdate};
 
@@ -57,6 +63,10 @@ fn shard_key(e: &EventId, k: u64) -> Item {
     HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#S#{k}"))), ("sk".to_owned(), s("S"))])
 }
 
+fn audit_pk(e: &EventId) -> String {
+    format!("EVT#{e}#AUDIT")
+}
+
 fn redemption_key(e: &EventId, position: u64) -> Item {
     HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#R#{position}"))), ("sk".to_owned(), s("R"))])
 }
@@ -79,6 +89,77 @@ fn is_condition_failed<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool
     err.code() == Some("ConditionalCheckFailedException")
 }
 
+/// A transaction cancelled because a condition failed (not a conflict with another
+/// transaction, not throttling: those are "unavailable").
+fn is_transaction_condition_failed<R>(
+    err: &SdkError<aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError, R>,
+) -> bool {
+    match err.as_service_error() {
+        Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(
+            c,
+        )) => {
+            let reasons = c.cancellation_reasons();
+            if reasons.is_empty() {
+                // Some emulators leave the reasons out; the message still names the cause.
+                return c.message().is_some_and(|m| m.contains("ConditionalCheckFailed"));
+            }
+            reasons.iter().any(|r| r.code() == Some("ConditionalCheckFailed"))
+        }
+        _ => false,
+    }
+}
+
+/// An UpdateExpression under construction. Every attribute goes through a name alias, so
+/// reserved words (`state`, `action`…) never break an expression.
+#[derive(Default)]
+struct Expr {
+    sets: Vec<String>,
+    removes: Vec<String>,
+    names: HashMap<String, String>,
+    values: Item,
+}
+
+impl Expr {
+    fn name(&mut self, attr: &str) -> String {
+        let alias = format!("#{attr}");
+        self.names.insert(alias.clone(), attr.to_owned());
+        alias
+    }
+
+    fn set(&mut self, attr: &str, v: AttributeValue) {
+        let a = self.name(attr);
+        self.values.insert(format!(":{attr}"), v);
+        self.sets.push(format!("{a} = :{attr}"));
+    }
+
+    fn set_if_absent(&mut self, attr: &str, v: AttributeValue) {
+        let a = self.name(attr);
+        self.values.insert(format!(":{attr}"), v);
+        self.sets.push(format!("{a} = if_not_exists({a}, :{attr})"));
+    }
+
+    fn remove(&mut self, attr: &str) {
+        let a = self.name(attr);
+        self.removes.push(a);
+    }
+
+    /// Sets `attr` to `v`, or removes it.
+    fn opt(&mut self, attr: &str, v: Option<AttributeValue>) {
+        match v {
+            Some(v) => self.set(attr, v),
+            None => self.remove(attr),
+        }
+    }
+
+    fn expression(&self) -> String {
+        let mut e = format!("SET {}", self.sets.join(", "));
+        if !self.removes.is_empty() {
+            e.push_str(&format!(" REMOVE {}", self.removes.join(", ")));
+        }
+        e
+    }
+}
+
 /// The event item as stored (`serde_dynamo` reads it; absent numbers are 0).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -86,6 +167,22 @@ struct EventItem {
     event_id: String,
     #[serde(default)]
     active: bool,
+    /// Absent on items written before the lifecycle existed: then `active` decides.
+    state: Option<String>,
+    #[serde(default)]
+    rev: u64,
+    prequeue_at: Option<u64>,
+    open_at: Option<u64>,
+    close_at: Option<u64>,
+    opened_at: Option<u64>,
+    seed: Option<String>,
+    sealed_counts: Option<Vec<u64>>,
+    close_reason: Option<String>,
+    message: Option<String>,
+    #[serde(default)]
+    prequeue_size: u64,
+    #[serde(default)]
+    audit_seq: u64,
     #[serde(default)]
     batch_size: u64,
     #[serde(default)]
@@ -109,7 +206,7 @@ struct EventItem {
     updated_at: u64,
 }
 
-/// A shard item: positions handed out (`n`) and redeemed (`r`).
+/// A shard item: regular joins (`n`), redeemed (`r`), pre-queue joins (`pq`).
 #[derive(Debug, Deserialize)]
 struct ShardItem {
     pk: String,
@@ -117,6 +214,19 @@ struct ShardItem {
     n: u64,
     #[serde(default)]
     r: u64,
+    #[serde(default)]
+    pq: u64,
+}
+
+/// An audit item.
+#[derive(Debug, Deserialize)]
+struct AuditItem {
+    seq: u64,
+    at: u64,
+    actor: String,
+    action: String,
+    before: String,
+    after: String,
 }
 
 /// A redemption item: the first admission of a position.
@@ -139,9 +249,37 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         Some(j) => serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("samples: {e}")))?,
         None => Vec::new(),
     };
+    let state = match &it.state {
+        Some(s) => EventState::parse(s).ok_or_else(|| StoreError::Corrupt(format!("state {s:?}")))?,
+        None if it.active => EventState::Open,
+        None => EventState::Inactive,
+    };
+    let schedule = match (it.prequeue_at, it.open_at) {
+        (Some(prequeue_at), Some(open_at)) => Some(Schedule { prequeue_at, open_at, close_at: it.close_at }),
+        _ => None,
+    };
+    let close_reason = match &it.close_reason {
+        Some(r) => {
+            Some(CloseReason::parse(r).ok_or_else(|| StoreError::Corrupt(format!("closeReason {r:?}")))?)
+        }
+        None => None,
+    };
+    let message: Option<Message> = match &it.message {
+        Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("message: {e}")))?),
+        None => None,
+    };
     Ok(EventRecord {
         event,
-        active: it.active,
+        state,
+        rev: it.rev,
+        schedule,
+        seed: it.seed,
+        sealed_counts: it.sealed_counts,
+        opened_at: it.opened_at,
+        close_reason,
+        message,
+        prequeue_size: it.prequeue_size,
+        audit_seq: it.audit_seq,
         config: EventConfig {
             batch_size: it.batch_size,
             interval_seconds: it.interval_seconds.max(1),
@@ -258,6 +396,54 @@ impl DynamoStore {
         Ok(())
     }
 
+    /// Applies `update` and appends `entry` to the audit trail in one transaction; `Ok(false)`
+    /// when a condition failed (a stale revision, a taken audit number).
+    async fn with_audit(
+        &self,
+        update: Update,
+        event: &EventId,
+        entry: &AuditEntry,
+        op: &'static str,
+    ) -> Result<bool, StoreError> {
+        let put = self.audit_put(event, entry)?;
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(update).build())
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_transaction_condition_failed(&e) => Ok(false),
+            Err(e) => Err(unavailable(op, e)),
+        }
+    }
+
+    /// The audit item of `entry`, as a transaction's Put. The sort key is `entry.seq`, and
+    /// the Put requires it to be new: of two changes decided on the same item, the second
+    /// one's transaction fails and is retried, so the trail is in write order.
+    fn audit_put(&self, event: &EventId, entry: &AuditEntry) -> Result<Put, StoreError> {
+        let json =
+            |v: &serde_json::Value| serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()));
+        let item: Item = HashMap::from([
+            ("pk".to_owned(), s(audit_pk(event))),
+            ("sk".to_owned(), s(format!("{:012}", entry.seq))),
+            ("seq".to_owned(), n(entry.seq)),
+            ("at".to_owned(), n(entry.at)),
+            ("actor".to_owned(), s(&entry.actor)),
+            ("action".to_owned(), s(&entry.action)),
+            ("before".to_owned(), s(json(&entry.before)?)),
+            ("after".to_owned(), s(json(&entry.after)?)),
+        ]);
+        Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
     async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
         let mut out = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(BATCH_GET_MAX) {
@@ -312,97 +498,71 @@ impl PositionStore for DynamoStore {
         res.item().map(parse_event).transpose()
     }
 
-    async fn activate(
+    async fn write_event(
         &self,
-        event: &EventId,
-        patch: ConfigPatch,
-        now: u64,
-    ) -> Result<EventRecord, StoreError> {
-        let d = EventConfig::default();
-        let mut sets = vec![
-            "active = :t".to_owned(),
-            "gsi1pk = :act".to_owned(),
-            "gsi1sk = :eid".to_owned(),
-            "eventId = :eid".to_owned(),
-            "updatedAt = :now".to_owned(),
-            "createdAt = if_not_exists(createdAt, :now)".to_owned(),
-            "servingCounter = if_not_exists(servingCounter, :zero)".to_owned(),
-            "lastStepAt = if_not_exists(lastStepAt, :zero)".to_owned(),
-            "shards = if_not_exists(shards, :shards)".to_owned(),
-        ];
-        let mut values: Item = HashMap::from([
-            (":t".to_owned(), AttributeValue::Bool(true)),
-            (":act".to_owned(), s(ACTIVE)),
-            (":eid".to_owned(), s(event.as_str())),
-            (":now".to_owned(), n(now)),
-            (":zero".to_owned(), n(0)),
-            (":shards".to_owned(), n(patch.shards.unwrap_or(d.shards))),
-        ]);
-        let fields = [
-            ("batchSize", patch.batch_size, d.batch_size),
-            ("intervalSeconds", patch.interval_seconds, d.interval_seconds),
-            ("tokenTtlSeconds", patch.token_ttl_seconds, d.token_ttl_seconds),
-        ];
-        for (name, given, default) in fields {
-            match given {
-                Some(v) => {
-                    sets.push(format!("{name} = :{name}"));
-                    values.insert(format!(":{name}"), n(v));
+        expected: Option<u64>,
+        rec: &EventRecord,
+        audit: &AuditEntry,
+    ) -> Result<bool, StoreError> {
+        let mut ex = Expr::default();
+        let c = rec.config;
+        ex.set("eventId", s(rec.event.as_str()));
+        ex.set("state", s(rec.state.as_str()));
+        ex.set("active", AttributeValue::Bool(rec.active()));
+        ex.set("rev", n(rec.rev));
+        ex.set("auditSeq", n(rec.audit_seq));
+        ex.set("updatedAt", n(rec.updated_at));
+        ex.set_if_absent("createdAt", n(rec.updated_at));
+        ex.set_if_absent("servingCounter", n(0));
+        ex.set_if_absent("lastStepAt", n(0));
+        ex.set("batchSize", n(c.batch_size));
+        ex.set("intervalSeconds", n(c.interval_seconds));
+        ex.set("shards", n(c.shards));
+        ex.set("tokenTtlSeconds", n(c.token_ttl_seconds));
+        if rec.active() {
+            ex.set("gsi1pk", s(ACTIVE));
+            ex.set("gsi1sk", s(rec.event.as_str()));
+        } else {
+            ex.remove("gsi1pk");
+            ex.remove("gsi1sk");
+        }
+        ex.opt("prequeueAt", rec.schedule.map(|x| n(x.prequeue_at)));
+        ex.opt("openAt", rec.schedule.map(|x| n(x.open_at)));
+        ex.opt("closeAt", rec.schedule.and_then(|x| x.close_at).map(n));
+        ex.opt("openedAt", rec.opened_at.map(n));
+        ex.opt("seed", rec.seed.as_deref().map(s));
+        ex.opt(
+            "sealedCounts",
+            rec.sealed_counts.as_ref().map(|v| AttributeValue::L(v.iter().map(n).collect())),
+        );
+        ex.opt("closeReason", rec.close_reason.map(|r| s(r.as_str())));
+        let message = match &rec.message {
+            Some(m) => Some(serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+            None => None,
+        };
+        ex.opt("message", message.map(s));
+        let condition = match expected {
+            None => "attribute_not_exists(pk)".to_owned(),
+            Some(r) => {
+                ex.values.insert(":expectedRev".into(), n(r));
+                let rev = ex.name("rev");
+                if r == 0 {
+                    format!("attribute_exists(pk) AND (attribute_not_exists({rev}) OR {rev} = :expectedRev)")
+                } else {
+                    format!("{rev} = :expectedRev")
                 }
-                None => {
-                    sets.push(format!("{name} = if_not_exists({name}, :{name})"));
-                    values.insert(format!(":{name}"), n(default));
-                }
             }
-        }
-        let mut req = self
-            .client
-            .update_item()
+        };
+        let update = Update::builder()
             .table_name(&self.table)
-            .set_key(Some(event_key(event)))
-            .update_expression(format!("SET {}", sets.join(", ")))
-            .set_expression_attribute_values(Some(values))
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        if patch.shards.is_some() {
-            req = req.condition_expression("attribute_not_exists(pk) OR shards = :shards");
-        }
-        match req.send().await {
-            Ok(out) => {
-                let item = out
-                    .attributes()
-                    .ok_or_else(|| StoreError::Corrupt("UpdateItem returned nothing".into()))?;
-                parse_event(item)
-            }
-            Err(e) if is_condition_failed(&e) => {
-                let current = match self.get_event(event).await? {
-                    Some(r) => r.config.shards,
-                    None => 0,
-                };
-                Err(StoreError::ShardsImmutable { current })
-            }
-            Err(e) => Err(unavailable("UpdateItem(activate)", e)),
-        }
-    }
-
-    async fn deactivate(&self, event: &EventId, now: u64) -> Result<EventRecord, StoreError> {
-        let res = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(event_key(event)))
-            .update_expression("SET active = :f, updatedAt = :now REMOVE gsi1pk, gsi1sk")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":f", AttributeValue::Bool(false))
-            .expression_attribute_values(":now", n(now))
-            .return_values(ReturnValue::AllNew)
-            .send()
-            .await;
-        match res {
-            Ok(out) => parse_event(out.attributes().ok_or(StoreError::NotFound)?),
-            Err(e) if is_condition_failed(&e) => Err(StoreError::NotFound),
-            Err(e) => Err(unavailable("UpdateItem(deactivate)", e)),
-        }
+            .set_key(Some(event_key(&rec.event)))
+            .update_expression(ex.expression())
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(ex.names))
+            .set_expression_attribute_values(Some(ex.values))
+            .build()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.with_audit(update, &rec.event, audit, "TransactWriteItems(event)").await
     }
 
     async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError> {
@@ -428,10 +588,85 @@ impl PositionStore for DynamoStore {
         }
     }
 
+    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError> {
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(shard_key(event, u64::from(shard))))
+            .update_expression("ADD pq :one")
+            .condition_expression("attribute_not_exists(sealed)")
+            .expression_attribute_values(":one", n(1))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        let out = match res {
+            Ok(out) => out,
+            Err(e) if is_condition_failed(&e) => return Ok(None),
+            Err(e) => return Err(unavailable("UpdateItem(prequeue)", e)),
+        };
+        let attrs = out.attributes().ok_or_else(|| StoreError::Corrupt("ADD returned nothing".into()))?;
+        #[derive(Deserialize)]
+        struct Added {
+            pq: u64,
+        }
+        match decode::<Added>(attrs, "pre-queue counter")?.pq {
+            0 => Err(StoreError::Corrupt("ADD returned 0".into())),
+            v => Ok(Some(v)),
+        }
+    }
+
+    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError> {
+        let mut counts = Vec::with_capacity(shards as usize);
+        for k in 1..=u64::from(shards) {
+            // `ADD pq 0` creates the counter on a shard nobody joined, so the answer always
+            // carries it; a sealed shard's `pq` never changes again.
+            let out = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(shard_key(event, k)))
+                .update_expression("SET sealed = :t ADD pq :zero")
+                .expression_attribute_values(":t", AttributeValue::Bool(true))
+                .expression_attribute_values(":zero", n(0))
+                .return_values(ReturnValue::AllNew)
+                .send()
+                .await
+                .map_err(|e| unavailable("UpdateItem(seal)", e))?;
+            let attrs =
+                out.attributes().ok_or_else(|| StoreError::Corrupt("seal returned nothing".into()))?;
+            counts.push(decode::<ShardItem>(attrs, "shard item")?.pq);
+        }
+        Ok(counts)
+    }
+
+    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(event_key(event)))
+            .update_expression("SET prequeueSize = :size, updatedAt = :now")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":size", n(size))
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failed(&e) => Ok(()),
+            Err(e) => Err(unavailable("UpdateItem(prequeueSize)", e)),
+        }
+    }
+
     async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError> {
         let keys = (1..=u64::from(shards)).map(|k| shard_key(event, k)).collect();
         let items = self.batch_get(keys).await?;
-        let mut counts = ShardCounts { issued: vec![0; shards as usize], redeemed: vec![0; shards as usize] };
+        let mut counts = ShardCounts {
+            issued: vec![0; shards as usize],
+            redeemed: vec![0; shards as usize],
+            pre: vec![0; shards as usize],
+        };
         let prefix = format!("EVT#{event}#S#");
         for item in &items {
             let it: ShardItem = decode(item, "shard item")?;
@@ -443,40 +678,72 @@ impl PositionStore for DynamoStore {
                 .ok_or_else(|| StoreError::Corrupt("unexpected shard item".into()))?;
             counts.issued[k - 1] = it.n;
             counts.redeemed[k - 1] = it.r;
+            counts.pre[k - 1] = it.pq;
         }
         Ok(counts)
     }
 
-    async fn update_serving(&self, event: &EventId, u: ServingUpdate) -> Result<bool, StoreError> {
+    async fn update_serving(
+        &self,
+        event: &EventId,
+        u: ServingUpdate,
+        audit: Option<&AuditEntry>,
+    ) -> Result<bool, StoreError> {
         let samples = serde_json::to_string(&u.samples).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let mut req = self
-            .client
-            .update_item()
+        let mut values: Item = HashMap::from([
+            (":old".to_owned(), n(u.expected)),
+            (":new".to_owned(), n(u.new)),
+            (":samples".to_owned(), s(samples)),
+            (":now".to_owned(), n(u.now)),
+        ]);
+        let mut names: HashMap<String, String> = HashMap::new();
+        let (update, condition) = match u.step {
+            Some(step) => {
+                values.insert(":step".into(), n(step));
+                values.insert(":open".into(), s(EventState::Open.as_str()));
+                values.insert(":t".into(), AttributeValue::Bool(true));
+                names.insert("#st".into(), "state".into());
+                (
+                    "SET servingCounter = :new, samples = :samples, updatedAt = :now, lastStepAt = :step",
+                    // Items from before the lifecycle have no `state`: `active` stands for open.
+                    "servingCounter = :old AND (#st = :open OR (attribute_not_exists(#st) AND active = :t)) \
+                     AND (attribute_not_exists(lastStepAt) OR lastStepAt < :step)",
+                )
+            }
+            None => {
+                ("SET servingCounter = :new, samples = :samples, updatedAt = :now", "servingCounter = :old")
+            }
+        };
+        let names = (!names.is_empty()).then_some(names);
+        let Some(audit) = audit else {
+            let res = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(event_key(event)))
+                .update_expression(update)
+                .condition_expression(condition)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(Some(values))
+                .send()
+                .await;
+            return match res {
+                Ok(_) => Ok(true),
+                Err(e) if is_condition_failed(&e) => Ok(false),
+                Err(e) => Err(unavailable("UpdateItem(serving)", e)),
+            };
+        };
+        values.insert(":seq".into(), n(audit.seq));
+        let update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(event_key(event)))
-            .expression_attribute_values(":old", n(u.expected))
-            .expression_attribute_values(":new", n(u.new))
-            .expression_attribute_values(":samples", s(samples))
-            .expression_attribute_values(":now", n(u.now));
-        req = match u.step {
-            Some(step) => req
-                .update_expression(
-                    "SET servingCounter = :new, samples = :samples, updatedAt = :now, lastStepAt = :step",
-                )
-                .condition_expression(
-                    "servingCounter = :old AND active = :t AND (attribute_not_exists(lastStepAt) OR lastStepAt < :step)",
-                )
-                .expression_attribute_values(":step", n(step))
-                .expression_attribute_values(":t", AttributeValue::Bool(true)),
-            None => req
-                .update_expression("SET servingCounter = :new, samples = :samples, updatedAt = :now")
-                .condition_expression("servingCounter = :old"),
-        };
-        match req.send().await {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failed(&e) => Ok(false),
-            Err(e) => Err(unavailable("UpdateItem(serving)", e)),
-        }
+            .update_expression(format!("{update}, auditSeq = :seq"))
+            .condition_expression(condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(Some(values))
+            .build()
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.with_audit(update, event, audit, "TransactWriteItems(serving)").await
     }
 
     async fn redeem(
@@ -547,6 +814,63 @@ impl PositionStore for DynamoStore {
         }
     }
 
+    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
+        let res = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(redemption_key(event, position)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem(redemption)", e))?;
+        match res.item() {
+            Some(item) => {
+                let r: RedemptionItem = decode(item, "redemption")?;
+                Ok(Some(Redemption { jti: r.jti, redeemed_at: r.at, fresh: false }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
+        let mut out = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let res = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", s(audit_pk(event)))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .set_limit(self.page_size)
+                .send()
+                .await
+                .map_err(|e| unavailable("Query(audit)", e))?;
+            for item in res.items() {
+                let it: AuditItem = decode(item, "audit item")?;
+                let json = |t: &str| {
+                    serde_json::from_str(t).map_err(|e| StoreError::Corrupt(format!("audit item: {e}")))
+                };
+                out.push(AuditEntry {
+                    seq: it.seq,
+                    at: it.at,
+                    actor: it.actor,
+                    action: it.action,
+                    before: json(&it.before)?,
+                    after: json(&it.after)?,
+                });
+            }
+            match res.last_evaluated_key() {
+                Some(k) if !k.is_empty() => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
         let mut out = Vec::new();
         let mut start: Option<Item> = None;
@@ -565,7 +889,7 @@ impl PositionStore for DynamoStore {
                 .map_err(|e| unavailable("Query(active)", e))?;
             for item in res.items() {
                 match parse_event(item) {
-                    Ok(r) if r.active => out.push(r),
+                    Ok(r) if r.active() => out.push(r),
                     Ok(_) => {}
                     Err(e) => tracing::error!(event = "tier1.corrupt_event_item", error = %e),
                 }

@@ -39,10 +39,19 @@ fn crypto(c: &mut Criterion) {
     c.bench_function("token/sign", |b| b.iter(|| t.sign(&claims).unwrap()));
     c.bench_function("token/verify", |b| b.iter(|| t.verify(&tok, &ev, now).unwrap()));
     let signer = TicketSigner::new(t.ring(), 86_400);
-    let ticket = Ticket { event: ev.clone(), position: 12345, issued_at: now };
+    let ticket = Ticket { event: ev.clone(), place: vwr_core::ticket::Place::Join(12345), issued_at: now };
     let id = signer.issue(&ticket);
     c.bench_function("ticket/issue", |b| b.iter(|| signer.issue(&ticket)));
     c.bench_function("ticket/verify", |b| b.iter(|| signer.verify(&id, &ev, now).unwrap()));
+    // The draw: what a check of a pre-queue ticket adds (rank over 16 shards + permutation).
+    let seed = vwr_core::draw::Seed::generate().unwrap();
+    let counts = vec![31_250u64; 16];
+    c.bench_function("draw/position_500k", |b| {
+        b.iter(|| {
+            let r = vwr_core::draw::rank_of_pre_index(&counts, 250_001).unwrap();
+            vwr_core::draw::position(&seed, 500_000, r).unwrap()
+        })
+    });
 }
 
 fn service(cache: Duration) -> Arc<Tier1Service> {
@@ -59,8 +68,8 @@ fn api(c: &mut Criterion) {
     for svc in [&cached, &uncached] {
         rt.block_on(async {
             let p = ConfigPatch { batch_size: Some(0), ..Default::default() };
-            svc.activate(&ev, p).await.unwrap();
-            ids.push(svc.assign(&ev).await.unwrap().request_id);
+            svc.activate(&ev, p, "bench").await.unwrap();
+            ids.push(svc.assign(&ev).await.unwrap().request_id().to_owned());
         });
     }
     c.bench_function("assign/memory", |b| {

@@ -1,6 +1,8 @@
-//! The advancer loop. In AWS, EventBridge Scheduler invokes it every minute and it ticks
-//! until just before the invocation's deadline (6 steps of a 10 s event per invocation); in
-//! `vwr dev` it ticks forever. Overlapping runs are safe: each step is a conditional write.
+//! The advancer loop: opens the pre-queue, seals it and opens the sale on time, closes at
+//! `closeAt` (docs/lifecycle.md#states), and steps the serving counter of open events. In
+//! AWS, EventBridge Scheduler invokes it every minute and it ticks until just before the
+//! invocation's deadline (6 steps of a 10 s event per invocation, and the open within a
+//! second of `openAt`); in `vwr dev` it ticks forever. Overlapping runs are safe: each step is a conditional write.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +21,8 @@ pub struct RunSummary {
     pub errors: u64,
     /// Event-steps that found the stored step in the future ([`StepOutcome::Stuck`]).
     pub stuck: u64,
+    /// State changes made (pre-queue, open, close at `closeAt`).
+    pub transitions: u64,
 }
 
 impl RunSummary {
@@ -28,6 +32,7 @@ impl RunSummary {
         self.served += t.served;
         self.errors += t.errors;
         self.stuck += t.stuck;
+        self.transitions += t.transitions;
     }
 }
 
@@ -88,6 +93,10 @@ pub async fn tick(svc: &Tier1Service, metrics: MetricsSink, summary: &mut RunSum
                     &[("AdvancerStuck", 1.0, Unit::Count)],
                     now_millis(),
                 );
+            }
+            StepOutcome::Transition { event, from, to } => {
+                summary.transitions += 1;
+                tracing::info!(event = "tier1.advancer_transition", event_id = %event, from = from.as_str(), to = to.as_str());
             }
             StepOutcome::AlreadyDone { .. } | StepOutcome::NotDue { .. } => {}
         }

@@ -74,6 +74,7 @@ impl Tier1Config {
                 cookie_prefix,
                 cache_ttl: Duration::from_millis(env.u64_in("VWR_CACHE_TTL_MS", 1000, 0..=1000)?),
                 shard_start: None,
+                fixed_seed: None,
             },
             advancer_tick: Duration::from_secs(env.u64_in("VWR_ADVANCER_TICK_SECONDS", 1, 1..=10)?),
             edge_kvs_arn: match env.get("VWR_EDGE_KVS_ARN") {

@@ -10,17 +10,18 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, middleware};
+use axum::routing::{get, post, put};
+use axum::{Extension, Json, middleware};
 use serde::Deserialize;
-use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::admin_auth::{AdminAuth, AdminCaller, require_admin};
 use vwr_core::http::{EventPath, json_body, no_store, path_error};
 use vwr_core::ticket::TicketError;
 use vwr_core::tiers::StatusExtra;
 use vwr_core::{ApiError, ErrorCode};
 
-use crate::model::{ConfigPatch, StoreError};
-use crate::service::{CheckOutcome, Tier1Error, Tier1Service};
+use crate::lifecycle::LifecycleError;
+use crate::model::{CloseReason, ConfigPatch, Message, StoreError};
+use crate::service::{CheckOutcome, ScheduleRequest, Tier1Error, Tier1Service};
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -47,6 +48,35 @@ impl From<Tier1Error> for ApiError {
             ),
             Tier1Error::EventNotFound => ApiError::not_found(ErrorCode::EventNotFound, msg),
             Tier1Error::EventNotActive => ApiError::conflict(ErrorCode::EventNotActive, msg),
+            Tier1Error::EventNotOpen { prequeue_at, opens_at } => {
+                ApiError::conflict(ErrorCode::EventNotOpen, msg)
+                    .with_field("prequeueAt", prequeue_at)
+                    .with_field("opensAt", opens_at)
+            }
+            Tier1Error::EventClosed { reason } => {
+                let e = ApiError::conflict(ErrorCode::EventClosed, msg);
+                match reason {
+                    Some(r) => e.with_field("closeReason", r.as_str()),
+                    None => e,
+                }
+            }
+            Tier1Error::Lifecycle(l) => match l {
+                LifecycleError::NotFound => ApiError::not_found(ErrorCode::EventNotFound, msg),
+                LifecycleError::InvalidTransition { state, .. } => {
+                    ApiError::conflict(ErrorCode::InvalidTransition, msg).with_field("state", state.as_str())
+                }
+                LifecycleError::HasHistory => ApiError::conflict(ErrorCode::InvalidTransition, msg),
+                LifecycleError::InvalidSchedule(_) => ApiError::bad_request(ErrorCode::InvalidSchedule, msg),
+                LifecycleError::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
+                LifecycleError::ShardsImmutable { current } => ApiError::conflict(
+                    ErrorCode::ShardsImmutable,
+                    format!(
+                        "shards is fixed at {current} once an event exists; create a new event to change it"
+                    ),
+                ),
+                LifecycleError::SealRequired => ApiError::internal(msg),
+            },
+            Tier1Error::InvalidMessage(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::AdmissionExpired => ApiError::new(StatusCode::GONE, ErrorCode::AdmissionExpired, msg),
             Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
             Tier1Error::InvalidAdvance(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
@@ -70,10 +100,6 @@ fn store_error(e: StoreError) -> ApiError {
             ApiError::unavailable("the position store is unavailable; retry shortly")
         }
         StoreError::NotFound => ApiError::not_found(ErrorCode::EventNotFound, "no such event"),
-        StoreError::ShardsImmutable { current } => ApiError::conflict(
-            ErrorCode::ShardsImmutable,
-            format!("shards is fixed at {current} once an event exists; create a new event to change it"),
-        ),
         StoreError::Corrupt(m) => {
             tracing::error!(event = "tier1.corrupt_data", error = %m);
             ApiError::internal("stored data could not be read")
@@ -84,11 +110,13 @@ fn store_error(e: StoreError) -> ApiError {
 /// Routers here have no fallback so they can be merged; the caller adds
 /// [`vwr_core::error::not_found_fallback`] at the top.
 ///
-/// The public tier-1 API: `POST /vwr/assign/{eventId}`, `GET /vwr/check/{eventId}/{requestId}`.
+/// The public tier-1 API: `POST /vwr/assign/{eventId}`, `GET /vwr/check/{eventId}/{requestId}`,
+/// `GET /vwr/status/{eventId}`.
 pub fn public_router(svc: Svc) -> Router {
     Router::new()
         .route("/vwr/assign/{event_id}", post(assign))
         .route("/vwr/check/{event_id}/{request_id}", get(check))
+        .route("/vwr/status/{event_id}", get(public_status))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(svc)
@@ -113,6 +141,8 @@ async fn check(
     let Path((_, request_id)) = path.map_err(path_error)?;
     match svc.check(&event, &request_id).await? {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
+        CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
+        CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
         CheckOutcome::Admitted(a) => {
             let cookie = HeaderValue::from_str(&a.cookie).map_err(|_| ApiError::internal("bad cookie"))?;
             let mut res = no_store(Json(a).into_response());
@@ -120,6 +150,48 @@ async fn check(
             Ok(res)
         }
     }
+}
+
+/// Cache-Control of the public status document: every visitor gets the same body, and the
+/// CDN may keep it for a second (docs/lifecycle.md#the-public-status-document).
+pub const STATUS_CACHE_CONTROL: &str = "public, max-age=1";
+
+async fn public_status(State(svc): State<Svc>, EventPath(event): EventPath) -> Response {
+    let mut res = match svc.public_status(&event).await {
+        Ok(s) => Json(s).into_response(),
+        // An unknown event is cached like a known one (a flood of made-up ids stays at the
+        // CDN); any other error is not cached.
+        Err(Tier1Error::EventNotFound) => ApiError::from(Tier1Error::EventNotFound).into_response(),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(STATUS_CACHE_CONTROL));
+    res
+}
+
+/// Who makes an admin change, for the audit trail: the IAM principal the Lambda entry point
+/// found, else `dev` (the local bearer key).
+fn actor(caller: Option<Extension<AdminCaller>>) -> String {
+    caller.map_or_else(|| "dev".to_owned(), |Extension(AdminCaller(arn))| arn)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessageBody {
+    /// Required key; `null` clears.
+    message: Option<Message>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PauseBody {
+    message: Option<Message>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseBody {
+    reason: Option<String>,
+    message: Option<Message>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -146,6 +218,12 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/deactivate/{event_id}", post(deactivate))
         .route("/api/admin/vwr/status/{event_id}", get(status))
         .route("/api/admin/vwr/advance/{event_id}", post(advance))
+        .route("/api/admin/vwr/schedule/{event_id}", put(schedule))
+        .route("/api/admin/vwr/pause/{event_id}", post(pause))
+        .route("/api/admin/vwr/resume/{event_id}", post(resume))
+        .route("/api/admin/vwr/close/{event_id}", post(close))
+        .route("/api/admin/vwr/message/{event_id}", put(message))
+        .route("/api/admin/vwr/audit/{event_id}", get(audit))
         .route("/api/admin/vwr/events", get(list_active))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
@@ -155,18 +233,87 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
 
 async fn activate(
     State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let patch: ConfigPatch = json_body(&body)?;
-    Ok(no_store(Json(svc.activate(&event, patch).await?).into_response()))
+    Ok(no_store(Json(svc.activate(&event, patch, &actor(caller)).await?).into_response()))
 }
 
 async fn deactivate(
     State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
     EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    Ok(no_store(Json(svc.deactivate(&event).await?).into_response()))
+    Ok(no_store(Json(svc.deactivate(&event, &actor(caller)).await?).into_response()))
+}
+
+async fn schedule(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let req: ScheduleRequest = json_body(&body)?;
+    Ok(no_store(Json(svc.schedule(&event, req, &actor(caller)).await?).into_response()))
+}
+
+async fn pause(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: PauseBody = json_body(&body)?;
+    Ok(no_store(Json(svc.pause(&event, body.message, &actor(caller)).await?).into_response()))
+}
+
+async fn resume(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.resume(&event, &actor(caller)).await?).into_response()))
+}
+
+async fn close(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: CloseBody = json_body(&body)?;
+    let reason = body.reason.as_deref().and_then(CloseReason::parse).ok_or_else(|| {
+        ApiError::bad_request(ErrorCode::InvalidBody, "reason must be \"sold_out\" or \"ended\"")
+    })?;
+    Ok(no_store(Json(svc.close(&event, reason, body.message, &actor(caller)).await?).into_response()))
+}
+
+async fn message(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    // `message` must be present: `{}` is refused so that a typo never clears a message.
+    let raw: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
+    if !raw.contains_key("message") {
+        return Err(ApiError::bad_request(
+            ErrorCode::InvalidBody,
+            "body must be {\"message\": {\"en\": …, \"ko\": …}} or {\"message\": null}",
+        ));
+    }
+    let body: MessageBody = json_body(&body)?;
+    Ok(no_store(Json(svc.set_message(&event, body.message, &actor(caller)).await?).into_response()))
+}
+
+async fn audit(
+    State(AdminState { svc, .. }): State<AdminState>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    let entries = svc.audit(&event).await?;
+    Ok(no_store(Json(serde_json::json!({ "eventId": event.as_str(), "entries": entries })).into_response()))
 }
 
 async fn status(
@@ -185,6 +332,7 @@ async fn status(
 
 async fn advance(
     State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -192,7 +340,7 @@ async fn advance(
     let by = body.by.ok_or_else(|| {
         ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"by\": <positive integer>}")
     })?;
-    Ok(no_store(Json(svc.advance(&event, by).await?).into_response()))
+    Ok(no_store(Json(svc.advance(&event, by, &actor(caller)).await?).into_response()))
 }
 
 async fn list_active(State(AdminState { svc, .. }): State<AdminState>) -> Result<Response, ApiError> {

@@ -11,6 +11,7 @@ pub mod advancer;
 pub mod config;
 pub mod edge_sync;
 pub mod http;
+pub mod lifecycle;
 pub mod memory;
 pub mod model;
 pub mod service;

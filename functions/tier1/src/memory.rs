@@ -6,16 +6,24 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use vwr_core::EventId;
 
-use crate::model::{ConfigPatch, EventConfig, EventRecord, Redemption, ShardCounts, StoreError, shard_of};
+use crate::model::{AuditEntry, EventRecord, Redemption, ShardCounts, StoreError, shard_of};
 use crate::store::{PositionStore, ServingUpdate};
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Shard {
+    issued: u64,
+    redeemed: u64,
+    pre: u64,
+    sealed: bool,
+}
 
 #[derive(Default)]
 struct State {
     events: HashMap<EventId, EventRecord>,
-    /// (event, shard) → (issued, redeemed)
-    shards: HashMap<(EventId, u32), (u64, u64)>,
+    shards: HashMap<(EventId, u32), Shard>,
     /// (event, position) → (jti, redeemed_at)
     redemptions: HashMap<(EventId, u64), (String, u64)>,
+    audit: HashMap<EventId, Vec<AuditEntry>>,
 }
 
 /// A process-local store guarded by one mutex (every operation is atomic).
@@ -42,69 +50,102 @@ impl PositionStore for MemoryStore {
         Ok(self.lock().events.get(event).cloned())
     }
 
-    async fn activate(
+    async fn write_event(
         &self,
-        event: &EventId,
-        patch: ConfigPatch,
-        now: u64,
-    ) -> Result<EventRecord, StoreError> {
+        expected: Option<u64>,
+        rec: &EventRecord,
+        audit: &AuditEntry,
+    ) -> Result<bool, StoreError> {
         let mut st = self.lock();
-        let rec = match st.events.get(event) {
-            Some(old) => {
-                if let Some(s) = patch.shards
-                    && s != old.config.shards
-                {
-                    return Err(StoreError::ShardsImmutable { current: old.config.shards });
-                }
-                EventRecord { active: true, config: patch.apply(old.config), updated_at: now, ..old.clone() }
-            }
-            None => {
-                let mut config = patch.apply(EventConfig::default());
-                config.shards = patch.shards.unwrap_or(config.shards);
-                EventRecord {
-                    event: event.clone(),
-                    active: true,
-                    config,
-                    serving_counter: 0,
-                    last_step_at: 0,
-                    samples: Vec::new(),
-                    created_at: now,
-                    updated_at: now,
-                }
-            }
+        if st.audit.get(&rec.event).is_some_and(|t| t.iter().any(|e| e.seq == audit.seq)) {
+            return Ok(false);
+        }
+        let stored = st.events.get(&rec.event);
+        let new = match (expected, stored) {
+            (None, None) => EventRecord {
+                serving_counter: 0,
+                last_step_at: 0,
+                samples: Vec::new(),
+                prequeue_size: 0,
+                created_at: rec.updated_at,
+                ..rec.clone()
+            },
+            (Some(rev), Some(old)) if old.rev == rev => EventRecord {
+                // Only the lifecycle fields: counters, samples and steps are the advancer's.
+                serving_counter: old.serving_counter,
+                last_step_at: old.last_step_at,
+                samples: old.samples.clone(),
+                prequeue_size: old.prequeue_size,
+                created_at: old.created_at,
+                ..rec.clone()
+            },
+            _ => return Ok(false),
         };
-        st.events.insert(event.clone(), rec.clone());
-        Ok(rec)
-    }
-
-    async fn deactivate(&self, event: &EventId, now: u64) -> Result<EventRecord, StoreError> {
-        let mut st = self.lock();
-        let rec = st.events.get_mut(event).ok_or(StoreError::NotFound)?;
-        rec.active = false;
-        rec.updated_at = now;
-        Ok(rec.clone())
+        st.events.insert(rec.event.clone(), new);
+        st.audit.entry(rec.event.clone()).or_default().push(audit.clone());
+        Ok(true)
     }
 
     async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError> {
         let mut st = self.lock();
         let entry = st.shards.entry((event.clone(), shard)).or_default();
-        entry.0 += 1;
-        Ok(entry.0)
+        entry.issued += 1;
+        Ok(entry.issued)
+    }
+
+    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError> {
+        let mut st = self.lock();
+        let entry = st.shards.entry((event.clone(), shard)).or_default();
+        if entry.sealed {
+            return Ok(None);
+        }
+        entry.pre += 1;
+        Ok(Some(entry.pre))
+    }
+
+    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError> {
+        let mut st = self.lock();
+        Ok((1..=shards)
+            .map(|k| {
+                let entry = st.shards.entry((event.clone(), k)).or_default();
+                entry.sealed = true;
+                entry.pre
+            })
+            .collect())
+    }
+
+    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
+        if let Some(rec) = self.lock().events.get_mut(event) {
+            rec.prequeue_size = size;
+            rec.updated_at = now;
+        }
+        Ok(())
     }
 
     async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError> {
         let st = self.lock();
         let mut c = ShardCounts::default();
         for k in 1..=shards {
-            let (i, r) = st.shards.get(&(event.clone(), k)).copied().unwrap_or_default();
-            c.issued.push(i);
-            c.redeemed.push(r);
+            let s = st.shards.get(&(event.clone(), k)).copied().unwrap_or_default();
+            c.issued.push(s.issued);
+            c.redeemed.push(s.redeemed);
+            c.pre.push(s.pre);
         }
         Ok(c)
     }
 
-    async fn update_serving(&self, event: &EventId, u: ServingUpdate) -> Result<bool, StoreError> {
+    async fn update_serving(
+        &self,
+        event: &EventId,
+        u: ServingUpdate,
+        audit: Option<&AuditEntry>,
+    ) -> Result<bool, StoreError> {
         let mut st = self.lock();
+        if let Some(a) = audit
+            && st.audit.get(event).is_some_and(|t| t.iter().any(|e| e.seq == a.seq))
+        {
+            return Ok(false);
+        }
         let Some(rec) = st.events.get_mut(event) else {
             return Ok(false);
         };
@@ -112,7 +153,7 @@ impl PositionStore for MemoryStore {
             return Ok(false);
         }
         if let Some(step) = u.step {
-            if !rec.active || rec.last_step_at >= step {
+            if rec.state != crate::model::EventState::Open || rec.last_step_at >= step {
                 return Ok(false);
             }
             rec.last_step_at = step;
@@ -120,6 +161,10 @@ impl PositionStore for MemoryStore {
         rec.serving_counter = u.new;
         rec.samples = u.samples;
         rec.updated_at = u.now;
+        if let Some(a) = audit {
+            rec.audit_seq = a.seq;
+            st.audit.entry(event.clone()).or_default().push(a.clone());
+        }
         Ok(true)
     }
 
@@ -140,14 +185,26 @@ impl PositionStore for MemoryStore {
         st.redemptions.insert(key, (jti.to_owned(), now));
         let shard = shard_of(position, u64::from(shards.max(1)));
         let shard = u32::try_from(shard).map_err(|_| StoreError::Corrupt("shard out of range".into()))?;
-        st.shards.entry((event.clone(), shard)).or_default().1 += 1;
+        st.shards.entry((event.clone(), shard)).or_default().redeemed += 1;
         Ok(Redemption { jti: jti.to_owned(), redeemed_at: now, fresh: true })
+    }
+
+    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
+        Ok(self.lock().redemptions.get(&(event.clone(), position)).map(|(jti, at)| Redemption {
+            jti: jti.clone(),
+            redeemed_at: *at,
+            fresh: false,
+        }))
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
         let st = self.lock();
-        let mut v: Vec<EventRecord> = st.events.values().filter(|r| r.active).cloned().collect();
+        let mut v: Vec<EventRecord> = st.events.values().filter(|r| r.active()).cloned().collect();
         v.sort_by(|a, b| a.event.cmp(&b.event));
         Ok(v)
+    }
+
+    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
+        Ok(self.lock().audit.get(event).cloned().unwrap_or_default())
     }
 }

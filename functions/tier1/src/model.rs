@@ -104,11 +104,142 @@ pub struct Sample {
     pub issued: u64,
 }
 
+/// Where an event is in its life (docs/lifecycle.md#states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventState {
+    Scheduled,
+    Prequeue,
+    Open,
+    Paused,
+    Closed,
+    Inactive,
+}
+
+impl EventState {
+    pub const ALL: [EventState; 6] =
+        [Self::Scheduled, Self::Prequeue, Self::Open, Self::Paused, Self::Closed, Self::Inactive];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Prequeue => "prequeue",
+            Self::Open => "open",
+            Self::Paused => "paused",
+            Self::Closed => "closed",
+            Self::Inactive => "inactive",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Whether the edge sends visitors of the event to the waiting room.
+    pub fn gates(self) -> bool {
+        matches!(self, Self::Prequeue | Self::Open | Self::Paused | Self::Closed)
+    }
+}
+
+impl std::fmt::Display for EventState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a sale was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseReason {
+    SoldOut,
+    Ended,
+}
+
+impl CloseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SoldOut => "sold_out",
+            Self::Ended => "ended",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sold_out" => Some(Self::SoldOut),
+            "ended" => Some(Self::Ended),
+            _ => None,
+        }
+    }
+}
+
+/// Longest message text per language, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 500;
+
+/// The operator's message to the visitors, per language (plain text).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub en: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ko: Option<String>,
+}
+
+impl Message {
+    /// Checks lengths and characters; empty texts count as absent. `None` = nothing left
+    /// (the message is cleared).
+    pub fn normalize(self) -> Result<Option<Message>, String> {
+        let clean = |lang: &str, t: Option<String>| -> Result<Option<String>, String> {
+            let Some(t) = t else { return Ok(None) };
+            let t = t.trim().to_owned();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            if t.chars().count() > MAX_MESSAGE_CHARS {
+                return Err(format!("message.{lang} must be at most {MAX_MESSAGE_CHARS} characters"));
+            }
+            if t.chars().any(|c| c.is_control() && c != '\n') {
+                return Err(format!("message.{lang} must be plain text without control characters"));
+            }
+            Ok(Some(t))
+        };
+        let m = Message { en: clean("en", self.en)?, ko: clean("ko", self.ko)? };
+        Ok(if m.en.is_none() && m.ko.is_none() { None } else { Some(m) })
+    }
+}
+
+/// Furthest ahead a schedule may be set.
+pub const MAX_SCHEDULE_AHEAD_SECS: u64 = 366 * 86_400;
+
+/// When the pre-queue starts, the sale opens and (optionally) ends; unix seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Schedule {
+    pub prequeue_at: u64,
+    pub open_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_at: Option<u64>,
+}
+
+/// An entry of the audit trail (docs/lifecycle.md#admin-routes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Position in the event's trail (1, 2, 3, …): the order in which the changes were
+    /// written. Two writes never get the same number: the second one fails and is retried.
+    pub seq: u64,
+    pub at: u64,
+    pub actor: String,
+    pub action: String,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+}
+
 /// The event item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRecord {
     pub event: EventId,
-    pub active: bool,
+    pub state: EventState,
     pub config: EventConfig,
     pub serving_counter: u64,
     /// Start (unix seconds) of the last advancer step applied: `now - now % intervalSeconds`
@@ -117,9 +248,75 @@ pub struct EventRecord {
     pub samples: Vec<Sample>,
     pub created_at: u64,
     pub updated_at: u64,
+    /// Revision of the lifecycle fields (state, config, schedule, seed, message…): every
+    /// lifecycle write requires the revision it read and stores the next one.
+    pub rev: u64,
+    pub schedule: Option<Schedule>,
+    /// The draw's seed (hex); drawn at scheduling, revealed after the open.
+    pub seed: Option<String>,
+    /// Pre-queue joins per shard at the seal; `None` until the pre-queue is sealed.
+    pub sealed_counts: Option<Vec<u64>>,
+    pub opened_at: Option<u64>,
+    pub close_reason: Option<CloseReason>,
+    pub message: Option<Message>,
+    /// Pre-queue joins so far, as last counted by the advancer (during the pre-queue).
+    pub prequeue_size: u64,
+    /// Entries in the audit trail (the `seq` of the newest).
+    pub audit_seq: u64,
 }
 
 impl EventRecord {
+    /// A new, empty event item in `state`.
+    pub fn new(event: EventId, state: EventState, config: EventConfig, now: u64) -> Self {
+        Self {
+            event,
+            state,
+            config,
+            serving_counter: 0,
+            last_step_at: 0,
+            samples: Vec::new(),
+            created_at: now,
+            updated_at: now,
+            rev: 0,
+            schedule: None,
+            seed: None,
+            sealed_counts: None,
+            opened_at: None,
+            close_reason: None,
+            message: None,
+            prequeue_size: 0,
+            audit_seq: 0,
+        }
+    }
+
+    /// Not `inactive`: the event is known to the advancer and listed as active.
+    pub fn active(&self) -> bool {
+        self.state != EventState::Inactive
+    }
+
+    /// Size P of the sealed pre-queue (0 if there is none).
+    pub fn prequeue_total(&self) -> u64 {
+        self.sealed_counts.as_ref().map(|c| c.iter().sum()).unwrap_or(0)
+    }
+
+    /// A pre-queue exists (a seed was drawn) but has not been sealed yet.
+    pub fn needs_seal(&self) -> bool {
+        self.seed.is_some() && self.sealed_counts.is_none()
+    }
+
+    /// The lifecycle fields as the audit trail shows them.
+    pub fn audit_view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "state": self.state,
+            "config": self.config,
+            "prequeueAt": self.schedule.map(|s| s.prequeue_at),
+            "openAt": self.schedule.map(|s| s.open_at),
+            "closeAt": self.schedule.and_then(|s| s.close_at),
+            "message": self.message,
+            "closeReason": self.close_reason,
+        })
+    }
+
     /// Positions admitted per second over the last [`RATE_WINDOW_SECS`], if known.
     ///
     /// `servingCounter` only changes through advances, and every advance records a sample, so
@@ -167,10 +364,12 @@ pub fn push_sample(samples: &[Sample], new: Sample) -> Vec<Sample> {
 /// Per-shard counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShardCounts {
-    /// Positions handed out by shard k (index k-1).
+    /// Regular joins handed out by shard k (index k-1).
     pub issued: Vec<u64>,
     /// Tickets redeemed (first admissions) whose position belongs to shard k.
     pub redeemed: Vec<u64>,
+    /// Pre-queue joins taken by shard k.
+    pub pre: Vec<u64>,
 }
 
 impl ShardCounts {
@@ -185,6 +384,10 @@ impl ShardCounts {
 
     pub fn total_redeemed(&self) -> u64 {
         self.redeemed.iter().sum()
+    }
+
+    pub fn total_pre(&self) -> u64 {
+        self.pre.iter().sum()
     }
 
     /// The highest position handed out (0 if none).
@@ -211,6 +414,34 @@ impl ShardCounts {
                 c - served
             })
             .sum()
+    }
+}
+
+/// The figures of an event's line once its pre-queue of `p` is sealed (`p` = 0 without one):
+/// pre-queue positions are 1..=p, the regular join j is at `p + j`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
+    pub counts: &'a ShardCounts,
+    pub p: u64,
+}
+
+impl Line<'_> {
+    /// Positions handed out, the pre-queue included.
+    pub fn issued(&self) -> u64 {
+        self.p + self.counts.total_issued()
+    }
+
+    /// Highest position handed out (0 if none): the advancer's ceiling.
+    pub fn highest(&self) -> u64 {
+        match self.counts.highest() {
+            0 => self.p,
+            h => self.p + h,
+        }
+    }
+
+    /// Positions handed out and not yet served by `serving`.
+    pub fn waiting(&self, serving: u64) -> u64 {
+        self.p.saturating_sub(serving) + self.counts.waiting(serving.saturating_sub(self.p))
     }
 }
 
@@ -241,8 +472,6 @@ pub enum StoreError {
     Unavailable(String),
     #[error("event not found")]
     NotFound,
-    #[error("shards is fixed at {current} for this event")]
-    ShardsImmutable { current: u32 },
     /// Stored data cannot be read (a bug or manual tampering).
     #[error("corrupt store data: {0}")]
     Corrupt(String),
@@ -265,7 +494,7 @@ mod tests {
     #[test]
     fn counts_highest_and_waiting() {
         // shards: 1 → 1,4,7 ; 2 → 2 ; 3 → none
-        let c = ShardCounts { issued: vec![3, 1, 0], redeemed: vec![0, 0, 0] };
+        let c = ShardCounts { issued: vec![3, 1, 0], redeemed: vec![0, 0, 0], pre: vec![0, 0, 0] };
         assert_eq!(c.total_issued(), 4);
         assert_eq!(c.highest(), 7);
         assert_eq!(c.waiting(0), 4);
@@ -274,7 +503,18 @@ mod tests {
         assert_eq!(c.waiting(4), 1);
         assert_eq!(c.waiting(7), 0);
         assert_eq!(c.waiting(100), 0);
-        assert_eq!(ShardCounts { issued: vec![0], redeemed: vec![0] }.highest(), 0);
+        assert_eq!(ShardCounts { issued: vec![0], redeemed: vec![0], pre: vec![0] }.highest(), 0);
+        // With a sealed pre-queue of 5 in front: positions 1..=5, then 6, 8, 9, 11, 12, …
+        let line = Line { counts: &c, p: 5 };
+        assert_eq!(line.issued(), 9);
+        assert_eq!(line.highest(), 12);
+        assert_eq!(line.waiting(0), 9);
+        assert_eq!(line.waiting(5), 4);
+        assert_eq!(line.waiting(6), 3);
+        assert_eq!(line.waiting(12), 0);
+        let empty = ShardCounts { issued: vec![0, 0], redeemed: vec![0, 0], pre: vec![2, 3] };
+        assert_eq!(Line { counts: &empty, p: 5 }.highest(), 5);
+        assert_eq!(Line { counts: &empty, p: 0 }.highest(), 0);
     }
 
     #[test]
@@ -286,14 +526,11 @@ mod tests {
         assert_eq!(s.first().map(|x| x.at), Some(140));
         assert_eq!(s.len(), 7);
         let rec = EventRecord {
-            event: EventId::parse("e").unwrap(),
-            active: true,
-            config: EventConfig::default(),
             serving_counter: 1000,
             last_step_at: 200,
             samples: s.clone(),
-            created_at: 0,
             updated_at: 200,
+            ..EventRecord::new(EventId::parse("e").unwrap(), EventState::Open, EventConfig::default(), 0)
         };
         // At 205 the counter 60 s earlier (145) was the 140 sample: 700.
         assert_eq!(rec.served_per_second(205), Some((1000.0 - 700.0) / 60.0));

@@ -16,10 +16,17 @@ use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use vwr_core::draw::{self, Seed};
+use vwr_core::ticket::Place;
+
 use crate::edge_sync::{self, EdgeConfigStore};
+use crate::lifecycle::{self, Action, Facts, LifecycleError};
 use crate::model::{
-    ConfigPatch, EventConfig, EventRecord, MAX_ADVANCE_BY, RATE_WINDOW_SECS, Sample, ShardCounts, StoreError,
-    joins_per_second, push_sample,
+    AuditEntry, CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Line, MAX_ADVANCE_BY,
+    Message, RATE_WINDOW_SECS, Sample, Schedule, ShardCounts, StoreError, joins_per_second, push_sample,
 };
 use crate::store::{PositionStore, ServingUpdate};
 
@@ -37,6 +44,15 @@ pub enum Tier1Error {
     EventNotFound,
     #[error("this event is not being queued")]
     EventNotActive,
+    /// Scheduled: the waiting room opens its pre-queue at `prequeue_at`.
+    #[error("this sale is not open yet")]
+    EventNotOpen { prequeue_at: u64, opens_at: u64 },
+    #[error("this sale is closed")]
+    EventClosed { reason: Option<CloseReason> },
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    #[error("{0}")]
+    InvalidMessage(String),
     #[error("this admission has expired; join the line again")]
     AdmissionExpired,
     #[error("{0}")]
@@ -68,6 +84,10 @@ pub struct Tier1Settings {
     pub cache_ttl: Duration,
     /// First shard of the round robin; `None` = random (so instances spread). Tests fix it.
     pub shard_start: Option<u64>,
+    /// The seed of every draw, hex; `None` = a fresh random seed per schedule. Only for tests
+    /// that compare two stores (a fixed seed makes the draw predictable: never set it in a
+    /// deployment — no environment variable does).
+    pub fixed_seed: Option<String>,
 }
 
 impl Default for Tier1Settings {
@@ -77,20 +97,61 @@ impl Default for Tier1Settings {
             cookie_prefix: "vwr_t1_".into(),
             cache_ttl: Duration::from_secs(1),
             shard_start: None,
+            fixed_seed: None,
         }
     }
 }
 
-/// Answer of `assign`.
+/// Answer of `assign` once the event is open: a place in line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AssignResponse {
+pub struct Placed {
     pub request_id: String,
     pub position: u64,
     pub queue_length: u64,
     pub serving_counter: u64,
     pub estimated_wait_seconds: u64,
     pub next_poll_seconds: u64,
+    pub state: EventState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+}
+
+/// Answer of `assign` before the open: a ticket whose position is drawn at the open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrequeueJoin {
+    pub request_id: String,
+    pub state: EventState,
+    pub opens_at: u64,
+    pub next_poll_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+}
+
+/// Answer of `assign`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum AssignResponse {
+    Placed(Placed),
+    Prequeue(PrequeueJoin),
+}
+
+impl AssignResponse {
+    pub fn request_id(&self) -> &str {
+        match self {
+            Self::Placed(p) => &p.request_id,
+            Self::Prequeue(p) => &p.request_id,
+        }
+    }
+
+    /// The position, once known.
+    pub fn position(&self) -> Option<u64> {
+        match self {
+            Self::Placed(p) => Some(p.position),
+            Self::Prequeue(_) => None,
+        }
+    }
 }
 
 /// Answer of `check` while waiting.
@@ -98,11 +159,38 @@ pub struct AssignResponse {
 #[serde(rename_all = "camelCase")]
 pub struct Waiting {
     pub admitted: bool,
+    pub state: EventState,
     pub position: u64,
     pub serving_counter: u64,
     pub people_ahead: u64,
     pub estimated_wait_seconds: u64,
     pub next_poll_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+}
+
+/// Answer of `check` before the open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrequeueWait {
+    pub admitted: bool,
+    pub state: EventState,
+    pub opens_at: u64,
+    pub next_poll_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+}
+
+/// Answer of `check` after the close for a ticket that was never admitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedAnswer {
+    pub admitted: bool,
+    pub state: EventState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_reason: Option<CloseReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
 }
 
 /// Answer of `check` once admitted.
@@ -121,15 +209,19 @@ pub struct Admitted {
 pub enum CheckOutcome {
     Waiting(Waiting),
     Admitted(Admitted),
+    Prequeue(PrequeueWait),
+    Closed(ClosedAnswer),
 }
 
-/// Admin status of an event.
+/// Admin status of an event (docs/api.md#admin-routes-apiadminvwr, docs/lifecycle.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventStatus {
     pub event_id: String,
+    pub state: EventState,
+    /// `state != inactive`.
     pub active: bool,
-    /// Positions handed out.
+    /// Positions handed out, the pre-queue included.
     pub issued: u64,
     pub serving_counter: u64,
     /// Highest position handed out (the advancer's ceiling).
@@ -144,6 +236,57 @@ pub struct EventStatus {
     pub last_step_at: u64,
     pub created_at: u64,
     pub updated_at: u64,
+    pub rev: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prequeue_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_reason: Option<CloseReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_commitment: Option<String>,
+    /// Only once the pre-queue is sealed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_counts: Option<Vec<u64>>,
+    /// Pre-queue joins so far, or P once sealed.
+    pub prequeue_size: u64,
+}
+
+/// The public status document (docs/lifecycle.md#the-public-status-document): the same body
+/// for every visitor, cacheable for a second.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicStatus {
+    pub event_id: String,
+    pub state: EventState,
+    pub serving_counter: u64,
+    pub issued: u64,
+    pub served_per_second: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opens_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closes_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_reason: Option<CloseReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_commitment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_counts: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prequeue_size: Option<u64>,
+    pub updated_at: u64,
 }
 
 /// Recent rates over the last minute (`null` while unknown).
@@ -153,6 +296,19 @@ pub struct Rates {
     pub window_seconds: u64,
     pub served_per_second: Option<f64>,
     pub joins_per_second: Option<f64>,
+}
+
+/// The body of `schedule`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScheduleRequest {
+    pub prequeue_at: u64,
+    pub open_at: u64,
+    pub close_at: Option<u64>,
+    pub batch_size: Option<u64>,
+    pub interval_seconds: Option<u64>,
+    pub shards: Option<u32>,
+    pub token_ttl_seconds: Option<u64>,
 }
 
 /// What the advancer did for one event. `step` is the start (unix seconds) of the step.
@@ -186,6 +342,12 @@ pub enum StepOutcome {
         step: u64,
         last_step_at: u64,
     },
+    /// The advancer moved the event to another state (pre-queue, open, closed at `closeAt`).
+    Transition {
+        event: EventId,
+        from: EventState,
+        to: EventState,
+    },
     NotDue {
         event: EventId,
     },
@@ -194,6 +356,10 @@ pub enum StepOutcome {
 /// How far the stored step may lie ahead of this instance's clock before the event counts as
 /// stuck (clock skew between advancer instances).
 pub const STEP_SKEW_LEEWAY_SECS: u64 = 5;
+/// How often the advancer recounts a pre-queue for the status documents.
+pub const PREQUEUE_COUNT_EVERY_SECS: u64 = 5;
+/// Actor of the advancer's transitions in the audit trail.
+pub const ADVANCER_ACTOR: &str = "advancer";
 
 /// The tier-1 service.
 pub struct Tier1Service {
@@ -207,6 +373,8 @@ pub struct Tier1Service {
     round_robin: AtomicU64,
     rng: SystemRandom,
     edge: Option<Arc<dyn EdgeConfigStore>>,
+    /// When this instance last counted each pre-queue.
+    prequeue_counted: Mutex<HashMap<EventId, u64>>,
 }
 
 impl Tier1Service {
@@ -233,25 +401,33 @@ impl Tier1Service {
             round_robin: AtomicU64::new(start),
             rng,
             edge: None,
+            prequeue_counted: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Keeps the edge verifier's active-event list in step with activations.
+    /// Keeps the edge verifier's event list in step with the events' states.
     pub fn with_edge_sync(mut self, edge: Arc<dyn EdgeConfigStore>) -> Self {
         self.edge = Some(edge);
         self
     }
 
-    /// Publishes the active events to the edge configuration, with `changed` forced in or out
+    /// Publishes the gated events to the edge configuration, with `changed` forced in or out
     /// (the active-event index may lag the write that just happened).
     async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
         };
-        let mut ids: Vec<EventId> = self.store.list_active().await?.into_iter().map(|r| r.event).collect();
-        if let Some((event, active)) = changed {
+        let mut ids: Vec<EventId> = self
+            .store
+            .list_active()
+            .await?
+            .into_iter()
+            .filter(|r| r.state.gates())
+            .map(|r| r.event)
+            .collect();
+        if let Some((event, gated)) = changed {
             ids.retain(|e| e != event);
-            if active {
+            if gated {
                 ids.push(event.clone());
             }
         }
@@ -261,7 +437,7 @@ impl Tier1Service {
         })
     }
 
-    /// Reconciles the edge configuration with the active events (each advancer run).
+    /// Reconciles the edge configuration with the gated events (each advancer run).
     pub async fn reconcile_edge(&self) -> Result<(), Tier1Error> {
         self.sync_edge(None).await
     }
@@ -297,67 +473,145 @@ impl Tier1Service {
         self.active_cache.remove(&());
     }
 
-    /// The ids of the active events, from the instance cache if younger than `cache_ttl`
-    /// (the local edge check matches paths against them case-insensitively).
+    /// The ids of the events the edge gates (pre-queue, open, paused, closed), from the
+    /// instance cache if younger than `cache_ttl` (the local edge check matches paths against
+    /// them case-insensitively).
     pub async fn active_ids(&self) -> Result<Vec<EventId>, StoreError> {
         if let Some(ids) = self.active_cache.get(&()) {
             return Ok(ids);
         }
-        let ids: Vec<EventId> = self.store.list_active().await?.into_iter().map(|r| r.event).collect();
+        let ids: Vec<EventId> = self
+            .store
+            .list_active()
+            .await?
+            .into_iter()
+            .filter(|r| r.state.gates())
+            .map(|r| r.event)
+            .collect();
         self.active_cache.insert((), ids.clone());
         Ok(ids)
     }
 
-    async fn active_event(&self, event: &EventId) -> Result<EventRecord, Tier1Error> {
-        match self.cached_event(event).await? {
-            None => Err(Tier1Error::EventNotFound),
-            Some(r) if !r.active => Err(Tier1Error::EventNotActive),
-            Some(r) => Ok(r),
+    fn next_shard(&self, shards: u32) -> u32 {
+        let shards = shards.max(1);
+        let k = (self.round_robin.fetch_add(1, Ordering::Relaxed) % u64::from(shards)) + 1;
+        u32::try_from(k).unwrap_or(1)
+    }
+
+    /// `POST /vwr/assign/{eventId}`: hands out the next place and its ticket.
+    pub async fn assign(&self, event: &EventId) -> Result<AssignResponse, Tier1Error> {
+        let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        let now = self.now();
+        match rec.state {
+            EventState::Inactive => Err(Tier1Error::EventNotActive),
+            EventState::Scheduled => Err(not_open(&rec)),
+            EventState::Closed => Err(Tier1Error::EventClosed { reason: rec.close_reason }),
+            EventState::Prequeue => {
+                let shard = self.next_shard(rec.config.shards);
+                let n = u64::from(rec.config.shards.max(1));
+                if let Some(c) = self.store.join_prequeue(event, shard).await? {
+                    let place = Place::Pre(draw::pre_index(u64::from(shard), c, n));
+                    tracing::debug!(event = "tier1.prequeue_joined", event_id = %event, place = %place);
+                    return Ok(self.prequeue_join(&rec, place, now));
+                }
+                // The shard is sealed: the open is under way. A regular join, whose position
+                // needs the sealed P from the event item.
+                let j = self.store.next_in_shard(event, shard).await?;
+                let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
+                match self.store.get_event(event).await? {
+                    Some(fresh) if !fresh.needs_seal() && fresh.state != EventState::Prequeue => {
+                        self.cache.insert(event.clone(), Some(fresh.clone()));
+                        self.placed(&fresh, place, now)
+                    }
+                    _ => Ok(self.prequeue_join(&rec, place, now)),
+                }
+            }
+            EventState::Open | EventState::Paused => {
+                let shard = self.next_shard(rec.config.shards);
+                let j = self.store.next_in_shard(event, shard).await?;
+                let n = u64::from(rec.config.shards.max(1));
+                let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
+                self.placed(&rec, place, now)
+            }
         }
     }
 
-    /// `POST /vwr/assign/{eventId}`: hands out the next position and its ticket.
-    pub async fn assign(&self, event: &EventId) -> Result<AssignResponse, Tier1Error> {
-        let rec = self.active_event(event).await?;
-        let shards = rec.config.shards.max(1);
-        let shard = (self.round_robin.fetch_add(1, Ordering::Relaxed) % u64::from(shards)) + 1;
-        let shard = u32::try_from(shard).unwrap_or(1);
-        let count = self.store.next_in_shard(event, shard).await?;
-        let position = crate::model::position_of(u64::from(shard), count, u64::from(shards));
-        let now = self.now();
-        let request_id = self.tickets.issue(&Ticket { event: event.clone(), position, issued_at: now });
+    fn prequeue_join(&self, rec: &EventRecord, place: Place, now: u64) -> AssignResponse {
+        let opens_at = rec.schedule.map_or(now, |s| s.open_at);
+        AssignResponse::Prequeue(PrequeueJoin {
+            request_id: self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now }),
+            state: EventState::Prequeue,
+            opens_at,
+            next_poll_seconds: prequeue_poll_seconds(opens_at, now),
+            message: rec.message.clone(),
+        })
+    }
+
+    fn placed(&self, rec: &EventRecord, place: Place, now: u64) -> Result<AssignResponse, Tier1Error> {
+        let position = position_of(rec, place)?.ok_or(Tier1Error::Internal("a join without a position"))?;
+        let request_id = self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now });
         let ahead = position.saturating_sub(rec.serving_counter).saturating_sub(1);
-        tracing::debug!(event = "tier1.assigned", event_id = %event, position, shard);
-        Ok(AssignResponse {
+        tracing::debug!(event = "tier1.assigned", event_id = %rec.event, position);
+        Ok(AssignResponse::Placed(Placed {
             request_id,
             position,
             queue_length: position.saturating_sub(rec.serving_counter),
             serving_counter: rec.serving_counter,
             estimated_wait_seconds: estimated_wait_seconds(ahead + 1, rec.served_per_second(now)),
             next_poll_seconds: next_poll_seconds(i64::try_from(ahead + 1).unwrap_or(i64::MAX)),
-        })
+            state: rec.state,
+            message: rec.message.clone(),
+        }))
     }
 
     /// `GET /vwr/check/{eventId}/{requestId}`.
     pub async fn check(&self, event: &EventId, request_id: &str) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
         let ticket = self.tickets.verify(request_id, event, now).map_err(Tier1Error::Ticket)?;
-        let rec = self.active_event(event).await?;
-        if ticket.position > rec.serving_counter {
-            let ahead = ticket.position - rec.serving_counter - 1;
+        let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        let position = match rec.state {
+            EventState::Inactive => return Err(Tier1Error::EventNotActive),
+            EventState::Scheduled => return Err(not_open(&rec)),
+            EventState::Prequeue => None,
+            _ => position_of(&rec, ticket.place)?,
+        };
+        let Some(position) = position else {
+            if rec.state == EventState::Closed {
+                return Ok(closed_answer(&rec));
+            }
+            let opens_at = rec.schedule.map_or(now, |s| s.open_at);
+            return Ok(CheckOutcome::Prequeue(PrequeueWait {
+                admitted: false,
+                state: EventState::Prequeue,
+                opens_at,
+                next_poll_seconds: prequeue_poll_seconds(opens_at, now),
+                message: rec.message.clone(),
+            }));
+        };
+        let redemption = if rec.state == EventState::Closed {
+            // Nobody more is admitted; an admission made before the close is answered again.
+            match self.store.redemption(event, position).await? {
+                Some(r) => r,
+                None => return Ok(closed_answer(&rec)),
+            }
+        } else if position > rec.serving_counter {
+            let ahead = position - rec.serving_counter - 1;
             return Ok(CheckOutcome::Waiting(Waiting {
                 admitted: false,
-                position: ticket.position,
+                state: rec.state,
+                position,
                 serving_counter: rec.serving_counter,
                 people_ahead: ahead,
                 estimated_wait_seconds: estimated_wait_seconds(ahead + 1, rec.served_per_second(now)),
                 next_poll_seconds: next_poll_seconds(i64::try_from(ahead + 1).unwrap_or(i64::MAX)),
+                message: rec.message.clone(),
             }));
-        }
-        let jti = self.fresh_jti()?;
-        let expires_at = ticket.issued_at + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
-        let red = self.store.redeem(event, ticket.position, rec.config.shards, &jti, now, expires_at).await?;
-        let exp = red.redeemed_at + rec.config.token_ttl_seconds;
+        } else {
+            let jti = self.fresh_jti()?;
+            let expires_at = ticket.issued_at + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
+            self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?
+        };
+        let exp = redemption.redeemed_at + rec.config.token_ttl_seconds;
         if now >= exp {
             return Err(Tier1Error::AdmissionExpired);
         }
@@ -366,17 +620,17 @@ impl Tier1Service {
             aud: self.tokens.audience().to_owned(),
             sub: request_id.to_owned(),
             eid: event.as_str().to_owned(),
-            pos: ticket.position,
+            pos: position,
             tier: 1,
-            iat: red.redeemed_at,
-            nbf: red.redeemed_at,
+            iat: redemption.redeemed_at,
+            nbf: redemption.redeemed_at,
             exp,
-            jti: red.jti,
+            jti: redemption.jti,
         };
         let token =
             self.tokens.sign(&claims).map_err(|_| Tier1Error::Internal("could not sign the token"))?;
-        if red.fresh {
-            tracing::info!(event = "tier1.admitted", event_id = %event, position = ticket.position, jti = %claims.jti);
+        if redemption.fresh {
+            tracing::info!(event = "tier1.admitted", event_id = %event, position, jti = %claims.jti);
         }
         let cookie = format!(
             "{}{}={}; Max-Age={}; Path=/; Secure; HttpOnly; SameSite=Lax",
@@ -394,28 +648,204 @@ impl Tier1Service {
         Ok(URL_SAFE_NO_PAD.encode(b))
     }
 
-    /// Admin: create or update an event and mark it active.
-    pub async fn activate(&self, event: &EventId, patch: ConfigPatch) -> Result<EventStatus, Tier1Error> {
+    /// `GET /vwr/status/{eventId}`: the public status document, from the instance cache.
+    pub async fn public_status(&self, event: &EventId) -> Result<PublicStatus, Tier1Error> {
+        let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        let now = self.now();
+        let sealed = rec.sealed_counts.is_some();
+        let before_open = matches!(rec.state, EventState::Scheduled | EventState::Prequeue);
+        let issued = if sealed || !before_open {
+            rec.samples.last().map_or(rec.prequeue_total(), |s| s.issued.max(rec.prequeue_total()))
+        } else {
+            rec.prequeue_size
+        };
+        Ok(PublicStatus {
+            event_id: rec.event.to_string(),
+            state: rec.state,
+            serving_counter: rec.serving_counter,
+            issued,
+            served_per_second: rec.served_per_second(now),
+            opens_at: rec.schedule.filter(|_| before_open).map(|s| s.open_at),
+            closes_at: rec.schedule.and_then(|s| s.close_at),
+            message: rec.message.clone(),
+            close_reason: rec.close_reason.filter(|_| rec.state == EventState::Closed),
+            seed_commitment: commitment(&rec),
+            seed: rec.seed.clone().filter(|_| sealed),
+            sealed_counts: rec.sealed_counts.clone(),
+            prequeue_size: if sealed {
+                Some(rec.prequeue_total())
+            } else if rec.seed.is_some() {
+                Some(rec.prequeue_size)
+            } else {
+                None
+            },
+            updated_at: rec.updated_at,
+        })
+    }
+
+    /// One lifecycle change: read, check with [`lifecycle::apply`], write with the revision
+    /// read and the audit entry, retry on a concurrent change. Seals the pre-queue first
+    /// when the change opens an event that has one.
+    async fn transition(
+        &self,
+        event: &EventId,
+        actor: &str,
+        action: Action,
+    ) -> Result<EventRecord, Tier1Error> {
+        for _ in 0..CAS_ATTEMPTS {
+            let old = self.store.get_event(event).await?;
+            let now = self.now();
+            let mut action = action.clone();
+            if let Some(o) = &old
+                && o.needs_seal()
+                && !matches!(o.state, EventState::Open | EventState::Paused | EventState::Closed)
+            {
+                match &mut action {
+                    Action::Activate { sealed, .. } => {
+                        *sealed = Some(self.store.seal(event, o.config.shards).await?)
+                    }
+                    Action::Open { sealed } => *sealed = self.store.seal(event, o.config.shards).await?,
+                    _ => {}
+                }
+            }
+            let regular_joins = match (&old, &action) {
+                (Some(o), Action::Schedule { .. }) => {
+                    self.store.shard_counts(event, o.config.shards).await?.total_issued()
+                }
+                _ => 0,
+            };
+            let new = lifecycle::apply(event, old.as_ref(), &action, Facts { now, regular_joins })?;
+            let audit = AuditEntry {
+                seq: new.audit_seq,
+                at: now,
+                actor: actor.to_owned(),
+                action: action.name().to_owned(),
+                before: old.as_ref().map_or(serde_json::Value::Null, EventRecord::audit_view),
+                after: new.audit_view(),
+            };
+            if self.store.write_event(old.as_ref().map(|o| o.rev), &new, &audit).await? {
+                self.invalidate(event);
+                let from = old.as_ref().map(|o| o.state);
+                tracing::info!(
+                    event = "tier1.lifecycle",
+                    event_id = %event,
+                    action = action.name(),
+                    actor,
+                    from = from.map_or("absent", EventState::as_str),
+                    to = new.state.as_str(),
+                    rev = new.rev
+                );
+                if from.is_some_and(EventState::gates) != new.state.gates() {
+                    self.sync_edge(Some((event, new.state.gates()))).await?;
+                }
+                return Ok(new);
+            }
+        }
+        Err(Tier1Error::Busy)
+    }
+
+    /// Admin: create or update an event; opens it unless it is open, paused or closed.
+    pub async fn activate(
+        &self,
+        event: &EventId,
+        patch: ConfigPatch,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
         patch.validate().map_err(Tier1Error::InvalidConfig)?;
-        let rec = self.store.activate(event, patch, self.now()).await?;
-        self.invalidate(event);
-        tracing::info!(event = "tier1.activated", event_id = %event, config = ?rec.config);
-        self.sync_edge(Some((event, true))).await?;
+        let rec = self.transition(event, actor, Action::Activate { patch, sealed: None }).await?;
+        if rec.state == EventState::Open {
+            // An activation of an already open event may have been a no-op for the edge.
+            self.sync_edge(Some((event, true))).await?;
+        }
+        self.status_of(rec).await
+    }
+
+    /// Admin: schedule (or reschedule) a sale with a pre-queue and a randomized open.
+    pub async fn schedule(
+        &self,
+        event: &EventId,
+        req: ScheduleRequest,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        let patch = ConfigPatch {
+            batch_size: req.batch_size,
+            interval_seconds: req.interval_seconds,
+            shards: req.shards,
+            token_ttl_seconds: req.token_ttl_seconds,
+        };
+        patch.validate().map_err(Tier1Error::InvalidConfig)?;
+        let seed = match &self.settings.fixed_seed {
+            Some(hex) => {
+                Seed::from_hex(hex).map_err(|_| Tier1Error::Internal("the fixed seed is not hex"))?
+            }
+            None => Seed::generate().map_err(|_| Tier1Error::Internal("random generator failed"))?,
+        };
+        let schedule =
+            Schedule { prequeue_at: req.prequeue_at, open_at: req.open_at, close_at: req.close_at };
+        let rec =
+            self.transition(event, actor, Action::Schedule { schedule, patch, seed: seed.to_hex() }).await?;
         self.status_of(rec).await
     }
 
     /// Admin: stop gating an event.
-    pub async fn deactivate(&self, event: &EventId) -> Result<EventStatus, Tier1Error> {
-        let rec = self.store.deactivate(event, self.now()).await?;
-        self.invalidate(event);
-        tracing::info!(event = "tier1.deactivated", event_id = %event);
-        self.sync_edge(Some((event, false))).await?;
+    pub async fn deactivate(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
+        let rec = self.transition(event, actor, Action::Deactivate).await?;
         self.status_of(rec).await
+    }
+
+    /// Admin: hold the line; everybody keeps their place.
+    pub async fn pause(
+        &self,
+        event: &EventId,
+        message: Option<Message>,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        let message = normalize(message)?;
+        let rec = self.transition(event, actor, Action::Pause { message }).await?;
+        self.status_of(rec).await
+    }
+
+    pub async fn resume(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
+        let rec = self.transition(event, actor, Action::Resume).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: no more joins or admissions; the edge keeps gating.
+    pub async fn close(
+        &self,
+        event: &EventId,
+        reason: CloseReason,
+        message: Option<Message>,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        let message = normalize(message)?;
+        let rec = self.transition(event, actor, Action::Close { reason, message }).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: set (`Some`) or clear (`None`) the message to the visitors.
+    pub async fn set_message(
+        &self,
+        event: &EventId,
+        message: Option<Message>,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        let message = normalize(message)?;
+        let rec = self.transition(event, actor, Action::SetMessage(message)).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: the audit trail, oldest first.
+    pub async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, Tier1Error> {
+        if self.store.get_event(event).await?.is_none() {
+            return Err(Tier1Error::EventNotFound);
+        }
+        Ok(self.store.audit(event).await?)
     }
 
     /// Admin: counters, waiting, admitted and recent rates.
     pub async fn status(&self, event: &EventId) -> Result<EventStatus, Tier1Error> {
-        let rec = self.store.get_event(event).await?.ok_or(StoreError::NotFound)?;
+        let rec = self.store.get_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         self.status_of(rec).await
     }
 
@@ -424,21 +854,27 @@ impl Tier1Service {
         Ok(build_status(rec, &counts, self.now()))
     }
 
-    /// Admin: raise `servingCounter` by `by`, capped at the highest issued position.
-    pub async fn advance(&self, event: &EventId, by: u64) -> Result<EventStatus, Tier1Error> {
+    /// Admin: raise `servingCounter` by `by`, capped at the highest issued position. Allowed
+    /// while the event is open, paused or inactive.
+    pub async fn advance(&self, event: &EventId, by: u64, actor: &str) -> Result<EventStatus, Tier1Error> {
         if !(1..=MAX_ADVANCE_BY).contains(&by) {
             return Err(Tier1Error::InvalidAdvance(format!("by must be between 1 and {MAX_ADVANCE_BY}")));
         }
         for _ in 0..CAS_ATTEMPTS {
-            let rec = self.store.get_event(event).await?.ok_or(StoreError::NotFound)?;
+            let rec = self.store.get_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+            if !matches!(rec.state, EventState::Open | EventState::Paused | EventState::Inactive)
+                || rec.needs_seal()
+            {
+                return Err(LifecycleError::InvalidTransition { action: "advance", state: rec.state }.into());
+            }
             let counts = self.store.shard_counts(event, rec.config.shards).await?;
+            let line = Line { counts: &counts, p: rec.prequeue_total() };
             let now = self.now();
-            let new = rec.serving_counter.saturating_add(by).min(counts.highest()).max(rec.serving_counter);
+            let new = rec.serving_counter.saturating_add(by).min(line.highest()).max(rec.serving_counter);
             if new == rec.serving_counter {
                 return Ok(build_status(rec, &counts, now));
             }
-            let samples =
-                push_sample(&rec.samples, Sample { at: now, serving: new, issued: counts.total_issued() });
+            let samples = push_sample(&rec.samples, Sample { at: now, serving: new, issued: line.issued() });
             let update = ServingUpdate {
                 expected: rec.serving_counter,
                 new,
@@ -446,32 +882,98 @@ impl Tier1Service {
                 samples: samples.clone(),
                 now,
             };
-            if self.store.update_serving(event, update).await? {
+            let audit = AuditEntry {
+                seq: rec.audit_seq + 1,
+                at: now,
+                actor: actor.to_owned(),
+                action: "advance".into(),
+                before: serde_json::json!({ "servingCounter": rec.serving_counter }),
+                after: serde_json::json!({ "servingCounter": new }),
+            };
+            if self.store.update_serving(event, update, Some(&audit)).await? {
                 self.invalidate(event);
-                tracing::info!(event = "tier1.advanced_manually", event_id = %event, from = rec.serving_counter, to = new);
-                let rec = EventRecord { serving_counter: new, samples, updated_at: now, ..rec };
+                tracing::info!(event = "tier1.advanced_manually", event_id = %event, actor, from = rec.serving_counter, to = new);
+                let rec = EventRecord {
+                    serving_counter: new,
+                    samples,
+                    updated_at: now,
+                    audit_seq: audit.seq,
+                    ..rec
+                };
                 return Ok(build_status(rec, &counts, now));
             }
         }
         Err(Tier1Error::Busy)
     }
 
-    /// One advancer pass at `now`: every active event whose step is due moves by its batch.
+    /// One advancer pass: every event's due transition (pre-queue, open, close at
+    /// `closeAt`) and, for open events, the due step.
     pub async fn advance_due(&self) -> Result<Vec<StepOutcome>, StoreError> {
         let events = self.store.list_active().await?;
         let mut out = Vec::with_capacity(events.len());
         for rec in events {
             let now = self.now();
-            match self.advance_step(rec, now).await {
+            let event = rec.event.clone();
+            match self.due(rec, now).await {
                 Ok(o) => out.push(o),
                 // One event's trouble does not stop the others.
-                Err(e) => tracing::warn!(event = "tier1.advance_failed", error = %e),
+                Err(e) => tracing::warn!(event = "tier1.advance_failed", event_id = %event, error = %e),
             }
         }
         Ok(out)
     }
 
-    /// Applies the step due at `now` to one event, at most once per step across all callers.
+    /// The advancer's work for one event at the current time (what [`Self::advance_due`]
+    /// does for each event).
+    pub async fn advance_event(&self, event: &EventId) -> Result<StepOutcome, Tier1Error> {
+        let rec = self.store.get_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        self.due(rec, self.now()).await
+    }
+
+    async fn due(&self, rec: EventRecord, now: u64) -> Result<StepOutcome, Tier1Error> {
+        let event = rec.event.clone();
+        let from = rec.state;
+        let action = match (rec.state, rec.schedule) {
+            (EventState::Scheduled, Some(s)) if now >= s.prequeue_at => Some(Action::StartPrequeue),
+            (EventState::Prequeue, Some(s)) if now >= s.open_at => Some(Action::Open { sealed: Vec::new() }),
+            (EventState::Open | EventState::Paused, Some(Schedule { close_at: Some(c), .. })) if now >= c => {
+                Some(Action::Close { reason: CloseReason::Ended, message: None })
+            }
+            _ => None,
+        };
+        if let Some(action) = action {
+            let new = self.transition(&event, ADVANCER_ACTOR, action).await?;
+            return Ok(StepOutcome::Transition { event, from, to: new.state });
+        }
+        match rec.state {
+            EventState::Open => Ok(self.advance_step(rec, now).await?),
+            EventState::Prequeue => {
+                self.count_prequeue(&rec, now).await?;
+                Ok(StepOutcome::NotDue { event })
+            }
+            _ => Ok(StepOutcome::NotDue { event }),
+        }
+    }
+
+    /// Refreshes the pre-queue size shown in the status documents, every few seconds.
+    async fn count_prequeue(&self, rec: &EventRecord, now: u64) -> Result<(), Tier1Error> {
+        {
+            let mut seen = self.prequeue_counted.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.get(&rec.event).is_some_and(|at| now < at + PREQUEUE_COUNT_EVERY_SECS) {
+                return Ok(());
+            }
+            seen.insert(rec.event.clone(), now);
+        }
+        let size = self.store.shard_counts(&rec.event, rec.config.shards).await?.total_pre();
+        if size != rec.prequeue_size {
+            self.store.set_prequeue_size(&rec.event, size, now).await?;
+            self.invalidate(&rec.event);
+        }
+        Ok(())
+    }
+
+    /// Applies the step due at `now` to one open event, at most once per step across all
+    /// callers.
     pub async fn advance_step(&self, mut rec: EventRecord, now: u64) -> Result<StepOutcome, StoreError> {
         let event = rec.event.clone();
         // Steps are identified by their start time, not by `now / interval`: a step number
@@ -484,30 +986,30 @@ impl Tier1Service {
             if rec.last_step_at >= step {
                 return Ok(StepOutcome::AlreadyDone { event, step });
             }
-            if !rec.active {
+            if rec.state != EventState::Open || rec.needs_seal() {
                 return Ok(StepOutcome::NotDue { event });
             }
             let counts = self.store.shard_counts(&event, rec.config.shards).await?;
-            let waiting = counts.waiting(rec.serving_counter);
+            let line = Line { counts: &counts, p: rec.prequeue_total() };
+            let waiting = line.waiting(rec.serving_counter);
             let new = rec
                 .serving_counter
                 .saturating_add(rec.config.batch_size)
-                .min(counts.highest())
+                .min(line.highest())
                 .max(rec.serving_counter);
             if new == rec.serving_counter {
                 return Ok(StepOutcome::Idle { event, step, waiting, automatic: rec.config.batch_size > 0 });
             }
-            let samples =
-                push_sample(&rec.samples, Sample { at: now, serving: new, issued: counts.total_issued() });
+            let samples = push_sample(&rec.samples, Sample { at: now, serving: new, issued: line.issued() });
             let update = ServingUpdate { expected: rec.serving_counter, new, step: Some(step), samples, now };
-            if self.store.update_serving(&event, update).await? {
+            if self.store.update_serving(&event, update, None).await? {
                 self.invalidate(&event);
                 return Ok(StepOutcome::Advanced {
                     event,
                     step,
                     from: rec.serving_counter,
                     to: new,
-                    waiting: counts.waiting(new),
+                    waiting: line.waiting(new),
                 });
             }
             match self.store.get_event(&event).await? {
@@ -519,15 +1021,79 @@ impl Tier1Service {
     }
 }
 
+fn normalize(message: Option<Message>) -> Result<Option<Message>, Tier1Error> {
+    match message {
+        None => Ok(None),
+        Some(m) => m.normalize().map_err(Tier1Error::InvalidMessage),
+    }
+}
+
+fn not_open(rec: &EventRecord) -> Tier1Error {
+    let (prequeue_at, opens_at) = rec.schedule.map_or((0, 0), |s| (s.prequeue_at, s.open_at));
+    Tier1Error::EventNotOpen { prequeue_at, opens_at }
+}
+
+fn closed_answer(rec: &EventRecord) -> CheckOutcome {
+    CheckOutcome::Closed(ClosedAnswer {
+        admitted: false,
+        state: EventState::Closed,
+        close_reason: rec.close_reason,
+        message: rec.message.clone(),
+    })
+}
+
+/// Before the open the page counts down from the status document; a check is only useful
+/// near the open: poll at half the remaining time, 1–30 s.
+fn prequeue_poll_seconds(opens_at: u64, now: u64) -> u64 {
+    (opens_at.saturating_sub(now) / 2).clamp(1, 30)
+}
+
+/// The position of a ticket's place on `rec`, once it is known: a regular join stands
+/// behind the sealed pre-queue, a pre-queue join gets its drawn position
+/// (docs/lifecycle.md#pre-queue-and-the-randomized-open).
+pub fn position_of(rec: &EventRecord, place: Place) -> Result<Option<u64>, Tier1Error> {
+    match place {
+        Place::Join(j) if !rec.needs_seal() => Ok(Some(rec.prequeue_total() + j)),
+        Place::Join(_) => Ok(None),
+        Place::Pre(i) => {
+            let (Some(counts), Some(seed)) = (&rec.sealed_counts, &rec.seed) else {
+                return Ok(None);
+            };
+            let seed = Seed::from_hex(seed).map_err(|_| {
+                tracing::error!(event = "tier1.corrupt_data", event_id = %rec.event, "the stored seed is not hex");
+                Tier1Error::Internal("stored data could not be read")
+            })?;
+            let rank = draw::rank_of_pre_index(counts, i).map_err(|e| {
+                // A correctly signed pre-queue index outside the sealed counts would mean a
+                // join counted after its shard's seal: it cannot happen (docs/invariants.md#12).
+                tracing::error!(event = "tier1.prequeue_index_outside_seal", event_id = %rec.event, index = i, error = %e);
+                Tier1Error::Internal("this pre-queue ticket is not part of the sealed pre-queue")
+            })?;
+            let position = draw::position(&seed, rec.prequeue_total(), rank)
+                .map_err(|_| Tier1Error::Internal("the draw failed"))?;
+            Ok(Some(position))
+        }
+    }
+}
+
+fn commitment(rec: &EventRecord) -> Option<String> {
+    rec.seed.as_deref().and_then(|s| Seed::from_hex(s).ok()).map(|s| s.commitment())
+}
+
 fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus {
-    let issued = counts.total_issued();
+    let sealed = rec.sealed_counts.is_some();
+    let line = Line { counts, p: rec.prequeue_total() };
+    // Before the seal, the pre-queue joins stand in line too (their positions are drawn later).
+    let unsealed_pre = if sealed { 0 } else { counts.total_pre() };
+    let issued = line.issued() + unsealed_pre;
     EventStatus {
         event_id: rec.event.to_string(),
-        active: rec.active,
+        state: rec.state,
+        active: rec.active(),
         issued,
         serving_counter: rec.serving_counter,
-        highest_position: counts.highest(),
-        waiting: counts.waiting(rec.serving_counter),
+        highest_position: line.highest(),
+        waiting: line.waiting(rec.serving_counter) + unsealed_pre,
         admitted: counts.total_redeemed(),
         config: rec.config,
         rates: Rates {
@@ -538,6 +1104,17 @@ fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus
         last_step_at: rec.last_step_at,
         created_at: rec.created_at,
         updated_at: rec.updated_at,
+        rev: rec.rev,
+        prequeue_at: rec.schedule.map(|s| s.prequeue_at),
+        open_at: rec.schedule.map(|s| s.open_at),
+        close_at: rec.schedule.and_then(|s| s.close_at),
+        opened_at: rec.opened_at,
+        close_reason: rec.close_reason,
+        message: rec.message.clone(),
+        seed_commitment: commitment(&rec),
+        seed: rec.seed.clone().filter(|_| sealed),
+        sealed_counts: rec.sealed_counts.clone(),
+        prequeue_size: if sealed { rec.prequeue_total() } else { counts.total_pre() },
     }
 }
 
@@ -545,7 +1122,7 @@ fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus
 impl vwr_core::tiers::ActiveEvents for Tier1Service {
     async fn is_active(&self, event: &EventId) -> Result<bool, vwr_core::tiers::LookupError> {
         match self.cached_event(event).await {
-            Ok(rec) => Ok(rec.is_some_and(|r| r.active)),
+            Ok(rec) => Ok(rec.is_some_and(|r| r.state.gates())),
             Err(e) => Err(vwr_core::tiers::LookupError(e.to_string())),
         }
     }

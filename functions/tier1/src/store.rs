@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use vwr_core::EventId;
 
-use crate::model::{ConfigPatch, EventRecord, Redemption, Sample, ShardCounts, StoreError};
+use crate::model::{AuditEntry, EventRecord, Redemption, Sample, ShardCounts, StoreError};
 
 /// What a compare-and-set of the serving counter should also write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub struct ServingUpdate {
     /// New value (never below `expected`).
     pub new: u64,
     /// Advancer step, as the unix second at which the step starts (`now - now % interval`):
-    /// the write also requires `lastStepAt < step` and an active event, and records it.
+    /// the write also requires `lastStepAt < step` and an `open` event, and records it.
     /// A time, not a step number, so a change of `intervalSeconds` keeps steps comparable
     /// (docs/adr/0004-advancer-steps.md). `None` for manual advances.
     pub step: Option<u64>,
@@ -30,27 +30,46 @@ pub trait PositionStore: Send + Sync + 'static {
     /// The event item (strongly consistent).
     async fn get_event(&self, event: &EventId) -> Result<Option<EventRecord>, StoreError>;
 
-    /// Creates the event or updates its configuration, and marks it active. Never touches
-    /// counters. `shards` can only be chosen at creation: a different value later is
-    /// [`StoreError::ShardsImmutable`].
-    async fn activate(
+    /// Writes the lifecycle fields of `rec` (state, configuration, schedule, seed, sealed
+    /// counts, message, close reason, `rev`, `updatedAt`; a new item also gets zero
+    /// counters) if the stored revision is `expected` (`None` = the item must not exist; a
+    /// stored item without a revision counts as revision 0), and appends `audit` to the
+    /// event's audit trail in the same atomic write. `Ok(false)` when the revision did not
+    /// match, or the trail already has an entry with `audit.seq`: nothing was written.
+    async fn write_event(
         &self,
-        event: &EventId,
-        patch: ConfigPatch,
-        now: u64,
-    ) -> Result<EventRecord, StoreError>;
+        expected: Option<u64>,
+        rec: &EventRecord,
+        audit: &AuditEntry,
+    ) -> Result<bool, StoreError>;
 
-    /// Marks the event inactive. [`StoreError::NotFound`] if it does not exist.
-    async fn deactivate(&self, event: &EventId, now: u64) -> Result<EventRecord, StoreError>;
-
-    /// Takes the next count of shard `shard` (1-based) and returns it (1, 2, 3, …).
+    /// Takes the next regular join of shard `shard` (1-based) and returns it (1, 2, 3, …).
     async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError>;
+
+    /// Takes the next pre-queue join of shard `shard` unless that shard is sealed: `Some(c)`
+    /// (1, 2, 3, …) or `None` when sealed. Atomic with [`PositionStore::seal`] on the same
+    /// shard (docs/invariants.md#12).
+    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError>;
+
+    /// Seals the pre-queue of every shard 1..=`shards` and returns their pre-queue counts.
+    /// Idempotent: once a shard is sealed its count never changes.
+    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError>;
+
+    /// Records the pre-queue size the advancer counted (no revision change).
+    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError>;
 
     /// Counters of all `shards` shards (strongly consistent).
     async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError>;
 
-    /// Compare-and-set of `servingCounter`; `Ok(false)` when the condition failed.
-    async fn update_serving(&self, event: &EventId, update: ServingUpdate) -> Result<bool, StoreError>;
+    /// Compare-and-set of `servingCounter`; `Ok(false)` when the condition failed. With
+    /// `audit` (manual advances) the entry is appended in the same atomic write and
+    /// `auditSeq` becomes its `seq` (`Ok(false)` if that `seq` is taken).
+    async fn update_serving(
+        &self,
+        event: &EventId,
+        update: ServingUpdate,
+        audit: Option<&AuditEntry>,
+    ) -> Result<bool, StoreError>;
 
     /// Records the first admission of `position` with `jti` (conditional write) and counts it
     /// on the position's shard; a later call returns the first record with `fresh: false`.
@@ -65,6 +84,13 @@ pub trait PositionStore: Send + Sync + 'static {
         expires_at: u64,
     ) -> Result<Redemption, StoreError>;
 
-    /// All active events (read through an index, paginated; may lag a write by a moment).
+    /// The first admission of `position`, if any (no write).
+    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError>;
+
+    /// All events that are not `inactive` (read through an index, paginated; may lag a
+    /// write by a moment).
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// The event's audit trail, oldest first.
+    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError>;
 }

@@ -6,58 +6,16 @@ mod common;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use http::{Request, StatusCode, header};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::time::ManualClock;
-use vwr_tier1::Tier1Service;
-use vwr_tier1::http::{admin_router, public_router};
+use vwr_tier1::http::admin_router;
 use vwr_tier1::memory::MemoryStore;
 
-const KEY: &str = "test-admin-key-0123456789";
-const T0: u64 = 1_800_000_000;
-
-struct App {
-    router: Router,
-    svc: Arc<Tier1Service>,
-    clock: Arc<ManualClock>,
-}
-
-fn app() -> App {
-    let clock = Arc::new(ManualClock::new(T0));
-    let svc = Arc::new(common::service(Arc::new(MemoryStore::new()), Arc::clone(&clock)));
-    let router = public_router(Arc::clone(&svc))
-        .merge(admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()))
-        .fallback(vwr_core::error::not_found_fallback);
-    App { router, svc, clock }
-}
-
-struct Res {
-    status: StatusCode,
-    headers: http::HeaderMap,
-    body: Value,
-}
-
-async fn call(app: &App, method: &str, uri: &str, body: Option<&str>, admin: bool) -> Res {
-    let mut req = Request::builder().method(method).uri(uri);
-    if admin {
-        req = req.header(header::AUTHORIZATION, format!("Bearer {KEY}"));
-    }
-    if body.is_some() {
-        req = req.header(header::CONTENT_TYPE, "application/json");
-    }
-    let req = req.body(Body::from(body.unwrap_or("").to_owned())).unwrap();
-    let res = app.router.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let headers = res.headers().clone();
-    let bytes = res.into_body().collect().await.unwrap().to_bytes();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    Res { status, headers, body }
-}
+use common::{App, Res, T0, app, call};
 
 async fn activate(app: &App, event: &str, body: &str) -> Res {
     call(app, "POST", &format!("/api/admin/vwr/activate/{event}"), Some(body), true).await
@@ -112,7 +70,7 @@ async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
     assert_eq!(w.status, StatusCode::OK);
     assert_eq!(
         w.body,
-        json!({"admitted":false,"position":2,"servingCounter":0,"peopleAhead":1,"estimatedWaitSeconds":5,"nextPollSeconds":1})
+        json!({"admitted":false,"state":"open","position":2,"servingCounter":0,"peopleAhead":1,"estimatedWaitSeconds":5,"nextPollSeconds":1})
     );
 
     let adv = call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":1}"#), true).await;
@@ -229,8 +187,8 @@ async fn tampered_foreign_and_malformed_tickets_are_4xx_without_state_change() {
     }
     // A ticket signed with other keys.
     let other = common::service(Arc::new(MemoryStore::new()), Arc::clone(&app.clock));
-    other.activate(&common::ev("e1"), Default::default()).await.unwrap();
-    let alien = other.assign(&common::ev("e1")).await.unwrap().request_id;
+    other.activate(&common::ev("e1"), Default::default(), "test").await.unwrap();
+    let alien = other.assign(&common::ev("e1")).await.unwrap().request_id().to_owned();
     assert_error(&check(&app, "e1", &alien).await, StatusCode::FORBIDDEN, "invalid_request_id");
 
     assert_eq!((status(&app, "e1").await, status(&app, "e2").await), before, "refused checks changed state");
@@ -367,10 +325,10 @@ async fn activation_publishes_active_events_to_the_edge_config() {
     let edge = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new(r#"{"rules":[],"failMode":"closed"}"#));
     let svc = common::service(Arc::new(MemoryStore::new()), clock).with_edge_sync(edge.clone());
     let events = |v: String| serde_json::from_str::<Value>(&v).unwrap()["events"].clone();
-    svc.activate(&common::ev("b"), Default::default()).await.unwrap();
-    svc.activate(&common::ev("a"), Default::default()).await.unwrap();
+    svc.activate(&common::ev("b"), Default::default(), "test").await.unwrap();
+    svc.activate(&common::ev("a"), Default::default(), "test").await.unwrap();
     assert_eq!(events(edge.value()), json!(["a", "b"]));
-    svc.deactivate(&common::ev("b")).await.unwrap();
+    svc.deactivate(&common::ev("b"), "test").await.unwrap();
     assert_eq!(events(edge.value()), json!(["a"]));
     svc.reconcile_edge().await.unwrap();
     assert_eq!(events(edge.value()), json!(["a"]));
@@ -378,7 +336,9 @@ async fn activation_publishes_active_events_to_the_edge_config() {
     let broken = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new("oops"));
     let svc =
         common::service(Arc::new(MemoryStore::new()), Arc::new(ManualClock::new(T0))).with_edge_sync(broken);
-    let err = vwr_core::ApiError::from(svc.activate(&common::ev("c"), Default::default()).await.unwrap_err());
+    let err = vwr_core::ApiError::from(
+        svc.activate(&common::ev("c"), Default::default(), "test").await.unwrap_err(),
+    );
     assert_eq!((err.status, err.code.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed"));
     assert!(svc.status(&common::ev("c")).await.unwrap().active);
 }

@@ -370,6 +370,29 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
+  # The public status document (docs/lifecycle.md): one body for every visitor, cached 1 s keyed
+  # on the path alone, so the origin sees about one request per event per second per edge
+  # location. Before /vwr-api/* (CloudFront takes the first pattern that matches). Treated like
+  # the rest of /vwr-api/*: the prefix-stripping function, never the verifier. Nothing from the
+  # viewer reaches the origin (cookies, query strings, headers); the origin custom header
+  # x-vwr-origin-secret is added by CloudFront whatever the origin request policy says.
+  ordered_cache_behavior {
+    path_pattern               = "/vwr-api/vwr/status/*"
+    target_origin_id           = "tier1-api"
+    viewer_protocol_policy     = "https-only"
+    allowed_methods            = local.cached_methods
+    cached_methods             = local.cached_methods
+    cache_policy_id            = aws_cloudfront_cache_policy.status.id
+    origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    compress                   = true
+
+    function_association {
+      event_type   = "viewer-request"
+      function_arn = aws_cloudfront_function.strip_prefix.arn
+    }
+  }
+
   # Tier-1 API: assign (POST, never cached) and check (per requestId in the path; the API
   # answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at most).
   ordered_cache_behavior {
@@ -565,6 +588,50 @@ resource "aws_cloudfront_cache_policy" "api_one_second" {
     query_strings_config {
       query_string_behavior = "none"
     }
+  }
+}
+
+# The public status document (/vwr-api/vwr/status/*): the same for every visitor, so cached 1 s
+# (the origin's `Cache-Control: public, max-age=1`; 1 s too if it said nothing), keyed on the
+# path only: no cookies, query strings or headers (Accept-Encoding is normalised by the
+# gzip/brotli settings).
+resource "aws_cloudfront_cache_policy" "status" {
+  name        = "${var.name}-status-1s"
+  comment     = "vwr: public status document, 1 s, keyed on the path"
+  min_ttl     = 0
+  default_ttl = 1
+  max_ttl     = 1
+
+  parameters_in_cache_key_and_forwarded_to_origin {
+    enable_accept_encoding_brotli = true
+    enable_accept_encoding_gzip   = true
+    cookies_config {
+      cookie_behavior = "none"
+    }
+    headers_config {
+      header_behavior = "none"
+    }
+    query_strings_config {
+      query_string_behavior = "none"
+    }
+  }
+}
+
+# Forwards nothing of the viewer's request beyond the cache key (the path), so no viewer can make
+# the origin answer differently from what the cache holds. The origin custom header
+# (x-vwr-origin-secret) is not a viewer header: CloudFront adds it to every origin request.
+resource "aws_cloudfront_origin_request_policy" "status" {
+  name    = "${var.name}-status"
+  comment = "vwr: public status document, nothing from the viewer"
+
+  cookies_config {
+    cookie_behavior = "none"
+  }
+  headers_config {
+    header_behavior = "none"
+  }
+  query_strings_config {
+    query_string_behavior = "none"
   }
 }
 

@@ -188,16 +188,30 @@ data "aws_iam_policy_document" "api" {
   }
 }
 
+# A DynamoDB transaction (TransactWriteItems) is authorized item by item: an Update needs
+# dynamodb:UpdateItem, a Put dynamodb:PutItem, a ConditionCheck dynamodb:ConditionCheckItem;
+# "dynamodb:TransactWriteItems" is not an IAM action. Every lifecycle change (admin and advancer)
+# is one transaction: Update of the event item (guarded by its `rev`) + Put of an audit item
+# (`pk = EVT#{e}#AUDIT`), hence PutItem below (docs/lifecycle.md).
 data "aws_iam_policy_document" "admin" {
   statement {
-    sid       = "Events"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    sid = "Events"
+    # UpdateItem (and PutItem) on the event item, plain or in a lifecycle transaction (activate,
+    # deactivate, schedule, pause, resume, close, message, manual advance); PutItem: the audit
+    # item of each of them.
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"]
     resources = [aws_dynamodb_table.this.arn]
   }
   statement {
     sid       = "ActiveEvents"
     actions   = ["dynamodb:Query"]
     resources = ["${aws_dynamodb_table.this.arn}/index/active-index"]
+  }
+  statement {
+    # GET /api/admin/vwr/audit/{eventId}: one partition of the base table (pk = EVT#{e}#AUDIT).
+    sid       = "AuditTrail"
+    actions   = ["dynamodb:Query"]
+    resources = [aws_dynamodb_table.this.arn]
   }
   statement {
     sid       = "Keys"
@@ -216,8 +230,10 @@ data "aws_iam_policy_document" "admin" {
 
 data "aws_iam_policy_document" "advancer" {
   statement {
-    sid       = "Events"
-    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    sid = "Events"
+    # UpdateItem: steps, shard seals and the event item in lifecycle transactions (prequeue,
+    # open, close); PutItem: their audit items.
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"]
     resources = [aws_dynamodb_table.this.arn]
   }
   statement {
@@ -244,7 +260,7 @@ module "api" {
   source               = "../lambda"
   function_name        = "${var.name}-tier1-api"
   binary               = "vwr-tier1-api"
-  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}"
+  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}, GET /vwr/status/{eventId}"
   dist_dir             = var.dist_dir
   architecture         = var.architecture
   memory_mb            = var.api_memory_mb
@@ -321,9 +337,12 @@ locals {
     caller    = "$context.identity.userArn"
     error     = "$context.integrationErrorMessage"
   })
+  # Explicit routes (no proxy): tests/infra checks them against the Rust routers.
   public_routes = {
     assign = "POST /vwr/assign/{eventId}"
     check  = "GET /vwr/check/{eventId}/{requestId}"
+    # The public status document (docs/lifecycle.md): CloudFront caches it 1 s, keyed on the path.
+    status = "GET /vwr/status/{eventId}"
   }
   admin_routes = {
     activate   = "POST /api/admin/vwr/activate/{eventId}"
@@ -331,6 +350,13 @@ locals {
     advance    = "POST /api/admin/vwr/advance/{eventId}"
     status     = "GET /api/admin/vwr/status/{eventId}"
     events     = "GET /api/admin/vwr/events"
+    # The sale lifecycle (docs/lifecycle.md, "Admin routes").
+    schedule = "PUT /api/admin/vwr/schedule/{eventId}"
+    pause    = "POST /api/admin/vwr/pause/{eventId}"
+    resume   = "POST /api/admin/vwr/resume/{eventId}"
+    close    = "POST /api/admin/vwr/close/{eventId}"
+    message  = "PUT /api/admin/vwr/message/{eventId}"
+    audit    = "GET /api/admin/vwr/audit/{eventId}"
   }
 }
 

@@ -105,7 +105,8 @@ async fn tier1_api_admin_and_advancer_lambdas() {
         interval_seconds: Some(1),
         ..Default::default()
     };
-    store.activate(&e1, patch, vwr_core::time::now_secs()).await.unwrap();
+    let open = vwr_tier1::lifecycle::Action::Activate { patch, sealed: None };
+    vwr_tier1::lifecycle::apply_to(&store, &e1, &open, "test", vwr_core::time::now_secs()).await.unwrap();
 
     // The public API: assign twice, then a bad event id.
     let rt = FakeRuntime::start(
@@ -161,7 +162,8 @@ async fn log_lines_carry_the_request_id() {
     let (store, table) = table().await;
     let keys = HmacKeyring::generate("lk").unwrap();
     let e1 = EventId::parse("e1").unwrap();
-    store.activate(&e1, Default::default(), vwr_core::time::now_secs()).await.unwrap();
+    let open = vwr_tier1::lifecycle::Action::Activate { patch: Default::default(), sealed: None };
+    vwr_tier1::lifecycle::apply_to(&store, &e1, &open, "test", vwr_core::time::now_secs()).await.unwrap();
     let rt = FakeRuntime::start(vec![http_event("POST", "/vwr/assign/e1", None)], Duration::from_secs(30))
         .await
         .unwrap();

@@ -3,10 +3,19 @@
 
 use std::sync::Arc;
 
+use axum::Router;
+use axum::body::Body;
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use vwr_core::admin_auth::AdminAuth;
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{EventId, HmacKeyring};
 use vwr_tier1::Tier1Service;
+use vwr_tier1::http::{admin_router, public_router};
+use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::service::Tier1Settings;
 use vwr_tier1::store::PositionStore;
 
@@ -22,4 +31,47 @@ pub fn tokens() -> Tier1Tokens {
 pub fn service(store: Arc<dyn PositionStore>, clock: Arc<ManualClock>) -> Tier1Service {
     let settings = Tier1Settings { cache_ttl: std::time::Duration::ZERO, ..Tier1Settings::default() };
     Tier1Service::new(store, tokens(), settings, clock)
+}
+
+pub const KEY: &str = "test-admin-key-0123456789";
+pub const T0: u64 = 1_800_000_000;
+
+/// The public and admin routers over one in-memory service with a manual clock at `T0`.
+pub struct App {
+    pub router: Router,
+    pub svc: Arc<Tier1Service>,
+    pub clock: Arc<ManualClock>,
+}
+
+pub fn app() -> App {
+    let clock = Arc::new(ManualClock::new(T0));
+    let svc = Arc::new(service(Arc::new(MemoryStore::new()), Arc::clone(&clock)));
+    let router = public_router(Arc::clone(&svc))
+        .merge(admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()))
+        .fallback(vwr_core::error::not_found_fallback);
+    App { router, svc, clock }
+}
+
+pub struct Res {
+    pub status: StatusCode,
+    pub headers: http::HeaderMap,
+    pub body: Value,
+}
+
+/// One request; `admin` adds the bearer key. A body that is not JSON reads as `null`.
+pub async fn call(app: &App, method: &str, uri: &str, body: Option<&str>, admin: bool) -> Res {
+    let mut req = Request::builder().method(method).uri(uri);
+    if admin {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {KEY}"));
+    }
+    if body.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/json");
+    }
+    let req = req.body(Body::from(body.unwrap_or("").to_owned())).unwrap();
+    let res = app.router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Res { status, headers, body }
 }

@@ -1,0 +1,188 @@
+//! `vwr watch --once` against a tiny admin API on 127.0.0.1: the snapshot shows the status
+//! figures, the bearer key is sent, the tier-2 admin status is used with `--tier2-url`, and
+//! error answers come back as the API's message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use serde_json::{Value, json};
+use vwr_cli::admin::AdminTarget;
+use vwr_cli::watch::{self, WatchArgs};
+
+const KEY: &str = "watch-test-admin-key-0123456789";
+
+/// A request the server saw: path and `Authorization` header.
+type Request = (String, Option<String>);
+
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<Request>>>);
+
+fn status_json(event: &str) -> Value {
+    json!({
+        "eventId": event, "active": true, "state": "paused",
+        "issued": 1200, "servingCounter": 1000, "highestPosition": 1200,
+        "waiting": 200, "admitted": 950, "prequeueSize": 300,
+        "config": {"batchSize": 50, "intervalSeconds": 5, "shards": 4, "tokenTtlSeconds": 600},
+        "rates": {"windowSeconds": 60, "servedPerSecond": 10.0, "joinsPerSecond": 12.5},
+        "message": {"en": "Back in 5 minutes"},
+        "seedCommitment": "3f2a9c0b1d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8",
+        "seed": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+        "tier2": {"eventId": event, "registered": true, "threshold": 100, "lineOrder": "tier1",
+                  "waiting": 20, "active": 80, "held": 3, "pendingNotices": 0,
+                  "admittedLast60s": 60, "admittedPerSecond": 1.0},
+        "lastStepAt": 0, "createdAt": 0, "updatedAt": 0, "rev": 3
+    })
+}
+
+fn authorized(headers: &HeaderMap, seen: &Seen, path: String) -> bool {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let ok = auth.as_deref() == Some(&format!("Bearer {KEY}"));
+    seen.0.lock().unwrap().push((path, auth));
+    ok
+}
+
+fn unauthorized() -> (StatusCode, Json<Value>) {
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"error": "unauthorized", "message": "missing or wrong admin key"})),
+    )
+}
+
+async fn tier1_status(
+    State(seen): State<Seen>,
+    Path(event): Path<String>,
+    headers: HeaderMap,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&headers, &seen, format!("/api/admin/vwr/status/{event}")) {
+        return unauthorized();
+    }
+    match event.as_str() {
+        "sale1" => (StatusCode::OK, Json(status_json(&event))),
+        "weird" => (StatusCode::OK, Json(json!(["not", "an", "object"]))),
+        _ => (StatusCode::NOT_FOUND, Json(json!({"error": "event_not_found", "message": "no such event"}))),
+    }
+}
+
+async fn tier2_status(
+    State(seen): State<Seen>,
+    Path(event): Path<String>,
+    headers: HeaderMap,
+) -> (StatusCode, Json<Value>) {
+    if !authorized(&headers, &seen, format!("/api/queue/admin/status/{event}")) {
+        return unauthorized();
+    }
+    (
+        StatusCode::OK,
+        Json(json!({"eventId": event, "registered": true, "threshold": 500, "lineOrder": "tier1",
+                    "waiting": 7, "active": 321, "held": 2, "pendingNotices": 0,
+                    "admittedLast60s": 120, "admittedPerSecond": 2.0})),
+    )
+}
+
+async fn server() -> (String, Seen) {
+    let seen = Seen::default();
+    let app = Router::new()
+        .route("/api/admin/vwr/status/{event}", get(tier1_status))
+        .route("/api/queue/admin/status/{event}", get(tier2_status))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), seen)
+}
+
+fn args(url: &str, event: &str, key: &str) -> WatchArgs {
+    WatchArgs {
+        event_id: event.to_owned(),
+        target: AdminTarget { url: url.to_owned(), key: Some(key.to_owned()), sigv4: false },
+        interval: Duration::from_secs(1),
+        once: true,
+        tier2_url: None,
+    }
+}
+
+#[tokio::test]
+async fn watch_once_prints_the_figures_and_sends_the_bearer_key() {
+    let (url, seen) = server().await;
+    let text = watch::snapshot(&args(&format!("{url}/"), "sale1", KEY)).await.unwrap();
+    println!("{text}");
+    for needle in [
+        "vwr watch sale1",
+        "paused",
+        "Back in 5 minutes",
+        "3f2a9c0b1d4e… · revealed",
+        "1200",
+        "1000",
+        "950",
+        "300",
+        "5.0 %",
+        "20s",
+        "12.5 (60 s)",
+        "served 10.0 (60 s)",
+        "active 80/100 · waiting 20 · held 3",
+        "the tier-1 status",
+        "refreshed",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+    }
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![("/api/admin/vwr/status/sale1".to_owned(), Some(format!("Bearer {KEY}")))],
+        "one GET of the status, with the bearer key (the trailing / of --url is dropped)"
+    );
+}
+
+#[tokio::test]
+async fn watch_once_uses_the_tier2_admin_status_when_given() {
+    let (url, seen) = server().await;
+    let mut a = args(&url, "sale1", KEY);
+    a.tier2_url = Some(url.clone());
+    let text = watch::snapshot(&a).await.unwrap();
+    assert!(text.contains("active 321/500 · waiting 7 · held 2"), "{text}");
+    assert!(text.contains("the tier-2 admin status"), "{text}");
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1], ("/api/queue/admin/status/sale1".to_owned(), Some(format!("Bearer {KEY}"))));
+
+    // a tier-2 API that does not answer: the tier-1 figures and the error show
+    a.tier2_url = Some("http://127.0.0.1:1".to_owned());
+    let text = watch::snapshot(&a).await.unwrap();
+    assert!(text.contains("active 80/100"), "{text}");
+    assert!(text.contains("tier-2 error"), "{text}");
+}
+
+#[tokio::test]
+async fn watch_once_fails_with_the_api_error_message() {
+    let (url, _) = server().await;
+    let e = watch::snapshot(&args(&url, "nope", KEY)).await.unwrap_err();
+    assert!(e.contains("404") && e.contains("event_not_found: no such event"), "{e}");
+    let e = watch::snapshot(&args(&url, "sale1", "wrong-key-wrong-key-wrong")).await.unwrap_err();
+    assert!(e.contains("401") && e.contains("unauthorized"), "{e}");
+    let e = watch::snapshot(&args(&url, "weird", KEY)).await.unwrap_err();
+    assert!(e.contains("not a JSON object"), "{e}");
+    let e = watch::snapshot(&args("http://127.0.0.1:1", "sale1", KEY)).await.unwrap_err();
+    assert!(e.contains("could not reach"), "{e}");
+    let e = watch::snapshot(&args(&url, "bad id!", KEY)).await.unwrap_err();
+    assert!(e.contains("event id"), "{e}");
+}
+
+#[tokio::test]
+async fn watch_run_once_succeeds_and_the_console_refuses_a_non_terminal() {
+    let (url, _) = server().await;
+    watch::run(args(&url, "sale1", KEY)).await.unwrap();
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        return; // run by hand in a terminal: the console would take it over
+    }
+    let mut a = args(&url, "sale1", KEY);
+    a.once = false;
+    let e = watch::run(a).await.unwrap_err();
+    assert!(e.contains("needs a terminal") && e.contains("--once"), "{e}");
+}

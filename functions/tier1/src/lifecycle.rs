@@ -1,0 +1,444 @@
+//! The state machine of an event (docs/lifecycle.md#states) as one pure function: given the
+//! stored item (or none) and an action, the item to write or why the action is refused. Both
+//! stores write its result with a revision check, so whatever races, only transitions this
+//! function allows are ever stored (docs/invariants.md#11).
+
+use vwr_core::EventId;
+
+use crate::model::{
+    CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, MAX_SCHEDULE_AHEAD_SECS, Message,
+    Schedule,
+};
+
+/// Something that changes an event's lifecycle fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Creates or reschedules an event. `seed` is used only if the event has none yet.
+    Schedule {
+        schedule: Schedule,
+        patch: ConfigPatch,
+        seed: String,
+    },
+    /// Creates an event or updates its configuration; opens it if it is not open yet
+    /// (`sealed` must carry the pre-queue counts when [`EventRecord::needs_seal`]).
+    Activate {
+        patch: ConfigPatch,
+        sealed: Option<Vec<u64>>,
+    },
+    Deactivate,
+    /// Advancer: `scheduled` → `prequeue` at `prequeueAt`.
+    StartPrequeue,
+    /// Advancer: `prequeue` → `open` at `openAt`, with the sealed pre-queue counts.
+    Open {
+        sealed: Vec<u64>,
+    },
+    Pause {
+        message: Option<Message>,
+    },
+    Resume,
+    Close {
+        reason: CloseReason,
+        message: Option<Message>,
+    },
+    /// Sets (`Some`) or clears (`None`) the message.
+    SetMessage(Option<Message>),
+}
+
+impl Action {
+    /// The name recorded in the audit trail.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Schedule { .. } => "schedule",
+            Self::Activate { .. } => "activate",
+            Self::Deactivate => "deactivate",
+            Self::StartPrequeue => "prequeue",
+            Self::Open { .. } => "open",
+            Self::Pause { .. } => "pause",
+            Self::Resume => "resume",
+            Self::Close { .. } => "close",
+            Self::SetMessage(_) => "message",
+        }
+    }
+}
+
+/// Why an action is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LifecycleError {
+    #[error("no such event")]
+    NotFound,
+    #[error("cannot {action} an event that is {state}")]
+    InvalidTransition { action: &'static str, state: EventState },
+    #[error("{0}")]
+    InvalidSchedule(String),
+    #[error("{0}")]
+    InvalidConfig(String),
+    #[error("shards is fixed at {current} for this event")]
+    ShardsImmutable { current: u32 },
+    #[error(
+        "this event has already handed out places in line; a pre-queue can only stand in front of an empty line — use a new event id"
+    )]
+    HasHistory,
+    /// The caller must seal the pre-queue first (a bug in the caller if it ever surfaces).
+    #[error("the pre-queue must be sealed before the event opens")]
+    SealRequired,
+}
+
+/// Facts the state machine needs besides the item: the time and whether the event already
+/// handed out regular places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    pub now: u64,
+    /// Regular joins ever handed out (schedule is refused when > 0).
+    pub regular_joins: u64,
+}
+
+/// The item to store after `action`, or why it is refused. `old` is the stored item.
+/// The result's `rev` is `old.rev + 1` (1 for a new item); counters, samples and
+/// `lastStepAt` are never changed here.
+pub fn apply(
+    event: &EventId,
+    old: Option<&EventRecord>,
+    action: &Action,
+    facts: Facts,
+) -> Result<EventRecord, LifecycleError> {
+    use EventState::*;
+    let now = facts.now;
+    let refuse = |state: EventState| LifecycleError::InvalidTransition { action: action.name(), state };
+    let mut rec = match (old, action) {
+        (None, Action::Schedule { .. } | Action::Activate { .. }) => {
+            EventRecord::new(event.clone(), Inactive, EventConfig::default(), now)
+        }
+        (None, _) => return Err(LifecycleError::NotFound),
+        (Some(o), _) => o.clone(),
+    };
+    let is_new = old.is_none();
+    match action {
+        Action::Schedule { schedule, patch, seed } => {
+            if !matches!(rec.state, Inactive | Scheduled | Prequeue) {
+                return Err(refuse(rec.state));
+            }
+            if rec.sealed_counts.is_some() || facts.regular_joins > 0 || rec.serving_counter > 0 {
+                return Err(LifecycleError::HasHistory);
+            }
+            validate_schedule(schedule, now)?;
+            apply_patch(&mut rec, patch, is_new)?;
+            if rec.seed.is_none() {
+                rec.seed = Some(seed.clone());
+            }
+            rec.state =
+                if rec.state == Prequeue || now >= schedule.prequeue_at { Prequeue } else { Scheduled };
+            rec.schedule = Some(*schedule);
+            rec.close_reason = None;
+        }
+        Action::Activate { patch, sealed } => {
+            apply_patch(&mut rec, patch, is_new)?;
+            if !matches!(rec.state, Open | Paused | Closed) {
+                if rec.needs_seal() {
+                    rec.sealed_counts = Some(sealed.clone().ok_or(LifecycleError::SealRequired)?);
+                }
+                rec.state = Open;
+                rec.opened_at = Some(now);
+                rec.close_reason = None;
+            }
+        }
+        Action::Deactivate => {
+            if rec.state == Inactive {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Inactive;
+        }
+        Action::StartPrequeue => {
+            if rec.state != Scheduled {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Prequeue;
+        }
+        Action::Open { sealed } => {
+            if rec.state != Prequeue {
+                return Err(refuse(rec.state));
+            }
+            rec.sealed_counts = Some(sealed.clone());
+            rec.state = Open;
+            rec.opened_at = Some(now);
+        }
+        Action::Pause { message } => {
+            if rec.state != Open {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Paused;
+            if message.is_some() {
+                rec.message = message.clone();
+            }
+        }
+        Action::Resume => {
+            if rec.state != Paused {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Open;
+        }
+        Action::Close { reason, message } => {
+            if !matches!(rec.state, Scheduled | Prequeue | Open | Paused) {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Closed;
+            rec.close_reason = Some(*reason);
+            // The close replaces the message: a pause notice left on a sold-out page would
+            // mislead; without one the page shows its own "sold out" / "sale ended" text.
+            rec.message = message.clone();
+        }
+        Action::SetMessage(m) => {
+            rec.message = m.clone();
+        }
+    }
+    rec.rev = old.map_or(1, |o| o.rev + 1);
+    rec.audit_seq = old.map_or(1, |o| o.audit_seq + 1);
+    rec.updated_at = now;
+    Ok(rec)
+}
+
+fn apply_patch(rec: &mut EventRecord, patch: &ConfigPatch, is_new: bool) -> Result<(), LifecycleError> {
+    patch.validate().map_err(LifecycleError::InvalidConfig)?;
+    if is_new {
+        rec.config = patch.apply(rec.config);
+        rec.config.shards = patch.shards.unwrap_or(rec.config.shards);
+    } else {
+        if let Some(s) = patch.shards
+            && s != rec.config.shards
+        {
+            return Err(LifecycleError::ShardsImmutable { current: rec.config.shards });
+        }
+        rec.config = patch.apply(rec.config);
+    }
+    Ok(())
+}
+
+fn validate_schedule(s: &Schedule, now: u64) -> Result<(), LifecycleError> {
+    let bad = |m: &str| Err(LifecycleError::InvalidSchedule(m.to_owned()));
+    if s.prequeue_at >= s.open_at {
+        return bad("prequeueAt must be before openAt");
+    }
+    if s.open_at <= now {
+        return bad("openAt is in the past; use activate to open now");
+    }
+    if s.open_at > now + MAX_SCHEDULE_AHEAD_SECS {
+        return bad("openAt is more than a year ahead");
+    }
+    if let Some(c) = s.close_at
+        && c <= s.open_at
+    {
+        return bad("closeAt must be after openAt");
+    }
+    Ok(())
+}
+
+/// Why [`apply_to`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    #[error(transparent)]
+    Store(#[from] crate::model::StoreError),
+    #[error("the event changed concurrently")]
+    Conflict,
+}
+
+/// Applies `action` straight to `store` in one attempt, with its audit entry: for tools and
+/// tests that set up events. No pre-queue seal and no edge sync — the service does those.
+pub async fn apply_to(
+    store: &dyn crate::store::PositionStore,
+    event: &EventId,
+    action: &Action,
+    actor: &str,
+    now: u64,
+) -> Result<EventRecord, ApplyError> {
+    let old = store.get_event(event).await?;
+    let new = apply(event, old.as_ref(), action, Facts { now, regular_joins: 0 })?;
+    let audit = crate::model::AuditEntry {
+        seq: new.audit_seq,
+        at: now,
+        actor: actor.to_owned(),
+        action: action.name().to_owned(),
+        before: old.as_ref().map_or(serde_json::Value::Null, EventRecord::audit_view),
+        after: new.audit_view(),
+    };
+    if store.write_event(old.as_ref().map(|o| o.rev), &new, &audit).await? {
+        Ok(new)
+    } else {
+        Err(ApplyError::Conflict)
+    }
+}
+
+/// Every state and the actions allowed in it (docs/lifecycle.md#states), for the tests.
+pub fn allowed(state: EventState, action: &Action) -> bool {
+    use EventState::*;
+    match action {
+        Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
+        Action::Activate { .. } | Action::SetMessage(_) => true,
+        Action::Deactivate => state != Inactive,
+        Action::StartPrequeue => state == Scheduled,
+        Action::Open { .. } => state == Prequeue,
+        Action::Pause { .. } => state == Open,
+        Action::Resume => state == Paused,
+        Action::Close { .. } => matches!(state, Scheduled | Prequeue | Open | Paused),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EventState::*;
+
+    fn ev() -> EventId {
+        EventId::parse("e").unwrap()
+    }
+
+    fn facts(now: u64) -> Facts {
+        Facts { now, regular_joins: 0 }
+    }
+
+    fn sched(now: u64) -> Action {
+        Action::Schedule {
+            schedule: Schedule { prequeue_at: now + 10, open_at: now + 20, close_at: None },
+            patch: ConfigPatch::default(),
+            seed: "s1".into(),
+        }
+    }
+
+    fn at(state: EventState) -> EventRecord {
+        EventRecord { rev: 3, ..EventRecord::new(ev(), state, EventConfig::default(), 0) }
+    }
+
+    fn all_actions() -> Vec<Action> {
+        vec![
+            sched(100),
+            Action::Activate { patch: ConfigPatch::default(), sealed: Some(vec![0]) },
+            Action::Deactivate,
+            Action::StartPrequeue,
+            Action::Open { sealed: vec![0] },
+            Action::Pause { message: None },
+            Action::Resume,
+            Action::Close { reason: CloseReason::SoldOut, message: None },
+            Action::SetMessage(None),
+        ]
+    }
+
+    #[test]
+    fn exactly_the_documented_transitions_are_allowed() {
+        for state in EventState::ALL {
+            for action in all_actions() {
+                let got = apply(&ev(), Some(&at(state)), &action, facts(100));
+                assert_eq!(got.is_ok(), allowed(state, &action), "{state} {action:?}: {got:?}");
+                if let Ok(r) = got {
+                    assert_eq!(r.rev, 4);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_resulting_states() {
+        let go = |s, a: Action| apply(&ev(), Some(&at(s)), &a, facts(100)).unwrap().state;
+        assert_eq!(go(Inactive, sched(100)), Scheduled);
+        assert_eq!(go(Prequeue, sched(100)), Prequeue);
+        let started = Action::Schedule {
+            schedule: Schedule { prequeue_at: 90, open_at: 120, close_at: None },
+            patch: ConfigPatch::default(),
+            seed: "s".into(),
+        };
+        assert_eq!(go(Scheduled, started), Prequeue, "prequeueAt passed");
+        assert_eq!(go(Scheduled, Action::StartPrequeue), Prequeue);
+        assert_eq!(go(Prequeue, Action::Open { sealed: vec![3] }), Open);
+        assert_eq!(go(Open, Action::Pause { message: None }), Paused);
+        assert_eq!(go(Paused, Action::Resume), Open);
+        assert_eq!(go(Paused, Action::Close { reason: CloseReason::Ended, message: None }), Closed);
+        assert_eq!(go(Closed, Action::Activate { patch: ConfigPatch::default(), sealed: None }), Closed);
+        assert_eq!(go(Closed, Action::Deactivate), Inactive);
+    }
+
+    #[test]
+    fn schedule_draws_the_seed_once_and_refuses_a_used_line() {
+        let first = apply(&ev(), None, &sched(100), facts(100)).unwrap();
+        assert_eq!((first.state, first.rev, first.seed.as_deref()), (Scheduled, 1, Some("s1")));
+        let again = Action::Schedule {
+            schedule: Schedule { prequeue_at: 150, open_at: 200, close_at: Some(300) },
+            patch: ConfigPatch::default(),
+            seed: "s2".into(),
+        };
+        let second = apply(&ev(), Some(&first), &again, facts(101)).unwrap();
+        assert_eq!(second.seed.as_deref(), Some("s1"), "the committed seed never changes");
+        assert_eq!(second.schedule.and_then(|s| s.close_at), Some(300));
+        let used = Facts { now: 101, regular_joins: 1 };
+        assert_eq!(apply(&ev(), Some(&at(Inactive)), &again, used), Err(LifecycleError::HasHistory));
+        let sealed = EventRecord { sealed_counts: Some(vec![1]), ..at(Inactive) };
+        assert_eq!(apply(&ev(), Some(&sealed), &again, facts(101)), Err(LifecycleError::HasHistory));
+    }
+
+    #[test]
+    fn bad_schedules_are_refused() {
+        for (p, o, c) in [
+            (20, 20, None),
+            (30, 20, None),
+            (10, 90, None),
+            (110, 120, Some(120)),
+            (110, 100 + 400 * 86_400, None),
+        ] {
+            let a = Action::Schedule {
+                schedule: Schedule { prequeue_at: p, open_at: o, close_at: c },
+                patch: ConfigPatch::default(),
+                seed: "s".into(),
+            };
+            assert!(
+                matches!(apply(&ev(), None, &a, facts(100)), Err(LifecycleError::InvalidSchedule(_))),
+                "{p} {o} {c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn opening_a_scheduled_event_needs_its_seal() {
+        let s = apply(&ev(), None, &sched(100), facts(100)).unwrap();
+        let open = Action::Activate { patch: ConfigPatch::default(), sealed: None };
+        assert_eq!(apply(&ev(), Some(&s), &open, facts(101)), Err(LifecycleError::SealRequired));
+        let open = Action::Activate { patch: ConfigPatch::default(), sealed: Some(vec![4]) };
+        let r = apply(&ev(), Some(&s), &open, facts(101)).unwrap();
+        assert_eq!((r.state, r.prequeue_total(), r.opened_at), (Open, 4, Some(101)));
+    }
+
+    #[test]
+    fn shards_stay_fixed() {
+        let r = apply(
+            &ev(),
+            Some(&at(Open)),
+            &Action::Activate { patch: ConfigPatch { shards: Some(4), ..Default::default() }, sealed: None },
+            facts(1),
+        );
+        assert_eq!(r, Err(LifecycleError::ShardsImmutable { current: 1 }));
+    }
+
+    #[test]
+    fn messages_are_set_kept_and_cleared() {
+        let m = Message { en: Some("hold on".into()), ko: None };
+        let p = apply(&ev(), Some(&at(Open)), &Action::Pause { message: Some(m.clone()) }, facts(1)).unwrap();
+        assert_eq!(p.message, Some(m.clone()));
+        let r = apply(&ev(), Some(&p), &Action::Resume, facts(2)).unwrap();
+        assert_eq!(r.message, Some(m), "resume keeps the message");
+        let c = apply(&ev(), Some(&r), &Action::SetMessage(None), facts(3)).unwrap();
+        assert_eq!(c.message, None);
+        let closed =
+            apply(&ev(), Some(&r), &Action::Close { reason: CloseReason::SoldOut, message: None }, facts(4))
+                .unwrap();
+        assert_eq!(closed.message, None, "the close replaces the pause notice");
+    }
+
+    #[test]
+    fn message_text_is_checked() {
+        let long = Message { en: Some("x".repeat(501)), ko: None };
+        assert!(long.normalize().is_err());
+        let ctl = Message { en: Some("a\u{7}b".into()), ko: None };
+        assert!(ctl.normalize().is_err());
+        let blank = Message { en: Some("  ".into()), ko: Some(String::new()) };
+        assert_eq!(blank.normalize(), Ok(None));
+        let ok = Message { en: None, ko: Some(" 잠시만요\n곧 재개합니다 ".into()) };
+        assert_eq!(ok.normalize().unwrap().unwrap().ko.as_deref(), Some("잠시만요\n곧 재개합니다"));
+    }
+}
