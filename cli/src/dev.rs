@@ -114,6 +114,8 @@ pub struct DevApp {
     pub admin_key: String,
     pub store_name: &'static str,
     pub admission_store_name: &'static str,
+    /// The emulated CDN cache of the status document (hits vs origin fetches).
+    pub status_cache: Arc<crate::cdn::StatusCache>,
 }
 
 fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, DevError> {
@@ -256,6 +258,10 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found(ErrorCode::NotFound, "no such route") });
+    // CloudFront's cache in front of the public status document (1 s, path-only key).
+    let status_cache = Arc::new(crate::cdn::StatusCache::new());
+    let router =
+        router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), crate::cdn::layer));
     // The edge check runs in front of everything (the fallback included), as CloudFront's
     // viewer-request function does.
     let router = match opts.edge {
@@ -264,7 +270,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         }
         EdgeMode::Off => router,
     };
-    Ok(DevApp { router, tier1, tier2, worker, admin_key, store_name, admission_store_name })
+    Ok(DevApp { router, tier1, tier2, worker, admin_key, store_name, admission_store_name, status_cache })
 }
 
 /// Runs the local server until Ctrl-C.
@@ -307,5 +313,11 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         .map_err(DevError::Serve);
     advancer.abort();
     worker.abort();
+    tracing::info!(
+        event = "dev.status_cache",
+        hits = app.status_cache.hits(),
+        origin_fetches = app.status_cache.misses(),
+        "status document: answered from the emulated CDN cache vs fetched from tier 1"
+    );
     res
 }

@@ -2,6 +2,7 @@
 //! generation and the admin client.
 
 pub mod admin;
+pub mod cdn;
 pub mod client;
 pub mod dev;
 pub mod devstate;

@@ -14,6 +14,13 @@ pub fn next_poll_seconds(position: i64) -> u64 {
     }
 }
 
+/// Seconds until the next poll, from the expected wait (docs/api.md#poll-hints-and-estimates):
+/// about a quarter of it, between 1 s and 30 s. Clients add their own jitter (±20 %). A
+/// visitor far back polls rarely and one near the front often, however long the line.
+pub fn poll_seconds_for_wait(wait_seconds: u64) -> u64 {
+    (wait_seconds / 4).clamp(1, 30)
+}
+
 /// Estimated seconds until admission: `position ÷ admissions per second` over the last 60 s;
 /// without data (no rate, or a rate of zero), `max(position / 50, 5)`.
 pub fn estimated_wait_seconds(position: u64, admissions_per_second: Option<f64>) -> u64 {
@@ -47,6 +54,13 @@ mod tests {
         ];
         for (pos, want) in cases {
             assert_eq!(next_poll_seconds(pos), want, "position {pos}");
+        }
+    }
+
+    #[test]
+    fn poll_hint_follows_the_wait() {
+        for (wait, want) in [(0, 1), (3, 1), (8, 2), (40, 10), (119, 29), (120, 30), (86_400, 30)] {
+            assert_eq!(poll_seconds_for_wait(wait), want, "wait {wait}");
         }
     }
 

@@ -324,6 +324,22 @@ impl EventRecord {
     pub fn served_per_second(&self, now: u64) -> Option<f64> {
         rate(&self.samples, now, self.serving_counter, |s| s.serving)
     }
+
+    /// The rate wait estimates use (docs/api.md#poll-hints-and-estimates): positions served
+    /// per second over the last minute once a whole minute of data exists and it is above
+    /// zero; before that (a new sale, or a pause), the configured rate `batchSize ÷
+    /// intervalSeconds`; `None` for a manual-only event without data.
+    pub fn estimate_rate(&self, now: u64) -> Option<f64> {
+        let cutoff = now.checked_sub(RATE_WINDOW_SECS);
+        let full_window = cutoff.is_some_and(|c| self.samples.iter().any(|s| s.at <= c));
+        match self.served_per_second(now) {
+            Some(r) if full_window && r > 0.0 => Some(r),
+            _ if self.config.batch_size > 0 => {
+                Some(self.config.batch_size as f64 / self.config.interval_seconds.max(1) as f64)
+            }
+            _ => None,
+        }
+    }
 }
 
 fn rate(samples: &[Sample], now: u64, current: u64, pick: impl Fn(&Sample) -> u64) -> Option<f64> {
@@ -535,7 +551,13 @@ mod tests {
         // At 205 the counter 60 s earlier (145) was the 140 sample: 700.
         assert_eq!(rec.served_per_second(205), Some((1000.0 - 700.0) / 60.0));
         assert_eq!(joins_per_second(&s, 205, 2000), Some((2000.0 - 1400.0) / 60.0));
+        // A whole minute of data: the measured rate.
+        assert_eq!(rec.estimate_rate(205), rec.served_per_second(205));
         let young = EventRecord { samples: vec![Sample { at: 100, serving: 0, issued: 0 }], ..rec };
+        // Less than a minute of data: the configured rate (500 per 10 s).
+        assert_eq!(young.estimate_rate(120), Some(50.0));
+        let manual = EventRecord { config: EventConfig { batch_size: 0, ..young.config }, ..young.clone() };
+        assert_eq!(manual.estimate_rate(120), None);
         assert_eq!(young.served_per_second(105), None);
         assert_eq!(young.served_per_second(120), Some(1000.0 / 20.0));
     }

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use vwr_core::EventId;
 use vwr_core::cache::TtlCache;
-use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
+use vwr_core::hints::{estimated_wait_seconds, poll_seconds_for_wait};
 use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
@@ -551,14 +551,15 @@ impl Tier1Service {
         let position = position_of(rec, place)?.ok_or(Tier1Error::Internal("a join without a position"))?;
         let request_id = self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now });
         let ahead = position.saturating_sub(rec.serving_counter).saturating_sub(1);
+        let wait = estimated_wait_seconds(ahead + 1, rec.estimate_rate(now));
         tracing::debug!(event = "tier1.assigned", event_id = %rec.event, position);
         Ok(AssignResponse::Placed(Placed {
             request_id,
             position,
             queue_length: position.saturating_sub(rec.serving_counter),
             serving_counter: rec.serving_counter,
-            estimated_wait_seconds: estimated_wait_seconds(ahead + 1, rec.served_per_second(now)),
-            next_poll_seconds: next_poll_seconds(i64::try_from(ahead + 1).unwrap_or(i64::MAX)),
+            estimated_wait_seconds: wait,
+            next_poll_seconds: poll_seconds_for_wait(wait),
             state: rec.state,
             message: rec.message.clone(),
         }))
@@ -596,14 +597,15 @@ impl Tier1Service {
             }
         } else if position > rec.serving_counter {
             let ahead = position - rec.serving_counter - 1;
+            let wait = estimated_wait_seconds(ahead + 1, rec.estimate_rate(now));
             return Ok(CheckOutcome::Waiting(Waiting {
                 admitted: false,
                 state: rec.state,
                 position,
                 serving_counter: rec.serving_counter,
                 people_ahead: ahead,
-                estimated_wait_seconds: estimated_wait_seconds(ahead + 1, rec.served_per_second(now)),
-                next_poll_seconds: next_poll_seconds(i64::try_from(ahead + 1).unwrap_or(i64::MAX)),
+                estimated_wait_seconds: wait,
+                next_poll_seconds: poll_seconds_for_wait(wait),
                 message: rec.message.clone(),
             }));
         } else {
