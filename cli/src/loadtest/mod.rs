@@ -1,8 +1,14 @@
 //! `vwr loadtest`: drives N virtual visitors through the whole flow against a running vwr and
 //! reports throughput, latency, time to admission, fairness and safety counters, optionally
 //! under injected faults. See README "Performance".
+//!
+//! Scenarios: `steady` activates the event and lets everyone arrive over the curve;
+//! `prequeue` schedules a sale (docs/lifecycle.md), has a share of the visitors join its
+//! pre-queue, and reports the open: the request rate right after `openAt`, the draw
+//! (positions 1..=P, the seed against its commitment, rank correlation with arrival order).
 
 pub mod faults;
+pub mod open;
 pub mod stats;
 pub mod visitor;
 
@@ -17,7 +23,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use self::faults::{Fault, FaultKind};
-use self::stats::{Counters, Latencies, Percentiles, kendall_tau, largest_inversion, quantile};
+use self::open::OpenWatch;
+use self::stats::{Counters, Latencies, Percentiles, Timeline, kendall_tau, largest_inversion, quantile};
 use self::visitor::{Ctx, Outcome, visit};
 use crate::client::{Auth, HttpClient};
 use crate::devstate;
@@ -31,6 +38,17 @@ pub enum Curve {
     Uniform,
     /// Few at first, most towards the end of `--arrival-seconds`.
     Late,
+}
+
+/// What the load test drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scenario {
+    /// The event is activated (open) at the start; visitors arrive over `--arrival`.
+    Steady,
+    /// A scheduled sale: the pre-queue opens a second after the start and the sale at
+    /// `--prequeue-seconds`; `--before-open-share` of the visitors join the pre-queue, the rest
+    /// arrive after the open over `--arrival`.
+    Prequeue,
 }
 
 /// A scripted operator action `SECONDS:advance=N` or `SECONDS:threshold=N`.
@@ -129,6 +147,16 @@ pub struct LoadOptions {
     /// Also write the report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Scenario: `steady` (open at once) or `prequeue` (a scheduled sale with a pre-queue and a
+    /// randomized open).
+    #[arg(long, value_enum, default_value = "steady")]
+    pub scenario: Scenario,
+    /// `prequeue`: seconds from the start to the open (`openAt`); the pre-queue opens at 1 s.
+    #[arg(long, default_value_t = 20)]
+    pub prequeue_seconds: u64,
+    /// `prequeue`: share of the visitors who arrive during the pre-queue (0–1).
+    #[arg(long, default_value_t = 0.7)]
+    pub before_open_share: f64,
 }
 
 /// The safety counters (all must be zero).
@@ -143,6 +171,10 @@ pub struct Safety {
     pub over_threshold_moments: u64,
     /// 5xx answers other than a 503 with Retry-After.
     pub server_errors: u64,
+    /// `prequeue` only: draw violations — pre-queue positions not exactly 1..=P, a position
+    /// seen twice, a post-open position ≤ P, the revealed seed not matching its commitment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prequeue_violations: Option<u64>,
 }
 
 impl Safety {
@@ -151,10 +183,11 @@ impl Safety {
             && self.double_admitted == 0
             && self.over_threshold_moments == 0
             && self.server_errors == 0
+            && self.prequeue_violations.unwrap_or(0) == 0
     }
 }
 
-async fn admin_call(
+pub(crate) async fn admin_call(
     client: &HttpClient,
     base: &str,
     auth: &Auth,
@@ -184,7 +217,7 @@ async fn proxy_stats(client: &HttpClient, proxy: &str) -> Result<Value, String> 
     Ok(r.json())
 }
 
-fn arrival_of(curve: Curve, i: u64, n: u64, window: f64, salt: f64) -> Duration {
+pub(crate) fn arrival_of(curve: Curve, i: u64, n: u64, window: f64, salt: f64) -> Duration {
     let f = (i as f64 + salt) / n.max(1) as f64;
     let secs = match curve {
         Curve::Burst => f,
@@ -205,6 +238,9 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     }
     if !(0.0..=1.0).contains(&opts.abandon_rate) {
         return Err("--abandon-rate must be between 0 and 1".into());
+    }
+    if opts.scenario == Scenario::Prequeue {
+        open::validate(&opts)?;
     }
     if opts.faults.iter().any(|f| f.kind == FaultKind::Redis)
         && (opts.redis_stop_cmd.is_none() || opts.redis_start_cmd.is_none())
@@ -230,34 +266,44 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         Some(p) => Some(proxy_stats(&client, p).await?),
         None => None,
     };
-    // Set-up: gate the event in tier 1 and register it for tier 2.
-    admin_call(
-        &client,
-        &base,
-        &auth,
-        Method::POST,
-        &format!("/api/admin/vwr/activate/{event}"),
-        Some(json!({"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
-    )
-    .await?;
-    admin_call(
-        &client,
-        &base,
-        &auth,
-        Method::PUT,
-        &format!("/api/queue/admin/threshold/{event}"),
-        Some(json!({"threshold": opts.threshold})),
-    )
-    .await?;
-
-    let start = Instant::now();
+    // Set-up: gate the event in tier 1 (now, or from its pre-queue) and register it for tier 2.
+    let (start, unix_start, plan) = match opts.scenario {
+        Scenario::Steady => {
+            admin_call(
+                &client,
+                &base,
+                &auth,
+                Method::POST,
+                &format!("/api/admin/vwr/activate/{event}"),
+                Some(json!({"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
+            )
+            .await?;
+            admin_call(
+                &client,
+                &base,
+                &auth,
+                Method::PUT,
+                &format!("/api/queue/admin/threshold/{event}"),
+                Some(json!({"threshold": opts.threshold})),
+            )
+            .await?;
+            (Instant::now(), open::unix_now(), None)
+        }
+        Scenario::Prequeue => {
+            let (start, unix_start) = (Instant::now(), open::unix_now());
+            let plan = open::schedule(&client, &base, &auth, &event, &opts, start, unix_start).await?;
+            (start, unix_start, Some(plan))
+        }
+    };
     let ctx = Arc::new(Ctx {
         client: client.clone(),
         base: base.clone(),
         event: event.clone(),
         counters: Counters::default(),
         latencies: Latencies::default(),
+        timeline: Timeline::default(),
         start,
+        unix_start,
         deadline: start + Duration::from_secs(opts.max_seconds),
         dwell: Duration::from_secs_f64(opts.dwell_seconds.max(0.0)),
         abandon_rate: opts.abandon_rate,
@@ -376,11 +422,19 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         })
     };
 
+    // The open, watched from the public status document.
+    let watcher = plan
+        .as_ref()
+        .map(|p| tokio::spawn(open::watch(client.clone(), base.clone(), event.clone(), p.clone())));
+
     // Visitors.
     let mut set = tokio::task::JoinSet::new();
     for i in 0..opts.visitors {
         let salt = visitor::Rng::new(i ^ 0xABCD).next_f64();
-        let arrival = arrival_of(opts.arrival, i, opts.visitors, opts.arrival_seconds, salt);
+        let arrival = match &plan {
+            None => arrival_of(opts.arrival, i, opts.visitors, opts.arrival_seconds, salt),
+            Some(p) => p.arrival(opts.arrival, i, opts.arrival_seconds, salt),
+        };
         set.spawn(visit(Arc::clone(&ctx), i, arrival));
     }
 
@@ -438,6 +492,14 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     let elapsed = start.elapsed().as_secs_f64();
     progress.abort();
     sampler.abort();
+    let watched: Option<OpenWatch> = match watcher {
+        Some(w) if w.is_finished() => w.await.ok(),
+        Some(w) => {
+            w.abort();
+            Some(OpenWatch::default())
+        }
+        None => None,
+    };
     for t in timers {
         t.abort();
     }
@@ -455,6 +517,11 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         max_active.load(Ordering::Relaxed),
         &fault_log,
     );
+    if let Some(p) = &plan {
+        let o = open::report(p, &watched.unwrap_or_default(), &ctx, &outcomes, elapsed);
+        report["safety"]["prequeueViolations"] = o["violations"].clone();
+        report["open"] = o;
+    }
     if let (Some(p), Some(before)) = (&proxy, proxy_stats_before)
         && let Ok(after) = proxy_stats(&client, p).await
     {
@@ -500,7 +567,10 @@ fn build_report(
     let joins: Vec<f64> = joined.iter().map(|o| o.joined_s).collect();
     let join_window =
         joins.iter().copied().fold(f64::MIN, f64::max) - joins.iter().copied().fold(f64::MAX, f64::min);
-    let lost = joined.iter().filter(|o| !o.done && !o.abandoned).count() as u64;
+    // A pre-queue visitor has joined before it learns its position.
+    let lost =
+        outcomes.iter().filter(|o| (o.position.is_some() || o.prequeue) && !o.done && !o.abandoned).count()
+            as u64;
     let mut t1: Vec<f64> =
         joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();
     let mut t2: Vec<f64> =
@@ -527,6 +597,7 @@ fn build_report(
         double_admitted: Counters::get(&c.double_admitted),
         over_threshold_moments: over_samples + Counters::get(&c.over_threshold_responses),
         server_errors: Counters::get(&c.server_errors),
+        prequeue_violations: None,
     };
     let latency: serde_json::Map<String, Value> = lat
         .iter()
@@ -538,6 +609,7 @@ fn build_report(
         "event": event,
         "baseUrl": opts.base_url,
         "visitors": opts.visitors,
+        "scenario": format!("{:?}", opts.scenario).to_lowercase(),
         "arrival": format!("{:?}", opts.arrival).to_lowercase(),
         "config": {"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards,
                    "threshold": opts.threshold, "dwellSeconds": opts.dwell_seconds, "abandonRate": opts.abandon_rate},
@@ -572,10 +644,13 @@ fn print_report(r: &Value) {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    let arrival = match r["open"]["beforeOpenVisitors"].as_u64() {
+        Some(n) => format!("pre-queue: {n} before the open, then {}", f(&r["arrival"])),
+        None => f(&r["arrival"]),
+    };
     println!(
-        "\nvwr loadtest — {} visitors ({}), event {}, {} s",
+        "\nvwr loadtest — {} visitors ({arrival}), event {}, {} s",
         f(&r["visitors"]),
-        f(&r["arrival"]),
         f(&r["event"]),
         f(&r["durationSeconds"])
     );
@@ -659,11 +734,18 @@ fn print_report(r: &Value) {
             f(&r["awsThrottledWrites"])
         );
     }
+    if r["open"].is_object() {
+        open::print(&r["open"]);
+    }
     let s = &r["safety"];
-    println!("\n| safety | lost | doubleAdmitted | overThresholdMoments | serverErrors |");
-    println!("|---|---|---|---|---|");
+    let (head, rule, extra) = match s.get("prequeueViolations") {
+        Some(v) => (" prequeueViolations |", "---|", format!(" {} |", f(v))),
+        None => ("", "", String::new()),
+    };
+    println!("\n| safety | lost | doubleAdmitted | overThresholdMoments | serverErrors |{head}");
+    println!("|---|---|---|---|---|{rule}");
     println!(
-        "| counters | {} | {} | {} | {} |",
+        "| counters | {} | {} | {} | {} |{extra}",
         f(&s["lost"]),
         f(&s["doubleAdmitted"]),
         f(&s["overThresholdMoments"]),

@@ -68,6 +68,44 @@ impl Latencies {
     }
 }
 
+/// When requests were sent, per endpoint, in milliseconds since the start: request rates in
+/// 1-s buckets (the load at the open of a scheduled sale).
+#[derive(Default)]
+pub struct Timeline {
+    by_endpoint: Mutex<BTreeMap<&'static str, Vec<u32>>>,
+}
+
+impl Timeline {
+    pub fn record(&self, endpoint: &'static str, since_start: std::time::Duration) {
+        let ms = u32::try_from(since_start.as_millis()).unwrap_or(u32::MAX);
+        self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner()).entry(endpoint).or_default().push(ms);
+    }
+
+    /// Requests to any of `endpoints` in each of the `n` 1-s buckets `[from + i, from + i + 1)`
+    /// (seconds since the start).
+    pub fn buckets(&self, endpoints: &[&str], from: f64, n: usize) -> Vec<u64> {
+        let mut out = vec![0u64; n];
+        let map = self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, times) in map.iter().filter(|(k, _)| endpoints.contains(k)) {
+            for t in times {
+                let i = (f64::from(*t) / 1000.0 - from).floor();
+                if i >= 0.0
+                    && let Some(b) = out.get_mut(i as usize)
+                {
+                    *b += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Requests to any of `endpoints`.
+    pub fn count(&self, endpoints: &[&str]) -> u64 {
+        let map = self.by_endpoint.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter().filter(|(k, _)| endpoints.contains(k)).map(|(_, v)| v.len() as u64).sum()
+    }
+}
+
 /// Counters shared by all visitors.
 #[derive(Default)]
 pub struct Counters {
@@ -144,6 +182,45 @@ fn count_inversions(a: &mut [f64]) -> u64 {
     inv
 }
 
+/// Spearman's rank correlation of (x, y) pairs (ties get their average rank): 1 = same order,
+/// −1 = reversed, about 0 = unrelated. `None` below 3 pairs or when one side is constant.
+pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
+    if pairs.len() < 3 {
+        return None;
+    }
+    let rx = ranks(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+    let ry = ranks(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+    let n = rx.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in rx.iter().zip(&ry) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// 1-based ranks, ties averaged.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|a, b| v[*a].total_cmp(&v[*b]));
+    let mut out = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && v[idx[j + 1]] == v[idx[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for k in &idx[i..=j] {
+            out[*k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
 /// The largest inversion: over visitors in admission order, how far (in positions and in
 /// seconds of arrival) someone admitted earlier had arrived after them.
 /// Input: (admitted_at, arrived_at_secs, position).
@@ -178,5 +255,28 @@ mod tests {
         let (p, s) = largest_inversion(vec![(10.0, 3.0, 3), (11.0, 1.0, 1), (12.0, 4.0, 4)]);
         assert_eq!((p, s), (2, 2.0));
         assert_eq!(quantile(&[1, 2, 3, 4], 0.5), Some(3));
+    }
+
+    #[test]
+    fn spearman_and_timeline() {
+        let same: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, (i * i) as f64)).collect();
+        assert!((spearman(&same).unwrap() - 1.0).abs() < 1e-12);
+        let rev: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, -(i as f64))).collect();
+        assert!((spearman(&rev).unwrap() + 1.0).abs() < 1e-12);
+        // ranks 1,2,3,4 against 2,1,4,3: 1 − 6·4 / (4·15) = 0.6
+        let swaps = [(1.0, 2.0), (2.0, 1.0), (3.0, 4.0), (4.0, 3.0)];
+        assert!((spearman(&swaps).unwrap() - 0.6).abs() < 1e-12);
+        assert_eq!(spearman(&[(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)]), None);
+        assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
+
+        let t = Timeline::default();
+        for ms in [100, 900, 1_000, 1_999, 2_500, 10_000] {
+            t.record("tier1.check", std::time::Duration::from_millis(ms));
+        }
+        t.record("tier1.assign", std::time::Duration::from_millis(1_500));
+        t.record("seats", std::time::Duration::from_millis(1_500));
+        assert_eq!(t.buckets(&["tier1.check"], 0.0, 3), vec![2, 2, 1]);
+        assert_eq!(t.buckets(&["tier1.check", "tier1.assign"], 1.0, 2), vec![3, 1]);
+        assert_eq!(t.count(&["tier1.check", "tier1.assign"]), 7);
     }
 }

@@ -1,6 +1,11 @@
 //! One virtual visitor: joins tier 1, polls as the waiting page does (server hints + jitter),
 //! passes the edge with its cookie, joins tier 2, heartbeats, calls the protected API with its
 //! entry token, dwells and leaves — or abandons at a random point without leaving.
+//!
+//! A visitor who joins before the open of a scheduled sale (`assign` answers
+//! `state: "prequeue"`) does what the waiting page does then (docs/lifecycle.md): it reads only
+//! the public status document, every ~10 s, until `opensAt`; waits a random 0–5 s; and learns
+//! its drawn position from its first `check`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +17,7 @@ use http::{Method, Request, header};
 use http_body_util::Full;
 use serde_json::Value;
 
-use super::stats::{Counters, Latencies};
+use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{HttpClient, Reply};
 
 /// Shared by all visitors.
@@ -22,7 +27,11 @@ pub struct Ctx {
     pub event: String,
     pub counters: Counters,
     pub latencies: Latencies,
+    /// When each request was sent (request rates per second).
+    pub timeline: Timeline,
     pub start: Instant,
+    /// Unix time (seconds) at `start`: maps the server's `opensAt` to this clock.
+    pub unix_start: f64,
     pub deadline: Instant,
     pub dwell: Duration,
     pub abandon_rate: f64,
@@ -42,6 +51,12 @@ pub struct Outcome {
     pub tier2_admitted_s: Option<f64>,
     pub done: bool,
     pub abandoned: bool,
+    /// `assign` answered `state: "prequeue"`: the position comes from a `check` after the open.
+    pub prequeue: bool,
+    /// A pre-queue visitor's first `check` after its countdown (seconds since the start).
+    pub first_check_s: Option<f64>,
+    /// Reads of the public status document.
+    pub status_polls: u64,
 }
 
 /// A tiny deterministic PRNG (xorshift) per visitor.
@@ -71,15 +86,29 @@ enum Step {
     GaveUp,
 }
 
-fn jti_of(token: &str) -> Option<String> {
+fn claims_of(token: &str) -> Option<Value> {
     let payload = token.split('.').nth(1)?;
-    let v: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-    v["jti"].as_str().map(str::to_owned)
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+}
+
+fn jti_of(token: &str) -> Option<String> {
+    claims_of(token)?["jti"].as_str().map(str::to_owned)
+}
+
+/// The position a tier-1 token was issued for (its `pos` claim).
+fn pos_of(token: &str) -> Option<u64> {
+    claims_of(token)?["pos"].as_u64()
 }
 
 impl Ctx {
     fn secs(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    /// The instant of a unix time on the server's clock (assumed to agree with ours).
+    fn instant_of(&self, unix: f64) -> Instant {
+        let offset = unix - self.unix_start;
+        if offset > 0.0 { self.start + Duration::from_secs_f64(offset) } else { self.start }
     }
 
     /// One request with the waiting page's retry behaviour on 503/429/network errors.
@@ -107,6 +136,7 @@ impl Ctx {
                 return Step::GaveUp;
             };
             let t0 = Instant::now();
+            self.timeline.record(endpoint, t0.saturating_duration_since(self.start));
             match self.client.raw(req).await {
                 Ok(reply) => {
                     self.latencies.record(endpoint, t0.elapsed().as_micros() as u64);
@@ -156,7 +186,47 @@ impl Ctx {
             Counters::inc(&self.counters.over_threshold_responses);
         }
     }
+
+    /// Before the open, as the waiting page: the public status document every ~10 s (jittered)
+    /// until `opens_at` (unix seconds; the document may move it) or until it says the sale is
+    /// no longer before its open; then a random 0–5 s so that the crowd's first `check`s
+    /// spread out. `false`: gave up.
+    async fn wait_for_open(&self, rng: &mut Rng, mut opens_at: f64, out: &mut Outcome) -> bool {
+        let path = format!("/vwr-api/vwr/status/{}", self.event);
+        loop {
+            let left = self.instant_of(opens_at).saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            tokio::time::sleep(rng.jitter(STATUS_POLL_SECONDS).min(left)).await;
+            if Instant::now() >= self.instant_of(opens_at) {
+                break;
+            }
+            let Step::Reply(r) = self.call(rng, "tier1.status", Method::GET, &path, &[]).await else {
+                return false;
+            };
+            out.status_polls += 1;
+            let body = r.json();
+            match body["state"].as_str() {
+                Some("scheduled" | "prequeue") => {
+                    if let Some(t) = body["opensAt"].as_f64() {
+                        opens_at = t;
+                    }
+                }
+                // Opened early (or paused, closed): on to `check`, which says which.
+                Some(_) if r.status.is_success() => break,
+                _ => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_secs_f64(rng.next_f64() * OPEN_SPREAD_SECONDS)).await;
+        true
+    }
 }
+
+/// The waiting page reads the status document every ~10 s before the open.
+const STATUS_POLL_SECONDS: f64 = 10.0;
+/// At the open, each page waits a random 0–5 s before its first `check`.
+const OPEN_SPREAD_SECONDS: f64 = 5.0;
 
 /// Runs one visitor arriving at `arrival` after the start.
 pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
@@ -169,11 +239,19 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     let abandon_after = Duration::from_secs_f64(1.0 + rng.next_f64() * 10.0);
     let e = ctx.event.clone();
 
-    // Tier 1: join.
-    let Step::Reply(r) =
-        ctx.call(&mut rng, "tier1.assign", Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
-    else {
-        return out;
+    // Tier 1: join (a scheduled sale not yet in its pre-queue: ask again shortly).
+    let r = loop {
+        let Step::Reply(r) =
+            ctx.call(&mut rng, "tier1.assign", Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
+        else {
+            return out;
+        };
+        if r.status.as_u16() == 409 && r.json()["error"] == "event_not_open" && Instant::now() < ctx.deadline
+        {
+            tokio::time::sleep(rng.jitter(1.0)).await;
+            continue;
+        }
+        break r;
     };
     if !r.status.is_success() {
         Counters::inc(&ctx.counters.unexpected_4xx);
@@ -182,19 +260,28 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     Counters::inc(&ctx.counters.joined);
     out.joined_s = ctx.secs();
     let body = r.json();
-    let (Some(request_id), Some(position)) =
-        (body["requestId"].as_str().map(str::to_owned), body["position"].as_u64())
-    else {
+    let Some(request_id) = body["requestId"].as_str().map(str::to_owned) else {
         return out;
     };
-    out.position = Some(position);
+    out.position = body["position"].as_u64();
     let mut poll = body["nextPollSeconds"].as_f64().unwrap_or(1.0);
-    let joined = Instant::now();
+    // Since when this visitor waits in line with a known position (its abandonment clock): a
+    // pre-queue visitor's starts at the open, so that every drawn position is observed.
+    let mut waiting_since = out.position.map(|_| Instant::now());
+    if out.position.is_none() && body["state"] == "prequeue" {
+        out.prequeue = true;
+        let opens_at = body["opensAt"].as_f64().unwrap_or(0.0);
+        if !ctx.wait_for_open(&mut rng, opens_at, &mut out).await {
+            return out;
+        }
+        out.first_check_s = Some(ctx.secs());
+        poll = 0.0;
+    }
 
     // Tier 1: poll until admitted.
     let tier1_jti: Option<String>;
     let cookie = loop {
-        if abandons && !abandon_in_tier2 && joined.elapsed() > abandon_after {
+        if abandons && !abandon_in_tier2 && waiting_since.is_some_and(|t| t.elapsed() > abandon_after) {
             Counters::inc(&ctx.counters.abandoned);
             out.abandoned = true;
             return out;
@@ -211,12 +298,21 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
             Counters::inc(&ctx.counters.unexpected_4xx);
             return out;
         }
+        if out.position.is_none() {
+            out.position = body["position"].as_u64();
+        }
         if body["admitted"] == true {
             let token = body["token"].as_str().unwrap_or_default().to_owned();
             tier1_jti = jti_of(&token);
+            if out.position.is_none() {
+                out.position = pos_of(&token);
+            }
             out.tier1_admitted_s = Some(ctx.secs());
             Counters::inc(&ctx.counters.admitted_tier1);
             break format!("vwr_t1_{e}={token}");
+        }
+        if out.position.is_some() && waiting_since.is_none() {
+            waiting_since = Some(Instant::now());
         }
         poll = body["nextPollSeconds"].as_f64().unwrap_or(poll);
     };

@@ -1,0 +1,390 @@
+//! The `prequeue` scenario: schedules a sale with a pre-queue, watches its open from the
+//! public status document, and reports the open (docs/lifecycle.md#pre-queue-and-the-randomized-open):
+//! the request rate in the seconds after `openAt` against the mean of the run (the waiting
+//! page's random 0–5 s before its first `check` keeps that peak bounded), P, whether the drawn
+//! positions of the pre-queue are exactly 1..=P with every later join behind them, the rank
+//! correlation of arrival order and drawn position (about 0 for a fair draw), and the revealed
+//! seed against the commitment shown before the open.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http::Method;
+use serde_json::{Value, json};
+use vwr_core::draw::Seed;
+
+use super::stats::{quantile, spearman};
+use super::visitor::{Ctx, Outcome};
+use super::{Curve, LoadOptions, admin_call, arrival_of};
+use crate::client::{Auth, HttpClient};
+
+/// The 1-s buckets after `openAt` in which the peak request rate is looked for.
+pub const OPEN_WINDOW_SECONDS: usize = 10;
+/// The tier-1 endpoints a waiting page calls.
+const TIER1: [&str; 3] = ["tier1.assign", "tier1.check", "tier1.status"];
+
+/// Unix time in seconds, with the fraction.
+pub fn unix_now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Refuses options the scenario cannot run with.
+pub fn validate(opts: &LoadOptions) -> Result<(), String> {
+    if opts.prequeue_seconds < 4 {
+        return Err("--prequeue-seconds must be at least 4 (the pre-queue opens 1 s after the start)".into());
+    }
+    if !(0.0..=1.0).contains(&opts.before_open_share) {
+        return Err("--before-open-share must be between 0 and 1".into());
+    }
+    Ok(())
+}
+
+/// The scheduled sale and who arrives when.
+#[derive(Debug, Clone)]
+pub struct OpenPlan {
+    pub prequeue_at: u64,
+    pub open_at: u64,
+    /// Seconds from the start to `openAt`.
+    pub open_offset: f64,
+    /// Pre-queue arrivals spread over these seconds since the start: from when the status
+    /// document said `prequeue` to a second before `openAt`.
+    pub window: (f64, f64),
+    /// Visitors arriving in the pre-queue window (the first ones), and after `openAt`.
+    pub before_open: u64,
+    pub after_open: u64,
+    /// `seedCommitment` of the schedule answer, and of the status document before the open.
+    pub commitment_scheduled: Option<String>,
+    pub commitment: Option<String>,
+    pub start: Instant,
+}
+
+impl OpenPlan {
+    /// When visitor `i` arrives, after the start.
+    pub fn arrival(&self, curve: Curve, i: u64, window_seconds: f64, salt: f64) -> Duration {
+        if i < self.before_open {
+            let (from, to) = self.window;
+            Duration::from_secs_f64(from) + arrival_of(Curve::Uniform, i, self.before_open, to - from, salt)
+        } else {
+            Duration::from_secs_f64(self.open_offset)
+                + arrival_of(curve, i - self.before_open, self.after_open, window_seconds, salt)
+        }
+    }
+}
+
+async fn public_status(client: &HttpClient, base: &str, event: &str) -> Result<Value, String> {
+    let r = client
+        .send(Method::GET, &format!("{base}/vwr-api/vwr/status/{event}"), None, &Auth::None)
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.status.is_success() { Ok(r.json()) } else { Err(format!("status document: {}", r.status)) }
+}
+
+/// Schedules the sale (pre-queue at the next second, open at `--prequeue-seconds`), registers
+/// it for tier 2 in tier-1 order, and waits for the advancer to start the pre-queue.
+pub async fn schedule(
+    client: &HttpClient,
+    base: &str,
+    auth: &Auth,
+    event: &str,
+    opts: &LoadOptions,
+    start: Instant,
+    unix_start: f64,
+) -> Result<OpenPlan, String> {
+    let now = unix_start.floor() as u64;
+    let (prequeue_at, open_at) = (now + 1, now + opts.prequeue_seconds);
+    let st = admin_call(
+        client,
+        base,
+        auth,
+        Method::PUT,
+        &format!("/api/admin/vwr/schedule/{event}"),
+        Some(json!({"prequeueAt": prequeue_at, "openAt": open_at, "batchSize": opts.batch_size,
+                    "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
+    )
+    .await?;
+    // The event does not gate yet, so tier 2 would pick arrival order by itself: say tier 1.
+    admin_call(
+        client,
+        base,
+        auth,
+        Method::PUT,
+        &format!("/api/queue/admin/threshold/{event}"),
+        Some(json!({"threshold": opts.threshold, "lineOrder": "tier1"})),
+    )
+    .await?;
+    let open_offset = open_at as f64 - unix_start;
+    let last_call = start + Duration::from_secs_f64((open_offset - 1.0).max(0.0));
+    let (seen, commitment) = loop {
+        if let Ok(d) = public_status(client, base, event).await
+            && d["state"] == "prequeue"
+        {
+            break (start.elapsed().as_secs_f64(), d["seedCommitment"].as_str().map(str::to_owned));
+        }
+        if Instant::now() > last_call {
+            return Err(format!(
+                "event {event} was not in its pre-queue a second before its open: is the advancer running?"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let from = seen + 0.2;
+    let before_open = ((opts.visitors as f64 * opts.before_open_share).round() as u64).min(opts.visitors);
+    Ok(OpenPlan {
+        prequeue_at,
+        open_at,
+        open_offset,
+        window: (from, (open_offset - 1.0).max(from)),
+        before_open,
+        after_open: opts.visitors - before_open,
+        commitment_scheduled: st["seedCommitment"].as_str().map(str::to_owned),
+        commitment,
+        start,
+    })
+}
+
+/// What the public status document showed around the open.
+#[derive(Debug, Clone, Default)]
+pub struct OpenWatch {
+    /// `prequeueSize` in the last document before the open.
+    pub size_before_open: Option<u64>,
+    /// Seconds since the start when the document first showed the revealed seed.
+    pub opened_s: Option<f64>,
+    pub seed: Option<String>,
+    pub sealed_counts: Option<Vec<u64>>,
+    /// P.
+    pub prequeue_size: Option<u64>,
+}
+
+/// Reads the status document (each second before the open, four times a second after) until
+/// it reveals the seed, for at most a minute after `openAt`. Not counted as visitor load.
+pub async fn watch(client: HttpClient, base: String, event: String, plan: OpenPlan) -> OpenWatch {
+    let mut w = OpenWatch::default();
+    let open = plan.start + Duration::from_secs_f64(plan.open_offset.max(0.0));
+    let give_up = open + Duration::from_secs(60);
+    loop {
+        if let Ok(d) = public_status(&client, &base, &event).await {
+            match (d["state"].as_str(), d["seed"].as_str()) {
+                (Some("scheduled" | "prequeue"), _) => {
+                    w.size_before_open = d["prequeueSize"].as_u64().or(w.size_before_open);
+                }
+                (Some(_), Some(seed)) => {
+                    w.opened_s = Some(plan.start.elapsed().as_secs_f64());
+                    w.seed = Some(seed.to_owned());
+                    w.sealed_counts = serde_json::from_value(d["sealedCounts"].clone()).ok();
+                    w.prequeue_size = d["prequeueSize"].as_u64();
+                    return w;
+                }
+                _ => {}
+            }
+        }
+        let now = Instant::now();
+        if now > give_up {
+            return w;
+        }
+        let pause = if now + Duration::from_secs(1) < open { 1000 } else { 250 };
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+    }
+}
+
+fn round(x: f64, places: i32) -> f64 {
+    let m = 10f64.powi(places);
+    (x * m).round() / m
+}
+
+/// The `open` section of the report; its `violations` join the safety counters.
+pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], elapsed: f64) -> Value {
+    let mut violations = 0u64;
+
+    // Commit and reveal: the commitment shown before the open is the schedule's, and the
+    // revealed seed hashes to it.
+    let commitments_agree = match (&plan.commitment_scheduled, &plan.commitment) {
+        (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+        _ => false,
+    };
+    let seed_matches = match (&w.seed, &plan.commitment) {
+        (Some(seed), Some(c)) => Seed::from_hex(seed).is_ok_and(|s| s.matches_commitment(c)),
+        _ => false,
+    };
+    let commitment_ok = commitments_agree && seed_matches;
+    if !commitment_ok {
+        violations += 1;
+    }
+
+    // The draw: the pre-queue tickets hold exactly 1..=P, everyone else stands behind P.
+    let pre: Vec<&Outcome> = outcomes.iter().filter(|o| o.prequeue).collect();
+    let post: Vec<&Outcome> = outcomes.iter().filter(|o| !o.prequeue && o.position.is_some()).collect();
+    let unobserved = pre.iter().filter(|o| o.position.is_none()).count() as u64;
+    let mut seen: BTreeMap<u64, u64> = BTreeMap::new();
+    for p in outcomes.iter().filter_map(|o| o.position) {
+        *seen.entry(p).or_default() += 1;
+    }
+    let duplicates: u64 = seen.values().map(|n| n - 1).sum();
+    let zero = seen.get(&0).copied().unwrap_or(0);
+    violations += duplicates + zero;
+    let positions = match w.prequeue_size {
+        None => {
+            violations += 1;
+            json!({"ok": false, "reason": "the status document never revealed P"})
+        }
+        Some(p) => {
+            let drawn: Vec<&Outcome> =
+                pre.iter().copied().filter(|o| o.position.is_some_and(|x| (1..=p).contains(&x))).collect();
+            let distinct = seen.range(1..=p).count() as u64;
+            // Every position up to P missing from what the visitors saw; when some pre-queue
+            // visitor never learned its position it is counted as lost instead.
+            let missing = p - distinct.min(p);
+            if unobserved == 0 {
+                violations += missing;
+            }
+            let post_at_or_below = post.iter().filter(|o| o.position.is_some_and(|x| x <= p)).count() as u64;
+            violations += post_at_or_below;
+            let pairs: Vec<(f64, f64)> =
+                drawn.iter().filter_map(|o| o.position.map(|x| (o.joined_s, x as f64))).collect();
+            json!({
+                "ok": missing == 0 && duplicates == 0 && zero == 0 && post_at_or_below == 0 && unobserved == 0,
+                "drawn": drawn.len(),
+                "missing": missing,
+                "duplicates": duplicates,
+                "unobserved": unobserved,
+                "lateSealedJoins": pre.iter().filter(|o| o.position.is_some_and(|x| x > p)).count(),
+                "postOpenJoins": post.len(),
+                "postOpenAtOrBelowP": post_at_or_below,
+                "spearmanArrivalVsPosition": spearman(&pairs).map(|r| round(r, 4)),
+            })
+        }
+    };
+
+    // The load at the open against the mean of the run.
+    let tl = &ctx.timeline;
+    let per_second = tl.buckets(&TIER1, plan.open_offset, OPEN_WINDOW_SECONDS);
+    let checks_per_second = tl.buckets(&["tier1.check"], plan.open_offset, OPEN_WINDOW_SECONDS);
+    let peak = per_second.iter().copied().max().unwrap_or(0);
+    let peak_checks = checks_per_second.iter().copied().max().unwrap_or(0);
+    let elapsed = elapsed.max(1e-3);
+    let mean = tl.count(&TIER1) as f64 / elapsed;
+    let mean_checks = tl.count(&["tier1.check"]) as f64 / elapsed;
+    let mut first: Vec<f64> =
+        pre.iter().filter_map(|o| o.first_check_s.map(|t| t - plan.open_offset)).collect();
+    first.sort_by(f64::total_cmp);
+    let q = |x: f64| quantile(&first, x).map(|v| round(v, 2));
+
+    json!({
+        "prequeueAt": plan.prequeue_at,
+        "openAt": plan.open_at,
+        "openAtSeconds": round(plan.open_offset, 2),
+        "openSeenAfterSeconds": w.opened_s.map(|t| round(t - plan.open_offset, 2)),
+        "beforeOpenVisitors": plan.before_open,
+        "afterOpenVisitors": plan.after_open,
+        "prequeueJoins": pre.len(),
+        "prequeueSizeBeforeOpen": w.size_before_open,
+        "prequeueSize": w.prequeue_size,
+        "sealedCounts": w.sealed_counts,
+        "seedCommitment": plan.commitment,
+        "seed": w.seed,
+        "commitmentOk": commitment_ok,
+        "positions": positions,
+        "rates": {
+            "windowSeconds": OPEN_WINDOW_SECONDS,
+            "peakPerSecond": peak,
+            "peakChecksPerSecond": peak_checks,
+            "meanPerSecond": round(mean, 1),
+            "meanChecksPerSecond": round(mean_checks, 1),
+            "peakToMean": (mean > 0.0).then(|| round(peak as f64 / mean, 2)),
+            "perSecond": per_second,
+            "checksPerSecond": checks_per_second,
+        },
+        "firstCheckAfterOpen": {"p50Seconds": q(0.5), "p99Seconds": q(0.99), "maxSeconds": q(1.0)},
+        "statusReads": pre.iter().map(|o| o.status_polls).sum::<u64>(),
+        "violations": violations,
+    })
+}
+
+/// The human report's `open` section.
+#[allow(clippy::print_stdout)]
+pub fn print(o: &Value) {
+    let f = |v: &Value| match v {
+        Value::Null => "–".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let ok = |v: &Value| if v == &Value::Bool(true) { "ok" } else { "FAILED" };
+    let p = &o["positions"];
+    let r = &o["rates"];
+    println!(
+        "\nopen: openAt at {} s (seen open {} s later); {} visitors arrived before it, {} after",
+        f(&o["openAtSeconds"]),
+        f(&o["openSeenAfterSeconds"]),
+        f(&o["beforeOpenVisitors"]),
+        f(&o["afterOpenVisitors"])
+    );
+    println!(
+        "pre-queue: P = {} (sealed counts {}), {} pre-queue answers; positions 1..=P: {} ({} drawn, {} missing, {} duplicates, {} never seen, {} joined after the seal)",
+        f(&o["prequeueSize"]),
+        f(&o["sealedCounts"]),
+        f(&o["prequeueJoins"]),
+        ok(&p["ok"]),
+        f(&p["drawn"]),
+        f(&p["missing"]),
+        f(&p["duplicates"]),
+        f(&p["unobserved"]),
+        f(&p["lateSealedJoins"])
+    );
+    println!(
+        "post-open joins: {}, at or below P: {}; Spearman rank correlation of pre-queue arrival and drawn position: {} (≈ 0 when fair)",
+        f(&p["postOpenJoins"]),
+        f(&p["postOpenAtOrBelowP"]),
+        f(&p["spearmanArrivalVsPosition"])
+    );
+    println!(
+        "draw: seed commitment {} before the open; revealed seed {}: {}",
+        f(&o["seedCommitment"]),
+        f(&o["seed"]),
+        ok(&o["commitmentOk"])
+    );
+    println!(
+        "load in the {} s after openAt (1-s buckets): peak {} requests/s to assign+check+status ({} checks/s) vs mean {} ({} checks/s) over the run, × {}",
+        f(&r["windowSeconds"]),
+        f(&r["peakPerSecond"]),
+        f(&r["peakChecksPerSecond"]),
+        f(&r["meanPerSecond"]),
+        f(&r["meanChecksPerSecond"]),
+        f(&r["peakToMean"])
+    );
+    println!("  per second: {}; checks: {}", f(&r["perSecond"]), f(&r["checksPerSecond"]));
+    let c = &o["firstCheckAfterOpen"];
+    println!(
+        "first check after openAt: p50 {} s, p99 {} s, max {} s; status document reads before the open: {}",
+        f(&c["p50Seconds"]),
+        f(&c["p99Seconds"]),
+        f(&c["maxSeconds"]),
+        f(&o["statusReads"])
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pre_queue_arrivals_fall_in_the_window_and_the_rest_after_the_open() {
+        let plan = OpenPlan {
+            prequeue_at: 1,
+            open_at: 20,
+            open_offset: 19.5,
+            window: (1.5, 18.5),
+            before_open: 70,
+            after_open: 30,
+            commitment_scheduled: None,
+            commitment: None,
+            start: Instant::now(),
+        };
+        for i in 0..100 {
+            let a = plan.arrival(Curve::Uniform, i, 10.0, 0.5).as_secs_f64();
+            if i < 70 {
+                assert!((1.5..18.5).contains(&a), "{i}: {a}");
+            } else {
+                assert!((19.5..29.5).contains(&a), "{i}: {a}");
+            }
+        }
+    }
+}
