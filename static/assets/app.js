@@ -1,8 +1,7 @@
-/* vwr waiting page: follows the sale for the event in the address (/vwr/{eventId}) through its
- * states (docs/lifecycle.md): counts down to the open, joins the pre-queue, keeps the ticket
- * across refreshes and tabs, polls until admitted, then goes on to `next`; says so when the
- * sale is paused or closed. Vanilla JS, no dependencies, no build step. Loaded with `defer`;
- * under Node (tests) it only exports its functions. See static/README.md. */
+/* vwr waiting page: follows the sale of /vwr/{eventId} through its states (docs/lifecycle.md):
+ * counts down, joins the pre-queue, keeps the ticket and its place across refreshes and tabs,
+ * follows the line in the CDN-cached status document, calls `check` at its turn, then goes on
+ * to `next`. Vanilla JS, no build step; under Node (tests) it only exports. static/README.md. */
 (function () {
   'use strict';
 
@@ -16,6 +15,9 @@
   var PAUSED_POLL_S = 15;
   // At the open (and when a pause ends) each page waits a random 0–5 s before its first call.
   var OPEN_SPREAD_S = 5;
+  // A hidden tab calls every 30–42 s at most; at its turn it alerts and goes on 10 s later.
+  var HIDDEN_POLL_S = 30;
+  var TURN_HOLD_S = 10;
   // Countdown values (seconds left) at which the live region reads the countdown again.
   var MARKS = [3600, 600, 300, 60, 10];
   // Messages that end the page's work; each shows a link to `next`.
@@ -75,6 +77,12 @@
       leadEnded: 'This sale is over. Thank you for waiting.',
       commitment: 'Draw commitment:',
       verify: 'How the draw works',
+      resumedLine: 'The sale has resumed — you keep your place.',
+      turnTitle: '✅ It is your turn!',
+      notify: 'Notify me when it is my turn',
+      notifyOn: 'You will get a notification when it is your turn.',
+      notifyOff: 'Notifications are blocked in this browser.',
+      sound: 'Play a sound when it is my turn',
     },
     ko: {
       htmlTitle: '대기실',
@@ -118,10 +126,16 @@
       leadEnded: '이번 판매는 끝났습니다. 기다려 주셔서 감사합니다.',
       commitment: '추첨 사전 공개값:',
       verify: '추첨 방식 알아보기',
+      resumedLine: '판매가 다시 시작되었습니다. 내 순서는 그대로 유지됩니다.',
+      turnTitle: '✅ 내 차례가 되었습니다!',
+      notify: '내 차례가 되면 알림 받기',
+      notifyOn: '차례가 되면 알림을 보내 드립니다.',
+      notifyOff: '이 브라우저에서 알림이 차단되어 있습니다.',
+      sound: '내 차례가 되면 소리로 알리기',
     },
   };
 
-  // ---- Pure helpers (unit-tested) ------------------------------------------------------
+  // ---- Pure helpers (unit-tested) ----
 
   function fill(text, values) {
     return text.replace(/\{(\w+)\}/g, function (m, k) {
@@ -203,6 +217,17 @@
     return isFinite(s) ? Math.min(60, Math.max(1, s)) : 5;
   }
 
+  /** Seconds until the turn of `place` (1 = next) at `rate`/s; no rate: max(place ÷ 50, 5). */
+  function waitSeconds(place, rate) {
+    if (!(place > 0)) return 0;
+    return rate > 0 ? Math.ceil(place / rate) : Math.max(Math.floor(place / 50), 5);
+  }
+
+  /** Seconds between polls in line: a quarter of the wait, 1–30 s (as `nextPollSeconds`). */
+  function pollForWait(wait) {
+    return Math.min(30, Math.max(1, (Number(wait) || 0) / 4));
+  }
+
   function formatWait(seconds, s) {
     var m = Math.ceil(Math.max(0, Number(seconds) || 0) / 60);
     if (seconds < 60) return s.waitLess;
@@ -229,12 +254,9 @@
     return Math.min(1, Math.max(0, (firstAhead - ahead) / firstAhead));
   }
 
-  /**
-   * Bounds {lo, hi} on the server clock minus the page's clock (ms), narrowed by one answer:
-   * its `Date` header (whole seconds) plus `Age` (whole seconds, from a cache) was the server's
-   * time somewhere between sending the request and reading the answer. Bounds that no longer
-   * overlap (the page's clock was changed) start again from this answer.
-   */
+  /** Bounds {lo, hi} on server minus page clock (ms), narrowed by one answer: its `Date` plus
+   *  `Age` (whole s) was the server's time between sending and reading. Bounds that stop
+   *  overlapping (the page's clock was set) start again. */
   function clockBounds(bounds, date, age, sent, received) {
     var at = Date.parse(date || '');
     if (isNaN(at) || !(received >= sent)) return bounds;
@@ -261,13 +283,13 @@
     return typeof text === 'string' ? text.trim() : '';
   }
 
-  // ---- The page ------------------------------------------------------------------------
+  // ---- The page ----
 
   /**
    * Runs the waiting room. `env` holds everything it touches, so tests can drive it:
    * {document, storage, fetch, setTimeout, clearTimeout, now, random, location: {pathname,
    * search, origin, replace}, languages, locks, tab (whose `name` is window.name),
-   * addEventListener}.
+   * addEventListener, Notification?, AudioContext?}.
    */
   function start(env) {
     var doc = env.document;
@@ -282,13 +304,14 @@
     var shown = '';
     var timer = null;
     var pending = null;
+    var dueAt = 0;
     var resumeAt = 0;
     var errors = 0;
     var rejoins = 0;
     var stopped = false;
     var announced = { at: -Infinity, ahead: null };
-    // The sale as the page knows it: the page's state (MODES, plus `leaving`, `stopped`), the
-    // opening time (unix s), the operator's message, the server's clock.
+    // The page's state (MODES, `leaving`, `stopped`), the opening time (unix s), the
+    // operator's message, the server's clock.
     var mode = 'starting';
     var opensAt = null;
     var spreadFor = null;
@@ -298,10 +321,19 @@
     var tickTimer = null;
     var mark = 0;
     var markFor = null;
-    // What the live region says in reply to one answer, said together at its end (the
-    // operator's message last).
+    // What the live region says in reply to one answer (the operator's message last).
     var speech = null;
     var tail = null;
+    // An API without the status document: `check` is polled in line, as before.
+    var noStatus = false;
+    var leaveTo = null;
+    var turned = false;
+    // The alerts at the turn in a hidden tab: a sound and a notification, both opt-in.
+    var Notify = env.Notification || null;
+    var sound = read('vwr.sound') === '1';
+    var notifyOpt = read('vwr.notify') === '1';
+    var asked = false;
+    var audio = null;
 
     function el(id) {
       return doc.getElementById(id);
@@ -346,7 +378,7 @@
       return env.now() + clockOffset(clock);
     }
 
-    // -- The live region: one polite announcement per answer or tick, never every second --
+    // -- The live region: one announcement per answer or tick --
     function say(text, atEnd) {
       if (!text) return;
       if (speech) (atEnd ? tail : speech).push(text);
@@ -370,7 +402,7 @@
     function applyLang() {
       var s = STRINGS[lang];
       doc.documentElement.setAttribute('lang', lang);
-      doc.title = s.htmlTitle;
+      doc.title = turned ? s.turnTitle : s.htmlTitle;
       var nodes = doc.querySelectorAll('[data-i18n]');
       for (var i = 0; i < nodes.length; i++) nodes[i].textContent = s[nodes[i].getAttribute('data-i18n')];
       var toggle = el('lang');
@@ -384,6 +416,7 @@
       }
       if (message) show(message.key, message.values, message.isError);
       renderBanner(false);
+      renderAlerts();
       countdown(false);
     }
 
@@ -391,8 +424,7 @@
       message = key ? { key: key, values: values || {}, isError: !!isError } : null;
       var text = key ? fill(STRINGS[lang][key], message.values) : '';
       var box = el('error');
-      // Errors go to the alert box; other messages to the visible line and the live region
-      // (when they change).
+      // Errors to the alert box; others to the visible line and (changed) the live region.
       box.hidden = !isError;
       box.textContent = isError ? text : '';
       el('message').hidden = isError || !key;
@@ -416,6 +448,7 @@
       }
       if (m === 'scheduled' || m === 'prequeue' || m === 'closed') el('queue').hidden = true;
       el('keep').hidden = m === 'closed';
+      el('alerts').hidden = !/^(scheduled|prequeue|opening|waiting|paused)$/.test(m);
       countdown(false);
     }
 
@@ -429,8 +462,7 @@
       var pct = Math.round(progress(ticket ? ticket.firstAhead : data.ahead, data.ahead) * 100);
       el('fill').style.width = pct + '%';
       el('bar').setAttribute('aria-valuenow', String(pct));
-      // The live region speaks on a change of people ahead, at most every 15 s, so screen
-      // readers are not interrupted at every poll.
+      // The live region: a change of people ahead, at most every 15 s.
       var t = env.now();
       if (announce && data.ahead !== announced.ahead && t - announced.at >= ANNOUNCE_EVERY_MS) {
         announced = { at: t, ahead: data.ahead };
@@ -451,6 +483,80 @@
       box.hidden = !text;
     }
 
+    // -- The alerts of a hidden tab at its turn --
+    function renderAlerts() {
+      var s = STRINGS[lang];
+      var p = Notify ? Notify.permission : 'denied';
+      var on = notifyOpt && p === 'granted';
+      // The button while the browser can still be asked; a note once on, or refused.
+      el('notify').hidden = !Notify || on || p === 'denied';
+      el('notified').hidden = !(on || (asked && p !== 'granted'));
+      el('notified').textContent = on ? s.notifyOn : s.notifyOff;
+      el('soundwrap').hidden = !env.AudioContext;
+      el('sound').checked = sound;
+    }
+    function askNotify() {
+      var done = function (p) {
+        asked = true;
+        if (p === 'granted') {
+          notifyOpt = true;
+          write('vwr.notify', '1');
+        }
+        renderAlerts();
+      };
+      try {
+        // Old Safari: a callback; the others: a promise.
+        var r = Notify.requestPermission(done);
+        if (r && r.then) r.then(done, done);
+      } catch (e) {
+        done('denied');
+      }
+    }
+    // Sound needs a touch of the page first: the toggle (after a reload: any click or key).
+    function audioOn() {
+      if (!sound || !env.AudioContext) return null;
+      try {
+        if (!audio) audio = new env.AudioContext();
+        if (audio.state === 'suspended' && audio.resume) audio.resume();
+      } catch (e) {
+        audio = null;
+      }
+      return audio;
+    }
+    function beep() {
+      var a = audioOn();
+      if (!a) return;
+      try {
+        var o = a.createOscillator();
+        var g = a.createGain();
+        var t = a.currentTime;
+        o.frequency.value = 880;
+        g.gain.setValueAtTime(0.2, t);
+        g.gain.exponentialRampToValueAtTime(0.001, t + 0.5);
+        o.connect(g);
+        g.connect(a.destination);
+        o.start(t);
+        o.stop(t + 0.5);
+      } catch (e) {
+        // No sound; the title and the notification still tell.
+      }
+    }
+    function alertTurn() {
+      var s = STRINGS[lang];
+      turned = true;
+      doc.title = s.turnTitle;
+      if (sound) beep();
+      if (!Notify || !notifyOpt || Notify.permission !== 'granted') return;
+      try {
+        var n = new Notify(s.turnTitle, { body: s.admitted, tag: 'vwr-' + eventId, lang: lang });
+        n.onclick = function () {
+          if (env.tab && env.tab.focus) env.tab.focus();
+        };
+      } catch (e) {
+        // Android Chrome: service-worker notifications only.
+      }
+    }
+
     // The draw's commitment (hex SHA-256 of the seed) with a link to check it.
     function setDraw(commitment) {
       var ok = typeof commitment === 'string' && /^[0-9a-f]{64}$/i.test(commitment);
@@ -458,9 +564,8 @@
       el('draw').hidden = !ok;
     }
 
-    // The countdown to the open, by the server's clock; read aloud when the page enters a
-    // state before the open and at a few marks (10 min, 1 min …), never every second. `run`:
-    // also keep it ticking, and at zero open (only a tick or preOpen, never a re-render).
+    // The countdown to the open on the server's clock, read aloud on entering a state and at
+    // a few marks, never every second. `run`: keep it ticking, and open at zero.
     function countdown(entering, run) {
       var box = el('countdown');
       box.hidden = (mode !== 'scheduled' && mode !== 'prequeue') || opensAt === null || stopped;
@@ -491,14 +596,22 @@
       countdown(false, true);
     }
 
-    // -- Timers: nothing runs while the tab is hidden; showing it again polls at once --
+    // -- Timers: hidden, every 30–42 s at most; shown again, at once --
     function hidden() {
       return doc.visibilityState === 'hidden';
     }
     function schedule(fn, seconds) {
       pending = fn;
+      dueAt = env.now() + seconds * 1000;
+      arm(false);
+    }
+    function arm(atOnce) {
       env.clearTimeout(timer);
-      timer = hidden() ? null : env.setTimeout(runPending, seconds * 1000);
+      timer = null;
+      if (!pending || stopped) return;
+      var ms = (atOnce ? resumeAt : dueAt) - env.now();
+      if (hidden()) ms = Math.max(ms, HIDDEN_POLL_S * 1000 * (1 + 0.4 * env.random()));
+      timer = env.setTimeout(runPending, Math.max(0, ms));
     }
     function runPending() {
       timer = null;
@@ -507,9 +620,8 @@
       if (fn && !stopped) fn();
     }
     function onVisibility() {
-      env.clearTimeout(timer);
-      timer = null;
-      if (!hidden() && pending && !stopped) timer = env.setTimeout(runPending, Math.max(0, resumeAt - env.now()));
+      if (leaveTo) return hidden() ? null : out();
+      arm(!hidden());
     }
     function halt(state) {
       stopped = true;
@@ -543,15 +655,24 @@
         });
     }
 
-    function go(url) {
+    // On to `url`; admitted (`turn`) in a hidden tab: the alerts, then 10 s (or until shown).
+    function go(url, turn) {
       halt('leaving');
       show('admitted');
-      env.location.replace(url);
+      leaveTo = url;
+      if (!turn || !hidden()) return out();
+      alertTurn();
+      timer = env.setTimeout(out, TURN_HOLD_S * 1000);
+    }
+    function out() {
+      var url = leaveTo;
+      leaveTo = null;
+      env.clearTimeout(timer);
+      if (url) env.location.replace(url);
     }
 
-    // Redirects to `next` made lately, {n, at}: in localStorage or — storage blocked, as it is
-    // when the browser blocks cookies — in the tab's window.name, which lasts across same-site
-    // navigations in the tab.
+    // Redirects to `next` made lately, {n, at}: in localStorage, or (blocked with cookies) in
+    // window.name, which lasts across the tab's same-site navigations.
     function redirects(record) {
       var tabKey = loopKey + '=';
       if (record) {
@@ -569,15 +690,13 @@
       return record && Number(record.n) > 0 && env.now() - record.at < LOOP_WINDOW_MS ? record : { n: 0 };
     }
 
-    // On to `next`: admitted, or the event is not gated (409, or `inactive`). Being sent back
-    // here again and again within a minute means something in between does not let the
-    // visitor through — the pass cookie is not kept (cookies blocked), or the edge still gates
-    // an event the API says is not active (its configuration lags): the third time, stop and
+    // On to `next`: admitted, or not gated (409, `inactive`). Sent back here again and again
+    // within a minute (cookie not kept, or the edge lags the API): the third time, stop and
     // say so (`stopKey`) instead of looping.
     function leave(stopKey) {
       var n = redirects().n + 1;
       redirects({ n: n, at: env.now() });
-      if (n < LOOP_MAX) return go(next);
+      if (n < LOOP_MAX) return go(next, stopKey === 'noPass');
       halt('stopped');
       show(stopKey, {}, true);
     }
@@ -636,8 +755,7 @@
 
     // -- The states of the sale --
 
-    // Before the open: the countdown, and the status document every ~10 s (fetched at once
-    // unless it was just read).
+    // Before the open: the countdown, and the status document every ~10 s.
     function preOpen(state) {
       var entering = mode !== state;
       setMode(state);
@@ -668,8 +786,7 @@
       say(el('title').textContent + '. ' + el('lead').textContent);
     }
 
-    // A pre-queue answer (assign or check): count down; once the opening time has come and the
-    // server has not opened yet, ask again when it says.
+    // A pre-queue answer: count down; past the opening time (a late server), ask again.
     function prequeued(body) {
       setOpensAt(body.opensAt);
       var left = opensAt === null ? 1 : opensAt * 1000 - serverNow();
@@ -681,9 +798,8 @@
       schedule(check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
     }
 
-    // A 200 answer of assign or check that is not an admission; `checked` = from a check (a
-    // fresh assign proves less: the ticket could still be refused right after, so it does not
-    // reset the back-off counters).
+    // A 200 answer of assign or check, not an admission; `checked`: from a check (only that
+    // resets the back-off counters: a fresh ticket could still be refused).
     function answered(body, checked) {
       setBanner(body.message);
       if (body.state === 'prequeue') return prequeued(body);
@@ -694,23 +810,53 @@
       }
       if (message) show(null);
       var ahead = Math.max(0, Number(body.peopleAhead !== undefined ? body.peopleAhead : body.position - body.servingCounter - 1) || 0);
-      var first = ticket.firstAhead === undefined || ticket.firstAhead === null || ahead > ticket.firstAhead;
-      if (first) ticket.firstAhead = ahead;
-      // A pre-queue ticket learns its position from its first check after the open.
-      var moved = body.position !== undefined && ticket.position !== body.position;
-      if (moved) ticket.position = body.position;
-      if (first || moved) saveTicket();
+      // Kept with the ticket: the place (a pre-queue ticket learns it at its first check) and
+      // the rate the estimate implies.
+      var wait = Number(body.estimatedWaitSeconds);
+      var changed = track(ahead);
+      if (body.position !== undefined) changed = keep('position', body.position) || changed;
+      if (wait > 0) changed = keep('rate', (ahead + 1) / wait) || changed;
+      if (changed) saveTicket();
       render({ position: body.position, ahead: ahead, wait: body.estimatedWaitSeconds }, true);
       if (body.state === 'paused') return paused();
       setMode('waiting');
-      schedule(check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
+      // The first look after the server's hint; then the page's own.
+      schedule(placed() && !noStatus ? pollStatus : check, jitter(pollSeconds(body.nextPollSeconds), env.random()));
     }
 
-    // The public status document (CDN-cached): read before joining, before the open and while
-    // paused; never while waiting in an open sale (that is `check`).
+    function placed() {
+      return !!ticket && ticket.position > 0;
+    }
+    function keep(k, v) {
+      var was = ticket[k];
+      ticket[k] = v;
+      return was !== v;
+    }
+    // The first people-ahead count seen (where the progress bar starts).
+    function track(ahead) {
+      return !(typeof ticket.firstAhead === 'number' && ahead <= ticket.firstAhead) && keep('firstAhead', ahead);
+    }
+
+    // The place from the status document: ahead = position − servingCounter − 1; the wait at
+    // its servedPerSecond, else at the rate of the last estimate. Answers the wait (s).
+    function local(d) {
+      var place = Math.max(1, ticket.position - Math.max(0, Number(d.servingCounter) || 0));
+      var wait = waitSeconds(place, Number(d.servedPerSecond) > 0 ? Number(d.servedPerSecond) : ticket.rate);
+      if (track(place - 1)) saveTicket();
+      render({ position: ticket.position, ahead: place - 1, wait: wait }, true);
+      return wait;
+    }
+
+    // In line: only the status document, every quarter of the wait (1–30 s), until the turn.
+    function inLine(d, key) {
+      setMode('waiting');
+      show(key || null);
+      schedule(pollStatus, jitter(pollForWait(local(d)), env.random()));
+    }
+
+    // The public status document (CDN-cached): polled in every state before the close.
     function pollStatus() {
-      // The browser's own cache may answer (max-age=1); no request headers that ask a cache
-      // to go to the origin, and no cookies: it is the same document for everyone.
+      // No header that skips a cache, no cookies: the same document for everyone.
       return call('GET', API + '/status/' + eventId, { cache: 'default', credentials: 'omit' }).then(
         batch(function (r) {
           if (stopped) return;
@@ -720,10 +866,12 @@
             return onStatus(r.body);
           }
           if (r.status === 404 && r.body.error === 'event_not_found') return failed(r, pollStatus);
-          // No status document here (an API without it, or not this answer): join; the
-          // answers of assign and check say the state too.
-          if (mode === 'starting' && r.status >= 200 && r.status < 500 && r.status !== 429) return join();
-          backoff(r, pollStatus, mode === 'starting' ? 0 : mode === 'paused' ? PAUSED_POLL_S : STATUS_POLL_S);
+          // No status document here (an older API): assign and check say the state too.
+          if ((mode === 'starting' || mode === 'waiting') && r.status >= 200 && r.status < 500 && r.status !== 429) {
+            noStatus = true;
+            return ticket ? check() : join();
+          }
+          backoff(r, pollStatus, mode === 'starting' || mode === 'waiting' ? 0 : mode === 'paused' ? PAUSED_POLL_S : STATUS_POLL_S);
         })
       );
     }
@@ -734,14 +882,24 @@
       setOpensAt(d.opensAt);
       // Without a Date header the last change is still a lower bound on the server's time.
       if (!clock && Number(d.updatedAt) > 0) clock = { lo: Number(d.updatedAt) * 1000 - env.now(), hi: Infinity };
-      var served = ticket && ticket.position > 0 && Number(d.servingCounter) >= ticket.position;
+      var served = placed() && Number(d.servingCounter) >= ticket.position;
       if (d.state === 'inactive') return leave('notOpen');
       if (d.state === 'closed') return served ? check() : closed(d.closeReason);
       if (d.state === 'scheduled') return preOpen('scheduled');
       if (d.state === 'prequeue') return ticket ? preOpen('prequeue') : join();
-      if (mode === 'starting') return ticket ? check() : join();
-      if (d.state === 'paused') return served ? check() : ticket ? paused() : join();
+      if (served) {
+        if (mode === 'waiting') local(d);
+        return check();
+      }
+      // No place yet (no ticket, a pre-queue ticket): join, or check the ticket.
+      if (mode === 'starting' && !placed()) return ticket ? check() : join();
+      if (d.state === 'paused') {
+        if (!ticket) return join();
+        if (placed()) local(d);
+        return paused();
+      }
       // open (or a state this page does not know)
+      if (placed()) return inLine(d, mode === 'paused' ? 'resumedLine' : null);
       opening(mode === 'paused' ? 'resumed' : 'opening');
     }
 
@@ -775,8 +933,7 @@
       );
     }
 
-    // Joining holds a cross-tab lock where the browser has one, so two tabs opened together
-    // get one place, not two.
+    // A cross-tab lock where there is one: two tabs opened together get one place.
     function join(reason) {
       if (!message || !message.isError) show(reason === 'rejoin' ? 'rejoin' : 'joining');
       if (env.locks && env.locks.request) return env.locks.request('vwr-join-' + eventId, assign);
@@ -804,14 +961,22 @@
       if (t && (!ticket || t.requestId !== ticket.requestId)) ticket = t;
     });
     // Deliberately no unload handler: leaving or refreshing the page never gives up the place.
-    // With a ticket, its check says the state; without one, the status document does (so a
-    // page opened before the pre-queue does not call assign in vain).
+    el('notify').addEventListener('click', askNotify);
+    el('sound').addEventListener('change', function () {
+      sound = !!el('sound').checked;
+      write('vwr.sound', sound ? '1' : null);
+      beep(); // a sample (and the audio starts)
+    });
+    doc.addEventListener('click', audioOn);
+    doc.addEventListener('keydown', audioOn);
+    // A ticket without a place (pre-queue, older page) is checked first; otherwise the status
+    // document says the state (and no page joins before the pre-queue).
     ticket = loadTicket();
-    if (ticket) check();
+    if (ticket && !placed()) check();
     else pollStatus();
     return {
       state: function () {
-        return { ticket: ticket, pending: !!pending, timer: timer !== null, errors: errors, stopped: stopped, lang: lang, next: next, mode: mode, opensAt: opensAt, clockOffset: clockOffset(clock) };
+        return { ticket: ticket, pending: !!pending, timer: timer !== null, errors: errors, stopped: stopped, lang: lang, next: next, mode: mode, opensAt: opensAt, clockOffset: clockOffset(clock), noStatus: noStatus };
       },
     };
   }
@@ -827,6 +992,8 @@
     jitter: jitter,
     backoffSeconds: backoffSeconds,
     pollSeconds: pollSeconds,
+    waitSeconds: waitSeconds,
+    pollForWait: pollForWait,
     formatWait: formatWait,
     formatCountdown: formatCountdown,
     progress: progress,
@@ -865,6 +1032,8 @@
       locks: navigator.locks,
       tab: window,
       addEventListener: window.addEventListener.bind(window),
+      Notification: window.Notification,
+      AudioContext: window.AudioContext || window.webkitAudioContext,
     });
   }
 })();

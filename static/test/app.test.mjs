@@ -88,9 +88,10 @@ const openStatus = (over = {}) => ({ status: 200, body: { eventId: 'e1', state: 
  * `status(n, now, url)` the public status document (by default: an open sale), each with
  * {status, body, headers} (n counts that kind of call). `calls` lists the assign and check
  * calls, `statusCalls` the status document's, `allCalls` both in order. `random` is a number
- * or a function. Answers the harness.
+ * or a function; `extra` adds to the page's env (Notification, AudioContext). Answers the
+ * harness.
  */
-function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, status = () => openStatus(), languages = ['en-US'], store = storage(), locks, random = 0.5, at = 1_000_000, tab = { name: '' } } = {}) {
+function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, status = () => openStatus(), languages = ['en-US'], store = storage(), locks, random = 0.5, at = 1_000_000, tab = { name: '' }, extra = {} } = {}) {
   const doc = fakeDocument();
   const timers = [];
   let now = at;
@@ -147,6 +148,7 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
     locks,
     tab,
     addEventListener: (type, fn) => windowListeners.push({ type, fn }),
+    ...extra,
   };
   // Waits until the page has caught up: no call in flight, then one more turn of the event
   // loop for the promise callbacks that follow. Bounded generously; never a fixed count.
@@ -170,6 +172,7 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
     timers,
     windowListeners,
     text: (id) => doc.byId[id].textContent,
+    i18n: (key) => doc.i18n.find((e) => e.attrs['data-i18n'] === key).textContent,
     get now() {
       return now;
     },
@@ -202,40 +205,110 @@ const assigned = (over = {}) => ok({ requestId: 'req-1', position: 101, queueLen
 const waitingBody = (over = {}) => ok({ admitted: false, position: 101, servingCounter: 0, peopleAhead: 100, estimatedWaitSeconds: 130, nextPollSeconds: 5, ...over });
 const admitted = () => ok({ admitted: true, token: 't', expiresAt: 1 });
 
+const T0 = 1_000_000; // the harness's clock at start (ms); its unix seconds are T0 / 1000
+const COMMIT = 'ab'.repeat(32);
+const doc = (state, over = {}) => ok({ eventId: 'e1', state, servingCounter: 0, issued: 0, servedPerSecond: null, updatedAt: 900, ...over });
+const pqAnswer = (opensAt, over = {}) => ok({ requestId: 'pq-1', state: 'prequeue', opensAt, nextPollSeconds: 10, ...over });
+const kinds = (p) => p.allCalls.map((c) => `${c.url.split('/')[3]}@${c.at - T0}`);
+const state = (p) => p.doc.byId.room.attrs['data-state'];
+const noCall = () => assert.fail('no assign or check expected');
+const checks = (p) => p.calls.filter((c) => c.url.includes('/check/'));
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** A browser Notification: `permission` now, `answer` to requestPermission; `shown` lists them. */
+function fakeNotification(permission = 'default', answer = 'granted') {
+  function N(title, options) {
+    N.shown.push({ title, ...options });
+  }
+  Object.assign(N, { permission, asked: 0, shown: [] });
+  N.requestPermission = () => {
+    N.asked++;
+    N.permission = answer;
+    return Promise.resolve(answer);
+  };
+  return N;
+}
+
+/** A Web Audio AudioContext that counts the tones started (`beeps`). */
+function fakeAudio() {
+  const param = { setValueAtTime() {}, exponentialRampToValueAtTime() {} };
+  class A {
+    constructor() {
+      A.made++;
+      Object.assign(this, { state: 'running', currentTime: 0, destination: {} });
+    }
+    createOscillator() {
+      return { frequency: param, connect() {}, start: () => A.beeps++, stop() {} };
+    }
+    createGain() {
+      return { gain: param, connect() {} };
+    }
+  }
+  A.made = 0;
+  A.beeps = 0;
+  return A;
+}
+
 // ---- Behaviour ------------------------------------------------------------------------
 
+// An open sale whose line has gone past any place: a page with a place checks at once.
+const served = () => openStatus({ servingCounter: 1e6 });
+
 describe('joining and polling', () => {
-  test('joins, keeps the ticket, polls at the hinted interval, and goes to next when admitted', async () => {
-    let ahead = 100;
+  test('joins, keeps the ticket and its place, follows the line in the status document, checks once at the turn, goes to next', async () => {
+    let serving = 0;
     const p = await page({
-      api: (method, url) => {
-        if (method === 'POST') return assigned();
-        ahead -= 40;
-        return ahead <= 0 ? admitted() : waitingBody({ peopleAhead: ahead, position: 101 });
-      },
+      status: () => openStatus({ servingCounter: serving }),
+      api: (method) => (method === 'POST' ? assigned() : serving >= 101 ? admitted() : assert.fail('no check before the turn')),
     }).start();
     assert.deepEqual(p.calls.map((c) => `${c.method} ${c.url}`), ['POST /vwr-api/vwr/assign/e1']);
-    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'req-1', position: 101, firstAhead: 100 });
+    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'req-1', position: 101, firstAhead: 100, rate: 101 / 130 }, 'the place, and the rate the estimate implies');
     assert.equal(p.text('position'), '101');
     assert.equal(p.text('ahead'), '100');
     assert.equal(p.text('wait'), 'about 3 min');
     assert.equal(p.doc.byId.queue.hidden, false);
-    assert.equal(p.nextTimerIn(), 5000, 'nextPollSeconds with zero jitter at random=0.5');
+    assert.equal(p.nextTimerIn(), 5000, "the first look after the server's nextPollSeconds (zero jitter at random=0.5)");
+    serving = 40;
     await p.advance(5000);
-    assert.equal(p.calls[1].url, '/vwr-api/vwr/check/e1/req-1');
-    assert.equal(p.text('ahead'), '60');
+    assert.deepEqual(kinds(p), ['status@0', 'assign@0', 'status@5000']);
+    assert.equal(p.statusCalls[1].init.credentials, 'omit');
+    assert.equal(p.text('ahead'), '60', 'position − servingCounter − 1, computed by the page');
+    assert.equal(p.text('wait'), 'about 2 min');
     assert.equal(p.doc.byId.fill.style.width, '40%');
     assert.equal(p.doc.byId.bar.attrs['aria-valuenow'], '40');
-    await p.advance(10000);
+    assert.equal(p.nextTimerIn(), 19_750, '61 places at 101/130 per second: 79 s, a quarter of it');
+    serving = 101;
+    await p.advance(19_750);
+    assert.deepEqual(kinds(p).slice(3), ['status@24750', 'check@24750'], 'one check, at the turn');
+    assert.equal(p.text('ahead'), '0');
+    assert.equal(p.doc.byId.fill.style.width, '100%');
     assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
     assert.equal(p.nextTimerIn(), null, 'stops polling once admitted');
+    assert.equal(p.doc.title, 'Waiting room', 'a visible tab: no alert, straight on');
   });
 
-  test('a refresh (or a second tab) keeps the place: it checks the stored ticket instead of joining', async () => {
-    const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'old-req', position: 7, firstAhead: 50 }) });
-    const p = await page({ store, api: () => waitingBody({ position: 7, peopleAhead: 25 }) }).start();
-    assert.deepEqual(p.calls.map((c) => `${c.method} ${c.url}`), ['GET /vwr-api/vwr/check/e1/old-req']);
+  test('a refresh (or a second tab) keeps the place: the stored position, no join and no check', async () => {
+    const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'old-req', position: 76, firstAhead: 50 }) });
+    const p = await page({ store, status: () => openStatus({ servingCounter: 50 }), api: noCall }).start();
+    assert.deepEqual(kinds(p), ['status@0']);
+    assert.equal(state(p), 'waiting');
+    assert.equal(p.text('position'), '76');
+    assert.equal(p.text('ahead'), '25');
     assert.equal(p.doc.byId.fill.style.width, '50%', 'progress from the first people-ahead ever seen');
+    await p.advance(120_000);
+    assert.equal(p.calls.length, 0);
+  });
+
+  test('an old stored ticket without a position: the first check gives it, then the status document', async () => {
+    const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'old-req' }) });
+    const p = await page({ store, api: () => waitingBody({ position: 7, peopleAhead: 6, estimatedWaitSeconds: 14, nextPollSeconds: 3 }) }).start();
+    assert.deepEqual(kinds(p), ['check@0']);
+    assert.deepEqual(JSON.parse(store.getItem('vwr.ticket.e1')), { requestId: 'old-req', firstAhead: 6, position: 7, rate: 0.5 });
+    await p.advance(60_000);
+    assert.equal(checks(p).length, 1, 'no check after the first');
+    assert.deepEqual(kinds(p).slice(1, 3), ['status@3000', 'status@6500'], '7 places at 0.5/s: 14 s, a quarter = 3.5 s');
   });
 
   test('polls with ±20 % jitter and keeps the hint within 1–60 s', async () => {
@@ -249,7 +322,7 @@ describe('joining and polling', () => {
 
   test('an unsafe next falls back to the event page', async () => {
     for (const next of ['https://evil.example', '//evil.example', '/\\evil.example', '%2F%2Fevil.example', 'javascript:alert(1)', '/\n/evil.example', '/vwr/e1']) {
-      const p = await page({ search: `?next=${encodeURIComponent(next)}`, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+      const p = await page({ search: `?next=${encodeURIComponent(next)}`, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
       await p.advance(6000);
       assert.equal(p.env.location.replaced, '/events/e1', next);
     }
@@ -258,7 +331,7 @@ describe('joining and polling', () => {
   test('sent back admitted three times within a minute (cookie not kept): stops and explains', async () => {
     const store = storage();
     for (let i = 1; i <= 3; i++) {
-      const p = await page({ store, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+      const p = await page({ store, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
       await p.advance(6000);
       if (i < 3) {
         assert.equal(p.env.location.replaced, '/events/e1?seat=A1', `visit ${i} goes on`);
@@ -283,14 +356,14 @@ describe('joining and polling', () => {
 describe('answers that change course', () => {
   test('410: forgets the ticket and joins again', async () => {
     const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'stale', position: 3, firstAhead: 2 }) });
-    const p = await page({ store, api: (m) => (m === 'POST' ? assigned({ requestId: 'fresh' }) : err(410, 'request_id_expired')) }).start();
+    const p = await page({ store, status: () => openStatus({ servingCounter: 3 }), api: (m) => (m === 'POST' ? assigned({ requestId: 'fresh' }) : err(410, 'request_id_expired')) }).start();
     assert.deepEqual(p.calls.map((c) => c.method), ['GET', 'POST']);
     assert.equal(JSON.parse(p.store.getItem('vwr.ticket.e1')).requestId, 'fresh');
   });
 
   test('400/403 on check (a bad or foreign ticket) also joins again; three times in a row backs off', async () => {
     const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'foreign' }) });
-    const p = await page({ store, api: (m) => (m === 'POST' ? assigned() : err(403, 'wrong_event')) }).start();
+    const p = await page({ store, status: () => openStatus({ servingCounter: 1e6 }), api: (m) => (m === 'POST' ? assigned() : err(403, 'wrong_event')) }).start();
     assert.deepEqual(p.calls.map((c) => c.method), ['GET', 'POST']);
     await p.advance(5000);
     await p.advance(5000);
@@ -343,12 +416,12 @@ describe('answers that change course', () => {
 
   test('409 loop guard: one count for every way back to next (admitted, then 409)', async () => {
     const store = storage();
-    const first = await page({ store, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    const first = await page({ store, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
     await first.advance(6000);
     assert.equal(first.env.location.replaced, '/events/e1?seat=A1');
-    const second = await page({ store, at: 1_010_000, api: () => err(409, 'event_not_active') }).start();
+    const second = await page({ store, at: 1_010_000, status: served, api: () => err(409, 'event_not_active') }).start();
     assert.equal(second.env.location.replaced, '/events/e1?seat=A1');
-    const third = await page({ store, at: 1_020_000, api: () => err(409, 'event_not_active') }).start();
+    const third = await page({ store, at: 1_020_000, status: served, api: () => err(409, 'event_not_active') }).start();
     assert.equal(third.env.location.replaced, null);
     assert.match(third.text('error'), /not open right now/);
   });
@@ -430,28 +503,33 @@ describe('errors and back-off', () => {
 });
 
 describe('visibility', () => {
-  test('no polling while the tab is hidden; polls at once when shown again', async () => {
-    const p = await page({ api: (m) => (m === 'POST' ? assigned() : waitingBody()) }).start();
-    p.doc.setVisibility('hidden');
-    assert.equal(p.nextTimerIn(), null);
-    await p.advance(120000);
-    assert.equal(p.calls.length, 1, 'nothing while hidden');
-    p.doc.setVisibility('visible');
-    assert.equal(p.nextTimerIn(), 0);
-    await p.advance(0);
-    assert.equal(p.calls.length, 2);
+  test('a hidden tab polls the status document slowly (every 30–42 s); shown again, it polls at once', async () => {
+    for (const [random, gap] of [[0, 30_000], [0.5, 36_000], [1, 42_000]]) {
+      const p = await page({ random, api: (m) => (m === 'POST' ? assigned({ nextPollSeconds: 1, estimatedWaitSeconds: 8 }) : noCall()) }).start();
+      p.doc.setVisibility('hidden');
+      assert.equal(p.nextTimerIn(), gap, `random ${random}: the 1-s hint is stretched`);
+      await p.advance(3 * gap);
+      assert.deepEqual(p.statusCalls.slice(1).map((c) => c.at - T0), [gap, 2 * gap, 3 * gap], 'never faster than 30 s');
+      assert.equal(p.calls.length, 1, 'no check while hidden either');
+      p.doc.setVisibility('visible');
+      assert.equal(p.nextTimerIn(), 0, 'shown again: at once');
+      await p.advance(0);
+      assert.equal(p.statusCalls.length, 5);
+      assert.ok(p.nextTimerIn() <= 2400, 'and back to the wait-based interval (8 s away: every 2 s ± 20 %)');
+    }
   });
 
-  test('a page opened in a background tab joins, then waits to be shown before polling', async () => {
-    const p = page({ api: (m) => (m === 'POST' ? assigned() : waitingBody()) });
+  test('a page opened in a background tab joins at once, then polls slowly', async () => {
+    const p = page({ api: (m) => (m === 'POST' ? assigned() : noCall()) });
     p.doc.visibilityState = 'hidden';
     await p.start();
-    assert.equal(p.calls.length, 1, 'joined at once: the place is taken early');
-    await p.advance(120000);
-    assert.equal(p.calls.length, 1, 'no polling while hidden');
+    assert.deepEqual(kinds(p), ['status@0', 'assign@0'], 'joined at once: the place is taken early');
+    assert.equal(p.nextTimerIn(), 36_000);
+    await p.advance(120_000);
+    assert.deepEqual(kinds(p).slice(2), ['status@36000', 'status@72000', 'status@108000']);
     p.doc.setVisibility('visible');
     await p.advance(0);
-    assert.equal(p.calls.length, 2);
+    assert.deepEqual(kinds(p).slice(5), ['status@120000']);
   });
 
   test('showing the tab inside a Retry-After window waits for its end', async () => {
@@ -461,6 +539,218 @@ describe('visibility', () => {
     await p.advance(10000);
     p.doc.setVisibility('visible');
     assert.ok(p.nextTimerIn() >= 20000 && p.nextTimerIn() <= 26000, String(p.nextTimerIn()));
+  });
+});
+
+describe('in line: the status document, not check', () => {
+  test('no check while position > servingCounter (only the status document), exactly one at the turn', async () => {
+    let serving = 0;
+    const p = await page({
+      status: () => openStatus({ servingCounter: serving, servedPerSecond: 2 }),
+      api: (m) => (m === 'POST' ? assigned({ position: 101 }) : serving >= 101 ? admitted() : assert.fail(`a check at servingCounter ${serving}`)),
+    }).start();
+    for (let step = 0; step < 10; step++) {
+      serving += 10;
+      await p.advance(p.nextTimerIn());
+    }
+    assert.equal(serving, 100);
+    assert.equal(p.statusCalls.length, 11);
+    assert.equal(checks(p).length, 0, 'one behind the turn: still no check');
+    assert.equal(p.text('ahead'), '0');
+    assert.ok(p.allCalls.slice(2).every((c) => c.url === '/vwr-api/vwr/status/e1'));
+    serving = 101;
+    await p.advance(p.nextTimerIn());
+    assert.deepEqual(checks(p).map((c) => c.url), ['/vwr-api/vwr/check/e1/req-1']);
+    assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+  });
+
+  test('the poll interval: a quarter of the expected wait, within 1–30 s, ±20 %', async () => {
+    assert.deepEqual([0, 3, 8, 40, 119, 120, 86_400].map(app.pollForWait), [1, 1, 2, 10, 29.75, 30, 30]);
+    assert.equal(app.waitSeconds(100, 10), 10);
+    assert.equal(app.waitSeconds(101, 10), 11);
+    assert.equal(app.waitSeconds(0, 10), 0);
+    assert.equal(app.waitSeconds(100, null), 5, "no rate: the API's max(place ÷ 50, 5)");
+    assert.equal(app.waitSeconds(1000, 0), 20);
+    // Position 101; the rate from the status document (servedPerSecond).
+    for (const [serving, rate, random, gap] of [
+      [0, 10, 0.5, 2750], // 101 places at 10/s: 11 s → 2.75 s
+      [61, 10, 0.5, 1000], // 40 places: 4 s → 1 s (the floor)
+      [0, 0.5, 0.5, 30_000], // 202 s → 30 s (the cap)
+      [0, 10, 0, 2200], // −20 %
+      [0, 10, 1, 3300], // +20 %
+    ]) {
+      const p = await page({ random, status: (n) => openStatus({ servingCounter: n === 1 ? 0 : serving, servedPerSecond: rate }), api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+      await p.advance(p.nextTimerIn());
+      assert.ok(Math.abs(p.nextTimerIn() - gap) < 1e-6, `servingCounter ${serving}, ${rate}/s, random ${random}: ${p.nextTimerIn()} ≠ ${gap}`);
+    }
+    // No servedPerSecond (a new sale, a manual one): the rate the assign estimate implied.
+    const p = await page({ status: (n) => openStatus({ servingCounter: n === 1 ? 0 : 51 }), api: (m) => (m === 'POST' ? assigned({ estimatedWaitSeconds: 202 }) : noCall()) }).start();
+    await p.advance(p.nextTimerIn());
+    assert.equal(p.nextTimerIn(), 25_000, '50 places at 101/202 per second: 100 s → 25 s');
+    assert.equal(p.text('wait'), 'about 2 min');
+  });
+
+  test('a pre-queue open: exactly one check for the drawn position, then only the status document', async () => {
+    const opensAt = 1010;
+    let serving = 0;
+    const p = await page({
+      status: (n, now) => doc(now < opensAt * 1000 ? 'prequeue' : 'open', { opensAt, servingCounter: serving }),
+      api: (m) => (m === 'POST' ? pqAnswer(opensAt) : serving >= 7 ? admitted() : waitingBody({ position: 7, servingCounter: 0, peopleAhead: 6, estimatedWaitSeconds: 60, nextPollSeconds: 15 })),
+    }).start();
+    await p.advance(12_500);
+    assert.deepEqual(kinds(p), ['status@0', 'assign@0', 'status@10000', 'check@12500'], 'the one check, after the 0–5 s spread');
+    assert.equal(p.text('position'), '7');
+    assert.equal(p.nextTimerIn(), 15_000, "the first look after the check's nextPollSeconds");
+    serving = 3;
+    await p.advance(60_000);
+    assert.equal(checks(p).length, 1, 'no check while the place is ahead');
+    assert.equal(p.text('ahead'), '3');
+    assert.ok(p.statusCalls.length >= 5);
+    serving = 7;
+    await p.advance(p.nextTimerIn());
+    assert.equal(checks(p).length, 2, 'the second check: the turn');
+    assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+  });
+
+  test('no status document while in line (an API without it): back to polling check', async () => {
+    let n = 0;
+    const p = await page({ status: (k) => (k === 1 ? openStatus() : err(404, 'not_found')), api: (m) => (m === 'POST' ? assigned() : (n++, waitingBody({ nextPollSeconds: 5 }))) }).start();
+    await p.advance(5000);
+    assert.deepEqual(kinds(p), ['status@0', 'assign@0', 'status@5000', 'check@5000']);
+    await p.advance(10_000);
+    assert.deepEqual(kinds(p).slice(4), ['check@10000', 'check@15000'], 'check at its hint, as before the status document');
+    assert.equal(p.ctl.state().noStatus, true);
+  });
+
+  test('the turn in a hidden tab: the title changes, the sound if on, the notification if asked for; next 10 s later, or at once when shown', async () => {
+    for (const shown of [false, true]) {
+      const Notification = fakeNotification('granted');
+      const AudioContext = fakeAudio();
+      const store = storage({ 'vwr.sound': '1', 'vwr.notify': '1' });
+      let serving = 0;
+      const p = await page({ store, extra: { Notification, AudioContext }, status: () => openStatus({ servingCounter: serving }), api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+      assert.equal(p.doc.byId.alerts.hidden, false);
+      assert.equal(p.doc.byId.notify.hidden, true, 'already asked for: no button');
+      assert.equal(p.text('notified'), 'You will get a notification when it is your turn.');
+      assert.equal(p.doc.byId.sound.checked, true);
+      p.doc.setVisibility('hidden');
+      serving = 101;
+      await p.advance(p.nextTimerIn());
+      assert.ok(p.now - T0 >= 30_000, 'a hidden tab sees the turn at its slow pace');
+      assert.equal(checks(p).length, 1, 'one check at the turn');
+      assert.equal(p.doc.title, '✅ It is your turn!');
+      assert.deepEqual(Notification.shown, [{ title: '✅ It is your turn!', body: 'It is your turn! Taking you there now…', tag: 'vwr-e1', lang: 'en' }]);
+      assert.equal(AudioContext.beeps, 1);
+      assert.equal(state(p), 'leaving');
+      assert.equal(p.env.location.replaced, null, 'the page stays a moment, so the alerts are seen');
+      if (shown) {
+        await p.advance(3000);
+        p.doc.setVisibility('visible');
+      } else {
+        await p.advance(9999);
+        assert.equal(p.env.location.replaced, null);
+        await p.advance(1);
+      }
+      assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+      await p.advance(60_000);
+      assert.equal(checks(p).length, 1, 'nothing more');
+    }
+  });
+
+  test('the turn in a hidden tab, in Korean', async () => {
+    const Notification = fakeNotification('granted');
+    const p = await page({ languages: ['ko-KR'], store: storage({ 'vwr.notify': '1' }), extra: { Notification }, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    p.doc.setVisibility('hidden');
+    await p.advance(60_000);
+    assert.equal(p.doc.title, '✅ 내 차례가 되었습니다!');
+    assert.deepEqual(Notification.shown, [{ title: '✅ 내 차례가 되었습니다!', body: '차례가 되었습니다! 지금 이동합니다…', tag: 'vwr-e1', lang: 'ko' }]);
+    assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+  });
+
+  test('the turn in a visible tab: straight on, no alerts', async () => {
+    const Notification = fakeNotification('granted');
+    const AudioContext = fakeAudio();
+    const p = await page({ store: storage({ 'vwr.sound': '1', 'vwr.notify': '1' }), extra: { Notification, AudioContext }, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    await p.advance(5000);
+    assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+    assert.equal(p.doc.title, 'Waiting room');
+    assert.equal(Notification.shown.length + AudioContext.beeps, 0);
+  });
+
+  test('the notification: opt-in with the button (asks the browser on click), remembered; refused or unsupported: said, or no button', async () => {
+    const store = storage();
+    const Notification = fakeNotification('default', 'granted');
+    const p = await page({ store, extra: { Notification }, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(p.doc.byId.notify.hidden, false);
+    assert.equal(p.text('notify'), 'Notify me when it is my turn');
+    assert.equal(p.doc.byId.notified.hidden, true);
+    assert.equal(Notification.asked, 0, 'never asked without a click');
+    p.doc.byId.notify.fire('click');
+    await flush();
+    assert.equal(Notification.asked, 1);
+    assert.equal(p.doc.byId.notify.hidden, true);
+    assert.equal(p.text('notified'), 'You will get a notification when it is your turn.');
+    assert.equal(store.getItem('vwr.notify'), '1');
+    p.doc.setVisibility('hidden');
+    await p.advance(p.nextTimerIn());
+    assert.equal(Notification.shown.length, 0, 'not before the turn');
+
+    // Granted for the site before, but not asked for here: no notification.
+    const quiet = fakeNotification('granted');
+    const q = await page({ extra: { Notification: quiet }, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    assert.equal(q.doc.byId.notify.hidden, false, 'the button is still offered');
+    q.doc.setVisibility('hidden');
+    await q.advance(60_000);
+    assert.equal(q.doc.title, '✅ It is your turn!');
+    assert.equal(quiet.shown.length, 0);
+
+    const refused = fakeNotification('default', 'denied');
+    const r = await page({ languages: ['ko-KR'], extra: { Notification: refused }, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(r.text('notify'), '내 차례가 되면 알림 받기');
+    r.doc.byId.notify.fire('click');
+    await flush();
+    assert.equal(r.doc.byId.notify.hidden, true);
+    assert.equal(r.text('notified'), '이 브라우저에서 알림이 차단되어 있습니다.');
+
+    const none = await page({ api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(none.doc.byId.notify.hidden, true, 'no Notification API: no button');
+    assert.equal(none.doc.byId.soundwrap.hidden, true, 'no Web Audio: no sound toggle');
+  });
+
+  test('the sound: off by default; turning it on plays a sample and is remembered; off, no sound at the turn', async () => {
+    const store = storage();
+    const AudioContext = fakeAudio();
+    const p = await page({ store, extra: { AudioContext }, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(p.doc.byId.soundwrap.hidden, false);
+    assert.equal(p.doc.byId.sound.checked, false);
+    assert.equal(p.i18n('sound'), 'Play a sound when it is my turn');
+    assert.equal(AudioContext.made, 0, 'no audio until the visitor asks for it');
+    p.doc.byId.sound.checked = true;
+    p.doc.byId.sound.fire('change');
+    assert.equal(AudioContext.beeps, 1, 'a sample');
+    assert.equal(store.getItem('vwr.sound'), '1');
+    p.doc.byId.sound.checked = false;
+    p.doc.byId.sound.fire('change');
+    assert.equal(store.getItem('vwr.sound'), null);
+    assert.equal(AudioContext.beeps, 1);
+
+    const silent = fakeAudio();
+    const q = await page({ extra: { AudioContext: silent }, status: served, api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
+    q.doc.setVisibility('hidden');
+    await q.advance(60_000);
+    assert.equal(q.doc.title, '✅ It is your turn!');
+    assert.equal(silent.beeps, 0);
+    assert.equal(silent.made, 0);
+  });
+
+  test('the alerts are offered while waiting for the turn, in both languages; not once the sale is closed', async () => {
+    const p = await page({ languages: ['ko-KR'], extra: { Notification: fakeNotification(), AudioContext: fakeAudio() }, status: () => doc('prequeue', { opensAt: 2000 }), api: () => pqAnswer(2000) }).start();
+    assert.equal(p.doc.byId.alerts.hidden, false);
+    assert.equal(p.i18n('sound'), '내 차례가 되면 소리로 알리기');
+    p.doc.byId.lang.fire('click');
+    assert.equal(p.i18n('sound'), 'Play a sound when it is my turn');
+    const closed = await page({ status: () => doc('closed', { closeReason: 'ended' }), api: noCall }).start();
+    assert.equal(closed.doc.byId.alerts.hidden, true);
   });
 });
 
@@ -478,24 +768,16 @@ describe('tabs', () => {
     assert.equal(b.calls[0].method, 'GET');
   });
 
-  test('a ticket replaced by another tab is adopted', async () => {
-    const p = await page({ api: (m) => (m === 'POST' ? assigned() : waitingBody()) }).start();
+  test('a ticket replaced by another tab is adopted, with its place', async () => {
+    const p = await page({ status: (n) => openStatus({ servingCounter: n === 1 ? 0 : 5 }), api: (m) => (m === 'POST' ? assigned() : admitted()) }).start();
     p.store.setItem('vwr.ticket.e1', JSON.stringify({ requestId: 'other-tab', position: 5 }));
     p.windowListeners.find((l) => l.type === 'storage').fn({ key: 'vwr.ticket.e1' });
     await p.advance(5000);
-    assert.equal(p.calls.at(-1).url, '/vwr-api/vwr/check/e1/other-tab');
+    assert.equal(p.calls.at(-1).url, '/vwr-api/vwr/check/e1/other-tab', 'its place (5) is served: checked');
   });
 });
 
 // ---- The states of a sale (docs/lifecycle.md) -------------------------------------------
-
-const T0 = 1_000_000; // the harness's clock at start (ms); its unix seconds are T0 / 1000
-const COMMIT = 'ab'.repeat(32);
-const doc = (state, over = {}) => ok({ eventId: 'e1', state, servingCounter: 0, issued: 0, servedPerSecond: null, updatedAt: 900, ...over });
-const pqAnswer = (opensAt, over = {}) => ok({ requestId: 'pq-1', state: 'prequeue', opensAt, nextPollSeconds: 10, ...over });
-const kinds = (p) => p.allCalls.map((c) => `${c.url.split('/')[3]}@${c.at - T0}`);
-const state = (p) => p.doc.byId.room.attrs['data-state'];
-const noCall = () => assert.fail('no assign or check expected');
 
 describe('before the open', () => {
   test('scheduled: a countdown to opensAt that ticks every second; no assign, no check; only the status document, every ~10 s', async () => {
@@ -607,7 +889,7 @@ describe('before the open', () => {
       assert.equal(p.text('ahead'), '6');
       assert.equal(p.doc.byId.queue.hidden, false);
       assert.equal(p.doc.byId.message.hidden, true);
-      assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1', firstAhead: 6, position: 7 }, 'the pre-queue ticket learns its place');
+      assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1', firstAhead: 6, position: 7, rate: 7 / 130 }, 'the pre-queue ticket learns its place');
     }
   });
 
@@ -680,27 +962,31 @@ describe('before the open', () => {
     assert.deepEqual(kinds(p), ['status@0', 'assign@0', 'status@10000', 'status@20000']);
   });
 
-  test('a hidden tab at the open: the countdown still runs; the first check waits until the tab is shown', async () => {
-    const p = await page({ status: () => doc('prequeue', { opensAt: 1030 }), api: (m) => (m === 'POST' ? pqAnswer(1030) : waitingBody()) }).start();
-    p.doc.setVisibility('hidden');
-    await p.advance(60_000);
-    assert.equal(state(p), 'opening');
-    assert.equal(p.calls.length, 1, 'no check while hidden');
-    p.doc.setVisibility('visible');
-    await p.advance(0);
-    assert.equal(p.calls.length, 2);
-    assert.equal(state(p), 'waiting');
+  test('a hidden tab at the open: the countdown still runs; the first check waits 30–42 s, or until the tab is shown', async () => {
+    for (const shown of [false, true]) {
+      const p = await page({ status: () => doc('prequeue', { opensAt: 1030 }), api: (m) => (m === 'POST' ? pqAnswer(1030) : waitingBody()) }).start();
+      p.doc.setVisibility('hidden');
+      await p.advance(30_000);
+      assert.equal(state(p), 'opening');
+      assert.equal(p.nextTimerIn(), 36_000, 'the 0–5 s spread, stretched to the hidden pace');
+      await p.advance(shown ? 10_000 : 35_999);
+      assert.equal(p.calls.length, 1, 'no check yet');
+      if (shown) p.doc.setVisibility('visible');
+      await p.advance(shown ? 0 : 1);
+      assert.deepEqual(kinds(p).filter((k) => k.startsWith('check')), [shown ? 'check@40000' : 'check@66000']);
+      assert.equal(state(p), 'waiting');
+    }
   });
 });
 
 describe('paused and closed', () => {
   const MSG = { en: 'Back at 3 pm', ko: '오후 3시에 다시 엽니다' };
 
-  test('paused: says so with the message, keeps the place, polls only the status document (slowly); resumes on open', async () => {
+  test('paused: says so with the message, keeps the place, polls only the status document (slowly); resumes on open, still without a check', async () => {
     let paused = false;
     const p = await page({
-      status: () => (paused ? doc('paused', { message: MSG }) : doc('open')),
-      api: (m) => (m === 'POST' ? assigned() : paused ? waitingBody({ state: 'paused', message: MSG }) : waitingBody({ state: 'open', peopleAhead: 50 })),
+      status: (n) => (paused ? doc('paused', { message: MSG }) : doc('open', { servingCounter: n > 1 ? 50 : 0 })),
+      api: (m) => (m === 'POST' ? assigned() : noCall()),
     }).start();
     paused = true;
     await p.advance(5000);
@@ -713,18 +999,29 @@ describe('paused and closed', () => {
     assert.equal(p.doc.byId.queue.hidden, false);
     assert.equal(p.text('status'), 'The sale is paused — you keep your place. Back at 3 pm', 'announced once, with the message');
     await p.advance(60_000);
-    assert.equal(p.calls.length, 2, 'no check while paused');
-    assert.deepEqual(kinds(p).slice(3), ['status@20000', 'status@35000', 'status@50000', 'status@65000']);
+    assert.equal(p.calls.length, 1, 'no check while paused');
+    assert.deepEqual(kinds(p).slice(2), ['status@5000', 'status@20000', 'status@35000', 'status@50000', 'status@65000']);
     paused = false;
     await p.advance(15_000);
-    assert.equal(state(p), 'opening');
-    assert.equal(p.text('message'), 'The sale has resumed. Getting your place in line…');
+    assert.equal(state(p), 'waiting', 'the place is known: no check at the resume (no herd)');
+    assert.equal(p.text('message'), 'The sale has resumed — you keep your place.');
     assert.equal(p.doc.byId.banner.hidden, true, 'the message went with the pause');
-    await p.advance(2500);
-    assert.equal(p.calls.at(-1).at - T0, 82_500, 'the resume is spread 0–5 s as well');
-    assert.equal(state(p), 'waiting');
     assert.equal(p.text('ahead'), '50');
-    assert.equal(p.doc.byId.message.hidden, true);
+    await p.advance(60_000);
+    assert.equal(p.calls.length, 1, 'still only the status document');
+    assert.equal(p.doc.byId.message.hidden, true, 'the resume note goes with the next look');
+  });
+
+  test('paused: a pre-queue ticket that has no place yet gets it after the resume, with the spread', async () => {
+    let paused = true;
+    const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'pq-1' }) });
+    const p = await page({ store, status: () => doc(paused ? 'paused' : 'open'), api: () => (paused ? waitingBody({ state: 'paused', position: 7, peopleAhead: 6 }) : noCall()) }).start();
+    assert.deepEqual(kinds(p), ['check@0'], 'the check of a ticket without a place says the state');
+    assert.equal(state(p), 'paused');
+    paused = false;
+    await p.advance(15_000);
+    assert.equal(state(p), 'waiting', 'that check gave the place: on with the status document');
+    assert.deepEqual(kinds(p), ['check@0', 'status@15000']);
   });
 
   test('paused on arrival: joins the line and shows the pause', async () => {
@@ -737,16 +1034,16 @@ describe('paused and closed', () => {
 
   test('paused: a place already served by the time of the pause is checked (and let through)', async () => {
     const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'r', position: 5, firstAhead: 4 }) });
-    let n = 0;
-    const p = await page({ store, status: () => doc('paused', { servingCounter: 5 }), api: () => (++n === 1 ? waitingBody({ state: 'paused', position: 5, peopleAhead: 0 }) : admitted()) }).start();
+    const p = await page({ store, status: (n) => doc('paused', { servingCounter: n === 1 ? 4 : 5 }), api: () => admitted() }).start();
     assert.equal(state(p), 'paused');
+    assert.equal(p.text('ahead'), '0');
     await p.advance(15_000);
-    assert.deepEqual(kinds(p), ['check@0', 'status@15000', 'check@15000']);
+    assert.deepEqual(kinds(p), ['status@0', 'status@15000', 'check@15000']);
     assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
   });
 
-  test('closed (sold out) from a check: says so with the message, stops polling, links back', async () => {
-    const p = await page({ api: (m) => (m === 'POST' ? assigned() : ok({ admitted: false, state: 'closed', closeReason: 'sold_out', message: { en: 'Thanks, everyone!' } })) }).start();
+  test('closed (sold out) from the check at the turn: says so with the message, stops polling, links back', async () => {
+    const p = await page({ status: (n) => openStatus({ servingCounter: n === 1 ? 0 : 101 }), api: (m) => (m === 'POST' ? assigned() : ok({ admitted: false, state: 'closed', closeReason: 'sold_out', message: { en: 'Thanks, everyone!' } })) }).start();
     await p.advance(5000);
     assert.equal(state(p), 'closed');
     assert.equal(p.text('title'), 'Sold out');
@@ -760,7 +1057,7 @@ describe('paused and closed', () => {
     assert.match(p.text('status'), /^Sold out\. Everything on sale has been sold.*Thanks, everyone!$/);
     assert.equal(p.nextTimerIn(), null, 'polling stops');
     await p.advance(10 * 60_000);
-    assert.equal(p.allCalls.length, 3);
+    assert.deepEqual(kinds(p), ['status@0', 'assign@0', 'status@5000', 'check@5000']);
     assert.equal(p.env.location.replaced, null);
     assert.ok(p.store.getItem('vwr.ticket.e1'), 'the ticket is kept: a visitor admitted before is still let through');
   });
@@ -795,9 +1092,11 @@ describe('paused and closed', () => {
 
   test('closed: a visitor admitted before comes back and is let through, as before', async () => {
     const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'r', position: 5 }) });
-    const p = await page({ store, status: () => doc('closed', { closeReason: 'sold_out' }), api: () => admitted() }).start();
-    assert.deepEqual(kinds(p), ['check@0']);
+    const p = await page({ store, status: () => doc('closed', { closeReason: 'sold_out', servingCounter: 9 }), api: () => admitted() }).start();
+    assert.deepEqual(kinds(p), ['status@0', 'check@0'], 'a place the line has passed: checked');
     assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
+    const late = await page({ store: storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'r', position: 50 }) }), status: () => doc('closed', { closeReason: 'sold_out', servingCounter: 9 }), api: noCall }).start();
+    assert.equal(state(late), 'closed', 'a place not reached: closed, without a check');
   });
 
   test('inactive in the status document: on to next as for 409 event_not_active, under the loop guard', async () => {
@@ -841,16 +1140,17 @@ describe('the message banner', () => {
     assert.match(p.text('status'), /You are in the pre-queue.*The sale opens in .*Limit: 2 per person$/, 'the state first, the message last');
   });
 
-  test('while waiting, each check answer sets or clears it', async () => {
-    let message = { en: 'Payment is slow, please be patient' };
-    const p = await page({ api: (m) => (m === 'POST' ? assigned({ state: 'open' }) : waitingBody({ state: 'open', message })) }).start();
+  test('while in line, each status document sets or clears it', async () => {
+    let message;
+    const p = await page({ status: () => doc('open', { message }), api: (m) => (m === 'POST' ? assigned({ state: 'open' }) : noCall()) }).start();
     assert.equal(p.doc.byId.banner.hidden, true);
+    message = { en: 'Payment is slow, please be patient' };
     await p.advance(5000);
     assert.equal(p.text('banner'), 'Payment is slow, please be patient');
     message = undefined;
-    await p.advance(5000);
+    await p.advance(40_000);
     assert.equal(p.doc.byId.banner.hidden, true);
-    assert.equal(p.statusCalls.length, 1, 'only the first status document: waiting is check');
+    assert.equal(p.calls.length, 1, 'no check: waiting is the status document');
   });
 });
 
@@ -979,15 +1279,15 @@ describe('language and accessibility', () => {
   });
 
   test('the live region speaks on a change of people ahead, at most every 15 s', async () => {
-    let ahead = 100;
-    const p = await page({ api: (m) => (m === 'POST' ? assigned() : waitingBody({ peopleAhead: --ahead, nextPollSeconds: 1 })) }).start();
+    // The line moves by one a second and serves 100 a second: one look every second.
+    const p = await page({ status: (n) => doc('open', { servingCounter: n - 1, servedPerSecond: 100 }), api: (m) => (m === 'POST' ? assigned({ nextPollSeconds: 1 }) : noCall()) }).start();
     assert.match(p.text('status'), /100 people ahead/);
     await p.advance(9000);
-    assert.equal(p.calls.length, 6, 'checks at 5, 6, 7, 8 and 9 s');
+    assert.equal(p.statusCalls.length, 10, 'status documents at 0, 1, … 9 s');
     assert.match(p.text('status'), /100 people ahead/, 'not re-announced within 15 s');
-    assert.equal(p.text('ahead'), String(ahead), 'the numbers themselves are current');
+    assert.equal(p.text('ahead'), '91', 'the numbers themselves are current');
     await p.advance(6000);
-    assert.match(p.text('status'), new RegExp(`number 101. ${ahead} people ahead`), 'announced again after 15 s');
+    assert.match(p.text('status'), /number 101. 85 people ahead/, 'announced again after 15 s');
   });
 
   test('index.html: language, viewport, live region, labelled progress bar, keyboard button, no external resources', () => {
