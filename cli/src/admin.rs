@@ -29,18 +29,8 @@ pub enum AdminCommand {
     /// Create or update an event and start gating it (never resets counters).
     Activate {
         event_id: String,
-        /// Positions admitted per interval (0 = manual advancing only).
-        #[arg(long)]
-        batch_size: Option<u64>,
-        /// Seconds between advancer steps.
-        #[arg(long)]
-        interval_seconds: Option<u64>,
-        /// Counter shards (fixed once the event exists).
-        #[arg(long)]
-        shards: Option<u32>,
-        /// Lifetime of tier-1 tokens in seconds.
-        #[arg(long)]
-        token_ttl_seconds: Option<u64>,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
     /// Stop gating an event. Refuses while people are waiting, unless --force: they would
     /// all reach the site at their next poll (`close` keeps them out instead).
@@ -61,14 +51,22 @@ pub enum AdminCommand {
         open_at: u64,
         #[arg(long, value_parser = parse_time)]
         close_at: Option<u64>,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// The health gate: --hold stops the advancer (nobody new is let in, everybody keeps
+    /// their place) until --ok.
+    Health {
+        event_id: String,
+        /// Let the advancer go on.
+        #[arg(long, conflicts_with = "hold")]
+        ok: bool,
+        /// Hold the advancer.
+        #[arg(long, requires = "reason")]
+        hold: bool,
+        /// Why (shown in the status and the audit trail).
         #[arg(long)]
-        batch_size: Option<u64>,
-        #[arg(long)]
-        interval_seconds: Option<u64>,
-        #[arg(long)]
-        shards: Option<u32>,
-        #[arg(long)]
-        token_ttl_seconds: Option<u64>,
+        reason: Option<String>,
     },
     /// Hold the line: everybody keeps their place, joins continue, nobody new is let in.
     Pause {
@@ -122,6 +120,61 @@ pub enum AdminCommand {
     QueueStatus { event_id: String },
     /// Tier 2: remove an event and everyone waiting or active in it.
     QueueRemove { event_id: String },
+}
+
+/// The per-event settings of `activate` and `schedule` (docs/settings.md).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConfigArgs {
+    /// Positions admitted per interval in `fixed` mode (0 = manual advancing only).
+    #[arg(long)]
+    pub batch_size: Option<u64>,
+    /// Seconds between advancer steps.
+    #[arg(long)]
+    pub interval_seconds: Option<u64>,
+    /// Counter shards (fixed once the event exists).
+    #[arg(long)]
+    pub shards: Option<u32>,
+    /// Lifetime of tier-1 tokens in seconds.
+    #[arg(long)]
+    pub token_ttl_seconds: Option<u64>,
+    /// fixed (batchSize per interval) or targetArrivals (redeemed arrivals per minute).
+    #[arg(long, value_parser = ["fixed", "targetArrivals", "target-arrivals"])]
+    pub mode: Option<String>,
+    /// targetArrivals: redeemed admissions per minute to aim at.
+    #[arg(long)]
+    pub target_per_minute: Option<u64>,
+    /// targetArrivals: the most positions one step serves.
+    #[arg(long)]
+    pub max_batch_size: Option<u64>,
+    /// Re-admission after a token expired, within this many seconds.
+    #[arg(long)]
+    pub reentry_grace_seconds: Option<u64>,
+    /// No token of an admission runs past its first admission + this.
+    #[arg(long)]
+    pub max_session_seconds: Option<u64>,
+}
+
+impl ConfigArgs {
+    /// Adds the given fields to `m` (camelCase, as the API takes them).
+    pub fn put_into(&self, m: &mut Map<String, Value>) {
+        let mut put = |k: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                m.insert(k.into(), json!(v));
+            }
+        };
+        put("batchSize", self.batch_size);
+        put("intervalSeconds", self.interval_seconds);
+        put("shards", self.shards.map(u64::from));
+        put("tokenTtlSeconds", self.token_ttl_seconds);
+        put("targetArrivalsPerMinute", self.target_per_minute);
+        put("maxBatchSize", self.max_batch_size);
+        put("reentryGraceSeconds", self.reentry_grace_seconds);
+        put("maxSessionSeconds", self.max_session_seconds);
+        if let Some(mode) = &self.mode {
+            let mode = if mode == "target-arrivals" { "targetArrivals" } else { mode.as_str() };
+            m.insert("mode".into(), json!(mode));
+        }
+    }
 }
 
 /// A message to the visitors, per language.
@@ -214,18 +267,20 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
     let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
     let base = target.url.trim_end_matches('/');
     let (method, path, body) = match cmd {
-        AdminCommand::Activate { event_id, batch_size, interval_seconds, shards, token_ttl_seconds } => {
+        AdminCommand::Activate { event_id, config } => {
             let mut m = Map::new();
-            let mut put = |k: &str, v: Option<u64>| {
-                if let Some(v) = v {
-                    m.insert(k.into(), json!(v));
-                }
-            };
-            put("batchSize", batch_size);
-            put("intervalSeconds", interval_seconds);
-            put("shards", shards.map(u64::from));
-            put("tokenTtlSeconds", token_ttl_seconds);
+            config.put_into(&mut m);
             (Method::POST, format!("/api/admin/vwr/activate/{event_id}"), Some(Value::Object(m)))
+        }
+        AdminCommand::Health { event_id, ok, hold, reason } => {
+            if ok == hold {
+                return Err("give --ok, or --hold --reason \"…\"".into());
+            }
+            let mut body = json!({ "ok": ok });
+            if let Some(r) = reason {
+                body["reason"] = json!(r);
+            }
+            (Method::PUT, format!("/api/admin/vwr/health/{event_id}"), Some(body))
         }
         AdminCommand::Deactivate { event_id, force } => {
             if !force {
@@ -242,29 +297,14 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             }
             (Method::POST, format!("/api/admin/vwr/deactivate/{event_id}"), None)
         }
-        AdminCommand::Schedule {
-            event_id,
-            prequeue_at,
-            open_at,
-            close_at,
-            batch_size,
-            interval_seconds,
-            shards,
-            token_ttl_seconds,
-        } => {
+        AdminCommand::Schedule { event_id, prequeue_at, open_at, close_at, config } => {
             let mut m = Map::new();
             m.insert("prequeueAt".into(), json!(prequeue_at));
             m.insert("openAt".into(), json!(open_at));
-            let mut put = |k: &str, v: Option<u64>| {
-                if let Some(v) = v {
-                    m.insert(k.into(), json!(v));
-                }
-            };
-            put("closeAt", close_at);
-            put("batchSize", batch_size);
-            put("intervalSeconds", interval_seconds);
-            put("shards", shards.map(u64::from));
-            put("tokenTtlSeconds", token_ttl_seconds);
+            if let Some(c) = close_at {
+                m.insert("closeAt".into(), json!(c));
+            }
+            config.put_into(&mut m);
             (Method::PUT, format!("/api/admin/vwr/schedule/{event_id}"), Some(Value::Object(m)))
         }
         AdminCommand::Pause { event_id, message } => {

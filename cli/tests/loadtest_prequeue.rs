@@ -218,7 +218,7 @@ async fn draw_sales(shards: u32) -> Vec<[u64; JOINERS]> {
         let req = ScheduleRequest {
             prequeue_at: now + 1,
             open_at: now + 2,
-            shards: Some(shards),
+            config: vwr_tier1::model::ConfigPatch { shards: Some(shards), ..Default::default() },
             ..ScheduleRequest::default()
         };
         svc.schedule(&event, req, "test").await.unwrap();

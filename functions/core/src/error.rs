@@ -51,6 +51,8 @@ pub enum ErrorCode {
     PositionTaken,
     RequestIdExpired,
     AdmissionExpired,
+    SessionEnded,
+    InvalidToken,
     // Dependencies and bugs (500, 503).
     ServiceUnavailable,
     EdgeSyncFailed,
@@ -94,6 +96,8 @@ impl ErrorCode {
             Self::PositionTaken => "position_taken",
             Self::RequestIdExpired => "request_id_expired",
             Self::AdmissionExpired => "admission_expired",
+            Self::SessionEnded => "session_ended",
+            Self::InvalidToken => "invalid_token",
             Self::ServiceUnavailable => "service_unavailable",
             Self::EdgeSyncFailed => "edge_sync_failed",
             Self::InternalError => "internal_error",

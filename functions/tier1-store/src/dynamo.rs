@@ -26,8 +26,9 @@ use aws_sdk_dynamodb::types::{
 use serde::Deserialize;
 use vwr_core::EventId;
 use vwr_tier1::model::{
-    AuditEntry, CloseReason, EventConfig, EventRecord, EventState, Message, Redemption, Sample, Schedule,
-    ShardCounts, StoreError, shard_of,
+    AuditEntry, CloseReason, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_SESSION_SECONDS,
+    DEFAULT_REENTRY_GRACE_SECONDS, EventConfig, EventRecord, EventState, Hold, Message, OutflowMode,
+    Redemption, Sample, Schedule, ShardCounts, StoreError, shard_of,
 };
 use vwr_tier1::store::{PositionStore, ServingUpdate};
 
@@ -183,6 +184,15 @@ struct EventItem {
     prequeue_size: u64,
     #[serde(default)]
     audit_seq: u64,
+    mode: Option<String>,
+    #[serde(default)]
+    target_arrivals_per_minute: u64,
+    max_batch_size: Option<u64>,
+    reentry_grace_seconds: Option<u64>,
+    max_session_seconds: Option<u64>,
+    /// The health gate (JSON of `Hold`), absent when not held.
+    hold: Option<String>,
+    resumed_at: Option<u64>,
     #[serde(default)]
     batch_size: u64,
     #[serde(default)]
@@ -216,6 +226,8 @@ struct ShardItem {
     r: u64,
     #[serde(default)]
     pq: u64,
+    #[serde(default)]
+    rl: u64,
 }
 
 /// An audit item.
@@ -231,10 +243,25 @@ struct AuditItem {
 
 /// A redemption item: the first admission of a position.
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct RedemptionItem {
     jti: String,
     #[serde(default)]
     at: u64,
+    /// The current token after a renewal (absent: the first token, `at + ttl`).
+    token_iat: Option<u64>,
+    token_exp: Option<u64>,
+    released_at: Option<u64>,
+}
+
+impl RedemptionItem {
+    fn view(self, fresh: bool) -> Redemption {
+        let token = match (self.token_iat, self.token_exp) {
+            (Some(i), Some(e)) => Some((i, e)),
+            _ => None,
+        };
+        Redemption { jti: self.jti, redeemed_at: self.at, token, released_at: self.released_at, fresh }
+    }
 }
 
 fn decode<T: serde::de::DeserializeOwned>(item: &Item, what: &str) -> Result<T, StoreError> {
@@ -264,6 +291,10 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         }
         None => None,
     };
+    let hold: Option<Hold> = match &it.hold {
+        Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("hold: {e}")))?),
+        None => None,
+    };
     let message: Option<Message> = match &it.message {
         Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("message: {e}")))?),
         None => None,
@@ -285,7 +316,17 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
             interval_seconds: it.interval_seconds.max(1),
             shards: it.shards.max(1),
             token_ttl_seconds: it.token_ttl_seconds,
+            mode: match it.mode.as_deref() {
+                None => OutflowMode::Fixed,
+                Some(m) => OutflowMode::parse(m).ok_or_else(|| StoreError::Corrupt(format!("mode {m:?}")))?,
+            },
+            target_arrivals_per_minute: it.target_arrivals_per_minute,
+            max_batch_size: it.max_batch_size.unwrap_or(DEFAULT_MAX_BATCH_SIZE),
+            reentry_grace_seconds: it.reentry_grace_seconds.unwrap_or(DEFAULT_REENTRY_GRACE_SECONDS),
+            max_session_seconds: it.max_session_seconds.unwrap_or(DEFAULT_MAX_SESSION_SECONDS),
         },
+        hold,
+        resumed_at: it.resumed_at,
         serving_counter: it.serving_counter,
         last_step_at: it.last_step_at,
         samples,
@@ -519,6 +560,17 @@ impl PositionStore for DynamoStore {
         ex.set("intervalSeconds", n(c.interval_seconds));
         ex.set("shards", n(c.shards));
         ex.set("tokenTtlSeconds", n(c.token_ttl_seconds));
+        ex.set("mode", s(c.mode.as_str()));
+        ex.set("targetArrivalsPerMinute", n(c.target_arrivals_per_minute));
+        ex.set("maxBatchSize", n(c.max_batch_size));
+        ex.set("reentryGraceSeconds", n(c.reentry_grace_seconds));
+        ex.set("maxSessionSeconds", n(c.max_session_seconds));
+        let hold = match &rec.hold {
+            Some(h) => Some(serde_json::to_string(h).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+            None => None,
+        };
+        ex.opt("hold", hold.map(s));
+        ex.opt("resumedAt", rec.resumed_at.map(n));
         if rec.active() {
             ex.set("gsi1pk", s(ACTIVE));
             ex.set("gsi1sk", s(rec.event.as_str()));
@@ -666,6 +718,7 @@ impl PositionStore for DynamoStore {
             issued: vec![0; shards as usize],
             redeemed: vec![0; shards as usize],
             pre: vec![0; shards as usize],
+            released: vec![0; shards as usize],
         };
         let prefix = format!("EVT#{event}#S#");
         for item in &items {
@@ -679,6 +732,7 @@ impl PositionStore for DynamoStore {
             counts.issued[k - 1] = it.n;
             counts.redeemed[k - 1] = it.r;
             counts.pre[k - 1] = it.pq;
+            counts.released[k - 1] = it.rl;
         }
         Ok(counts)
     }
@@ -784,7 +838,13 @@ impl PositionStore for DynamoStore {
                     // The redemption itself is recorded; only the statistic misses one.
                     tracing::warn!(event = "tier1.redeem_count_failed", event_id = %event, error = %unavailable("UpdateItem(redeemed)", e));
                 }
-                Ok(Redemption { jti: jti.to_owned(), redeemed_at: now, fresh: true })
+                Ok(Redemption {
+                    jti: jti.to_owned(),
+                    redeemed_at: now,
+                    token: None,
+                    released_at: None,
+                    fresh: true,
+                })
             }
             Err(e) if is_condition_failed(&e) => {
                 let old = match e.as_service_error().and_then(|se| match se {
@@ -808,7 +868,7 @@ impl PositionStore for DynamoStore {
                         .ok_or_else(|| StoreError::Unavailable("redemption vanished".into()))?,
                 };
                 let old: RedemptionItem = decode(&old, "redemption")?;
-                Ok(Redemption { jti: old.jti, redeemed_at: old.at, fresh: false })
+                Ok(old.view(false))
             }
             Err(e) => Err(unavailable("PutItem(redeem)", e)),
         }
@@ -827,7 +887,7 @@ impl PositionStore for DynamoStore {
         match res.item() {
             Some(item) => {
                 let r: RedemptionItem = decode(item, "redemption")?;
-                Ok(Some(Redemption { jti: r.jti, redeemed_at: r.at, fresh: false }))
+                Ok(Some(r.view(false)))
             }
             None => Ok(None),
         }
@@ -869,6 +929,84 @@ impl PositionStore for DynamoStore {
             }
         }
         Ok(out)
+    }
+
+    async fn renew(
+        &self,
+        event: &EventId,
+        position: u64,
+        current_exp: u64,
+        iat: u64,
+        exp: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(redemption_key(event, position)))
+            .update_expression("SET tokenIat = :iat, tokenExp = :exp")
+            .condition_expression(
+                "attribute_exists(pk) AND (attribute_not_exists(tokenExp) OR tokenExp = :cur)",
+            )
+            .expression_attribute_values(":iat", n(iat))
+            .expression_attribute_values(":exp", n(exp))
+            .expression_attribute_values(":cur", n(current_exp))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => {
+                let item =
+                    out.attributes().ok_or_else(|| StoreError::Corrupt("renew returned nothing".into()))?;
+                Ok(Some(decode::<RedemptionItem>(item, "redemption")?.view(true)))
+            }
+            // Never admitted, or another renewal won: answer what is stored now.
+            Err(e) if is_condition_failed(&e) => self.redemption(event, position).await,
+            Err(e) => Err(unavailable("UpdateItem(renew)", e)),
+        }
+    }
+
+    async fn release(
+        &self,
+        event: &EventId,
+        position: u64,
+        shards: u32,
+        now: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(redemption_key(event, position)))
+            .update_expression("SET releasedAt = :now")
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(releasedAt)")
+            .expression_attribute_values(":now", n(now))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        let item = match res {
+            Ok(out) => out
+                .attributes()
+                .cloned()
+                .ok_or_else(|| StoreError::Corrupt("release returned nothing".into()))?,
+            Err(e) if is_condition_failed(&e) => return self.redemption(event, position).await,
+            Err(e) => return Err(unavailable("UpdateItem(release)", e)),
+        };
+        let shard = shard_of(position, u64::from(shards.max(1)));
+        let counted = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(shard_key(event, shard)))
+            .update_expression("ADD rl :one")
+            .expression_attribute_values(":one", n(1))
+            .send()
+            .await;
+        if let Err(e) = counted {
+            // The release is recorded; only the count that hands the place on misses one.
+            tracing::warn!(event = "tier1.release_count_failed", event_id = %event, error = %unavailable("UpdateItem(released)", e));
+        }
+        Ok(Some(decode::<RedemptionItem>(&item, "redemption")?.view(true)))
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {

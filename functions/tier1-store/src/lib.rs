@@ -3,6 +3,7 @@
 //! (the real `vwr_tier1::edge_sync::EdgeConfigStore`), and [`service`], which puts a tier-1
 //! service together on them for the Lambdas.
 
+pub mod alarms;
 pub mod dynamo;
 pub mod kvs;
 
@@ -20,6 +21,14 @@ pub fn service(cfg: &Tier1Config, tokens: Tier1Tokens, sdk: &aws_config::SdkConf
     let mut svc = Tier1Service::new(Arc::new(store), tokens, cfg.settings.clone(), Arc::new(SystemClock));
     if let Some(arn) = &cfg.edge_kvs_arn {
         svc = svc.with_edge_sync(Arc::new(kvs::KvsEdgeConfig::new(sdk, arn.clone())));
+    }
+    if !cfg.health_alarms.is_empty() {
+        let cw = aws_sdk_cloudwatch::Client::new(sdk);
+        svc = svc.with_health_signal(Arc::new(alarms::CloudWatchAlarms::new(
+            cw,
+            cfg.health_alarms.clone(),
+            Arc::new(SystemClock),
+        )));
     }
     Arc::new(svc)
 }

@@ -28,7 +28,7 @@ fn patch(batch: u64, interval: u64, shards: u32) -> ConfigPatch {
         batch_size: Some(batch),
         interval_seconds: Some(interval),
         shards: Some(shards),
-        token_ttl_seconds: None,
+        ..ConfigPatch::default()
     }
 }
 

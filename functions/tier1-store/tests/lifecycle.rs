@@ -44,8 +44,7 @@ async fn joins_racing_the_seal_land_on_one_side_and_none_is_lost() {
             let req = ScheduleRequest {
                 prequeue_at: T0,
                 open_at: T0 + 10,
-                shards: Some(shards),
-                batch_size: Some(0),
+                config: ConfigPatch { shards: Some(shards), batch_size: Some(0), ..Default::default() },
                 ..Default::default()
             };
             assert_eq!(svc.schedule(&event, req, "test").await.unwrap().state, EventState::Prequeue);
@@ -123,9 +122,7 @@ async fn racing_admin_calls_and_advancers_make_only_allowed_transitions() {
             prequeue_at: T0 + 5,
             open_at: T0 + 10,
             close_at: Some(T0 + 40),
-            batch_size: Some(1),
-            interval_seconds: Some(1),
-            ..Default::default()
+            config: ConfigPatch { batch_size: Some(1), interval_seconds: Some(1), ..Default::default() },
         };
         first.schedule(&event, req, "ops").await.unwrap();
         let mut tasks = Vec::new();

@@ -16,7 +16,7 @@ use vwr_core::EventId;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier1::Tier1Service;
 use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::model::{CloseReason, ConfigPatch, Message};
+use vwr_tier1::model::{CloseReason, ConfigPatch, Message, OutflowMode};
 use vwr_tier1::service::{CheckOutcome, ScheduleRequest, Tier1Settings};
 use vwr_tier1::store::PositionStore;
 use vwr_tier1_store::dynamo::DynamoStore;
@@ -25,28 +25,83 @@ const T0: u64 = 1_800_000_000;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Activate { ev: usize, batch: Option<u64>, interval: Option<u64>, shards: Option<u32>, ttl: Option<u64> },
-    Deactivate { ev: usize },
-    Assign { ev: usize },
-    Check { ev: usize, ticket: usize },
-    Advance { ev: usize, by: u64 },
-    Step { ev: usize },
-    Sleep { secs: u64 },
-    Status { ev: usize },
-    Schedule { ev: usize, pre_in: u64, open_after: u64, close_after: Option<u64>, shards: Option<u32> },
-    Pause { ev: usize, msg: bool },
-    Resume { ev: usize },
-    Close { ev: usize, sold_out: bool },
-    SetMessage { ev: usize, msg: Option<u8> },
-    Public { ev: usize },
-    Audit { ev: usize },
+    Activate {
+        ev: usize,
+        batch: Option<u64>,
+        interval: Option<u64>,
+        shards: Option<u32>,
+        ttl: Option<u64>,
+        target: Option<u64>,
+    },
+    Health {
+        ev: usize,
+        ok: bool,
+    },
+    Release {
+        ev: usize,
+        ticket: usize,
+    },
+    Deactivate {
+        ev: usize,
+    },
+    Assign {
+        ev: usize,
+    },
+    Check {
+        ev: usize,
+        ticket: usize,
+    },
+    Advance {
+        ev: usize,
+        by: u64,
+    },
+    Step {
+        ev: usize,
+    },
+    Sleep {
+        secs: u64,
+    },
+    Status {
+        ev: usize,
+    },
+    Schedule {
+        ev: usize,
+        pre_in: u64,
+        open_after: u64,
+        close_after: Option<u64>,
+        shards: Option<u32>,
+    },
+    Pause {
+        ev: usize,
+        msg: bool,
+    },
+    Resume {
+        ev: usize,
+    },
+    Close {
+        ev: usize,
+        sold_out: bool,
+    },
+    SetMessage {
+        ev: usize,
+        msg: Option<u8>,
+    },
+    Public {
+        ev: usize,
+    },
+    Audit {
+        ev: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let ev = 0usize..3;
     prop_oneof![
         2 => (ev.clone(), proptest::option::of(0u64..6), proptest::option::of(1u64..4), proptest::option::of(1u32..4), proptest::option::of(prop_oneof![Just(60u64), Just(120)]))
-            .prop_map(|(ev, batch, interval, shards, ttl)| Op::Activate { ev, batch, interval, shards, ttl }),
+            .prop_flat_map(|(ev, batch, interval, shards, ttl)| (Just((ev, batch, interval, shards, ttl)), proptest::option::of(1u64..600)))
+            .prop_map(|((ev, batch, interval, shards, ttl), target)| Op::Activate { ev, batch, interval, shards, ttl, target }),
+        1 => (ev.clone(), any::<bool>()).prop_map(|(ev, ok)| Op::Health { ev, ok }),
+        1 => (ev.clone(), 0usize..64).prop_map(|(ev, ticket)| Op::Release { ev, ticket }),
         1 => ev.clone().prop_map(|ev| Op::Deactivate { ev }),
         6 => ev.clone().prop_map(|ev| Op::Assign { ev }),
         5 => (ev.clone(), 0usize..64).prop_map(|(ev, ticket)| Op::Check { ev, ticket }),
@@ -69,6 +124,8 @@ struct Side {
     svc: Tier1Service,
     /// ticket → jti of its first admission on this side.
     jtis: HashMap<String, String>,
+    /// ticket → the last token this side handed out for it.
+    tokens: HashMap<String, String>,
 }
 
 fn side(
@@ -85,6 +142,7 @@ fn side(
     Side {
         svc: Tier1Service::new(store, tokens.clone(), settings, clock as Arc<dyn Clock>),
         jtis: HashMap::new(),
+        tokens: HashMap::new(),
     }
 }
 
@@ -97,12 +155,17 @@ async fn apply(
 ) -> Result<String, TestCaseError> {
     let svc = &side.svc;
     let out = match op {
-        Op::Activate { ev, batch, interval, shards, ttl } => {
+        Op::Activate { ev, batch, interval, shards, ttl, target } => {
             let p = ConfigPatch {
                 batch_size: *batch,
                 interval_seconds: *interval,
                 shards: *shards,
                 token_ttl_seconds: *ttl,
+                mode: target.map(|_| OutflowMode::TargetArrivals),
+                target_arrivals_per_minute: *target,
+                reentry_grace_seconds: Some(30),
+                max_session_seconds: Some(300),
+                ..Default::default()
             };
             format!("{:?}", svc.activate(&events[*ev], p, "test").await.map_err(|e| e.to_string()))
         }
@@ -121,6 +184,7 @@ async fn apply(
                 Ok(CheckOutcome::Closed(c)) => format!("closed {c:?}"),
                 Ok(CheckOutcome::Admitted(a)) => {
                     let mut claims = svc.tokens().verify(&a.token, &events[*ev], svc.now()).unwrap();
+                    side.tokens.insert(t.clone(), a.token.clone());
                     let first = side.jtis.entry(t.clone()).or_insert_with(|| claims.jti.clone());
                     prop_assert_eq!(&claims.jti, first, "a ticket got a second identity");
                     claims.jti = String::new();
@@ -141,10 +205,12 @@ async fn apply(
                 prequeue_at: now + pre_in,
                 open_at: now + pre_in + open_after,
                 close_at: close_after.map(|c| now + pre_in + open_after + c),
-                shards: *shards,
-                batch_size: Some(2),
-                interval_seconds: Some(1),
-                ..Default::default()
+                config: ConfigPatch {
+                    shards: *shards,
+                    batch_size: Some(2),
+                    interval_seconds: Some(1),
+                    ..Default::default()
+                },
             };
             format!("{:?}", svc.schedule(&events[*ev], req, "test").await.map_err(|e| e.to_string()))
         }
@@ -165,6 +231,25 @@ async fn apply(
                     en: Some(format!("note {i}")), ko: (i == 1).then(|| "안내".to_owned())
                 });
             format!("{:?}", svc.set_message(&events[*ev], m, "test").await.map_err(|e| e.to_string()))
+        }
+        Op::Health { ev, ok } => {
+            let reason = (!ok).then(|| "origin 5xx".to_owned());
+            format!(
+                "{:?}",
+                svc.set_health(&events[*ev], *ok, reason, "test").await.map_err(|e| e.to_string())
+            )
+        }
+        Op::Release { ev, ticket } => {
+            if tickets.is_empty() {
+                return Ok("no tickets".into());
+            }
+            let (_, t) = &tickets[ticket % tickets.len()];
+            match side.tokens.get(t) {
+                Some(token) => {
+                    format!("{:?}", svc.release(&events[*ev], token).await.map_err(|e| e.to_string()))
+                }
+                None => "no token".into(),
+            }
         }
         Op::Public { ev } => {
             format!("{:?}", svc.public_status(&events[*ev]).await.map_err(|e| e.to_string()))

@@ -23,6 +23,8 @@ pub struct RunSummary {
     pub stuck: u64,
     /// State changes made (pre-queue, open, close at `closeAt`).
     pub transitions: u64,
+    /// Event-steps skipped because the advancer was held (health gate or alarm).
+    pub held: u64,
 }
 
 impl RunSummary {
@@ -33,6 +35,7 @@ impl RunSummary {
         self.errors += t.errors;
         self.stuck += t.stuck;
         self.transitions += t.transitions;
+        self.held += t.held;
     }
 }
 
@@ -91,6 +94,15 @@ pub async fn tick(svc: &Tier1Service, metrics: MetricsSink, summary: &mut RunSum
                 metrics.emit(
                     &[("EventId", event.as_str())],
                     &[("AdvancerStuck", 1.0, Unit::Count)],
+                    now_millis(),
+                );
+            }
+            StepOutcome::Held { event, by, reason } => {
+                summary.held += 1;
+                tracing::info!(event = "tier1.advancer_held", event_id = %event, by = ?by, reason = %reason);
+                metrics.emit(
+                    &[("EventId", event.as_str())],
+                    &[("AdvancerHeld", 1.0, Unit::Count)],
                     now_millis(),
                 );
             }

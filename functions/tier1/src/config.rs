@@ -15,6 +15,7 @@
 //! | `VWR_ADVANCER_TICK_SECONDS` | 1 | how often the advancer looks for due steps |
 //! | `VWR_EDGE_KVS_ARN` | — | admin/advancer: CloudFront KeyValueStore whose `config.events` lists the active events |
 //! | `VWR_ORIGIN_SECRET_ID` | — | APIs behind CloudFront: Secrets Manager secret whose string CloudFront sends as `x-vwr-origin-secret`; requests without it get 403 (`VWR_ORIGIN_SECRET` gives the value itself, for local runs) |
+//! | `VWR_HEALTH_ALARMS` | — | advancer: CloudWatch alarms that hold the advancer while in ALARM: `AlarmName` (every event) or `eventId=AlarmName`, comma-separated (docs/outflow.md#health-gate) |
 //! | `VWR_ADMIN_PRINCIPALS` | — | admin routes: comma-separated IAM principal ARN patterns (`*` wildcard) allowed to administer; empty = any IAM-authenticated principal |
 
 use std::time::Duration;
@@ -37,6 +38,65 @@ pub struct Tier1Config {
     pub settings: Tier1Settings,
     pub advancer_tick: Duration,
     pub edge_kvs_arn: Option<String>,
+    pub health_alarms: HealthAlarms,
+}
+
+/// CloudWatch alarms that hold the advancer (`VWR_HEALTH_ALARMS`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthAlarms {
+    /// Alarms that hold every event.
+    pub global: Vec<String>,
+    /// `(eventId, alarm)`: alarms that hold one event.
+    pub per_event: Vec<(vwr_core::EventId, String)>,
+}
+
+/// CloudWatch alarm names: 1–255 printable characters, no commas or `=` (the list's syntax).
+fn valid_alarm_name(s: &str) -> bool {
+    (1..=255).contains(&s.len()) && !s.chars().any(|c| c.is_control() || c == ',' || c == '=')
+}
+
+impl HealthAlarms {
+    /// Parses `Alarm,e1=OtherAlarm`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut out = Self::default();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            match entry.split_once('=') {
+                Some((event, alarm)) => {
+                    let event =
+                        vwr_core::EventId::parse(event.trim()).map_err(|e| format!("{entry:?}: {e}"))?;
+                    let alarm = alarm.trim();
+                    if !valid_alarm_name(alarm) {
+                        return Err(format!("{entry:?}: not an alarm name"));
+                    }
+                    out.per_event.push((event, alarm.to_owned()));
+                }
+                None if valid_alarm_name(entry) => out.global.push(entry.to_owned()),
+                None => return Err(format!("{entry:?}: not an alarm name")),
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.global.is_empty() && self.per_event.is_empty()
+    }
+
+    /// Every alarm named, once.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> =
+            self.global.iter().cloned().chain(self.per_event.iter().map(|(_, a)| a.clone())).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The alarms that hold `event`.
+    pub fn for_event<'a>(&'a self, event: &'a vwr_core::EventId) -> impl Iterator<Item = &'a str> + 'a {
+        self.global
+            .iter()
+            .map(String::as_str)
+            .chain(self.per_event.iter().filter(move |(e, _)| e == event).map(|(_, a)| a.as_str()))
+    }
 }
 
 impl Tier1Config {
@@ -88,6 +148,13 @@ impl Tier1Config {
                 }
                 other => other.map(str::to_owned),
             },
+            health_alarms: HealthAlarms::parse(env.get("VWR_HEALTH_ALARMS").unwrap_or("")).map_err(
+                |reason| ConfigError::Invalid {
+                    name: "VWR_HEALTH_ALARMS".into(),
+                    value: env.get("VWR_HEALTH_ALARMS").unwrap_or("").to_owned(),
+                    reason: format!("{reason}; expected AlarmName or eventId=AlarmName, comma-separated"),
+                },
+            )?,
         })
     }
 
@@ -129,5 +196,21 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(e.contains("VWR_TABLE"), "{e}");
+        let c = Tier1Config::from_env(&Env::from_pairs([
+            ("VWR_TIER1_KEYS", k.as_str()),
+            ("VWR_HEALTH_ALARMS", "origin-5xx, e1=e1-checkout-errors"),
+        ]))
+        .unwrap();
+        let e1 = vwr_core::EventId::parse("e1").unwrap();
+        let e2 = vwr_core::EventId::parse("e2").unwrap();
+        assert_eq!(c.health_alarms.for_event(&e1).collect::<Vec<_>>(), ["origin-5xx", "e1-checkout-errors"]);
+        assert_eq!(c.health_alarms.for_event(&e2).collect::<Vec<_>>(), ["origin-5xx"]);
+        let e = Tier1Config::from_env(&Env::from_pairs([
+            ("VWR_TIER1_KEYS", k.as_str()),
+            ("VWR_HEALTH_ALARMS", "bad id!=x"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("VWR_HEALTH_ALARMS"), "{e}");
     }
 }

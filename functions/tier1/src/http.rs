@@ -78,6 +78,8 @@ impl From<Tier1Error> for ApiError {
             },
             Tier1Error::InvalidMessage(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::AdmissionExpired => ApiError::new(StatusCode::GONE, ErrorCode::AdmissionExpired, msg),
+            Tier1Error::SessionEnded => ApiError::new(StatusCode::GONE, ErrorCode::SessionEnded, msg),
+            Tier1Error::InvalidToken => ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, msg),
             Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
             Tier1Error::InvalidAdvance(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::Busy => ApiError::unavailable(msg),
@@ -117,6 +119,7 @@ pub fn public_router(svc: Svc) -> Router {
         .route("/vwr/assign/{event_id}", post(assign))
         .route("/vwr/check/{event_id}/{request_id}", get(check))
         .route("/vwr/status/{event_id}", get(public_status))
+        .route("/vwr/release/{event_id}", post(release))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(svc)
@@ -150,6 +153,34 @@ async fn check(
             Ok(res)
         }
     }
+}
+
+/// `POST /vwr/release/{eventId}`: the site's "done" for a visitor, with the visitor's tier-1
+/// token in `x-vwr-token` or the tier-1 cookie. 204, and the cookie is cleared.
+async fn release(
+    State(svc): State<Svc>,
+    EventPath(event): EventPath,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let cookie_name = format!("{}{}", svc.settings().cookie_prefix, event);
+    let token = headers
+        .get("x-vwr-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            headers
+                .get_all(header::COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(|h| vwr_core::identity::cookie(h, &cookie_name).map(str::to_owned))
+        })
+        .ok_or(Tier1Error::InvalidToken)?;
+    let name = svc.release(&event, &token).await?;
+    let clear = HeaderValue::from_str(&format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"))
+        .map_err(|_| ApiError::internal("bad cookie"))?;
+    let mut res = no_store(StatusCode::NO_CONTENT.into_response());
+    res.headers_mut().insert(header::SET_COOKIE, clear);
+    Ok(res)
 }
 
 /// Cache-Control of the public status document: every visitor gets the same body, and the
@@ -224,6 +255,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/close/{event_id}", post(close))
         .route("/api/admin/vwr/message/{event_id}", put(message))
         .route("/api/admin/vwr/audit/{event_id}", get(audit))
+        .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
@@ -255,8 +287,28 @@ async fn schedule(
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let req: ScheduleRequest = json_body(&body)?;
+    let req = schedule_request(&body)?;
     Ok(no_store(Json(svc.schedule(&event, req, &actor(caller)).await?).into_response()))
+}
+
+/// `{prequeueAt, openAt, closeAt?, …the fields of activate}`: the times are taken out and the
+/// rest must be a valid configuration patch (unknown fields refused).
+fn schedule_request(body: &Bytes) -> Result<ScheduleRequest, ApiError> {
+    let mut map: serde_json::Map<String, serde_json::Value> = json_body(body)?;
+    let bad = |m: String| ApiError::bad_request(ErrorCode::InvalidBody, m);
+    let mut time = |name: &str, required: bool| -> Result<Option<u64>, ApiError> {
+        match map.remove(name) {
+            None | Some(serde_json::Value::Null) if !required => Ok(None),
+            None | Some(serde_json::Value::Null) => Err(bad(format!("{name} is required (unix seconds)"))),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| bad(format!("{name} must be unix seconds"))),
+        }
+    };
+    let prequeue_at = time("prequeueAt", true)?.unwrap_or_default();
+    let open_at = time("openAt", true)?.unwrap_or_default();
+    let close_at = time("closeAt", false)?;
+    let config: ConfigPatch = serde_json::from_value(serde_json::Value::Object(map))
+        .map_err(|e| bad(format!("invalid body: {e}")))?;
+    Ok(ScheduleRequest { prequeue_at, open_at, close_at, config })
 }
 
 async fn pause(
@@ -306,6 +358,26 @@ async fn message(
     }
     let body: MessageBody = json_body(&body)?;
     Ok(no_store(Json(svc.set_message(&event, body.message, &actor(caller)).await?).into_response()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HealthBody {
+    ok: Option<bool>,
+    reason: Option<String>,
+}
+
+async fn health(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: HealthBody = json_body(&body)?;
+    let ok = body.ok.ok_or_else(|| {
+        ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"ok\": true|false, \"reason\": \"…\"}")
+    })?;
+    Ok(no_store(Json(svc.set_health(&event, ok, body.reason, &actor(caller)).await?).into_response()))
 }
 
 async fn audit(

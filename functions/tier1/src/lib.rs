@@ -14,6 +14,7 @@ pub mod http;
 pub mod lifecycle;
 pub mod memory;
 pub mod model;
+pub mod outflow;
 pub mod service;
 pub mod store;
 

@@ -6,8 +6,8 @@
 use vwr_core::EventId;
 
 use crate::model::{
-    CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, MAX_SCHEDULE_AHEAD_SECS, Message,
-    Schedule,
+    CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Hold, HoldBy, MAX_SCHEDULE_AHEAD_SECS,
+    Message, Schedule,
 };
 
 /// Something that changes an event's lifecycle fields.
@@ -42,6 +42,11 @@ pub enum Action {
     },
     /// Sets (`Some`) or clears (`None`) the message.
     SetMessage(Option<Message>),
+    /// The health gate: `ok: false` holds the advancer, `ok: true` lets it go on.
+    SetHealth {
+        ok: bool,
+        reason: Option<String>,
+    },
 }
 
 impl Action {
@@ -57,6 +62,7 @@ impl Action {
             Self::Resume => "resume",
             Self::Close { .. } => "close",
             Self::SetMessage(_) => "message",
+            Self::SetHealth { .. } => "health",
         }
     }
 }
@@ -175,6 +181,7 @@ pub fn apply(
                 return Err(refuse(rec.state));
             }
             rec.state = Open;
+            rec.resumed_at = Some(now);
         }
         Action::Close { reason, message } => {
             if !matches!(rec.state, Scheduled | Prequeue | Open | Paused) {
@@ -188,6 +195,16 @@ pub fn apply(
         }
         Action::SetMessage(m) => {
             rec.message = m.clone();
+        }
+        Action::SetHealth { ok: true, .. } => {
+            if rec.hold.take().is_some() {
+                rec.resumed_at = Some(now);
+            }
+        }
+        Action::SetHealth { ok: false, reason } => {
+            let since = rec.hold.as_ref().map_or(now, |h| h.since);
+            let reason = reason.clone().unwrap_or_default();
+            rec.hold = Some(Hold { by: HoldBy::Health, reason, since });
         }
     }
     rec.rev = old.map_or(1, |o| o.rev + 1);
@@ -209,7 +226,7 @@ fn apply_patch(rec: &mut EventRecord, patch: &ConfigPatch, is_new: bool) -> Resu
         }
         rec.config = patch.apply(rec.config);
     }
-    Ok(())
+    ConfigPatch::validate_result(&rec.config).map_err(LifecycleError::InvalidConfig)
 }
 
 fn validate_schedule(s: &Schedule, now: u64) -> Result<(), LifecycleError> {
@@ -273,7 +290,7 @@ pub fn allowed(state: EventState, action: &Action) -> bool {
     use EventState::*;
     match action {
         Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
-        Action::Activate { .. } | Action::SetMessage(_) => true,
+        Action::Activate { .. } | Action::SetMessage(_) | Action::SetHealth { .. } => true,
         Action::Deactivate => state != Inactive,
         Action::StartPrequeue => state == Scheduled,
         Action::Open { .. } => state == Prequeue,
@@ -319,6 +336,7 @@ mod tests {
             Action::Resume,
             Action::Close { reason: CloseReason::SoldOut, message: None },
             Action::SetMessage(None),
+            Action::SetHealth { ok: false, reason: None },
         ]
     }
 

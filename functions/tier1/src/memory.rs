@@ -14,16 +14,41 @@ struct Shard {
     issued: u64,
     redeemed: u64,
     pre: u64,
+    released: u64,
     sealed: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Red {
+    jti: String,
+    at: u64,
+    token: Option<(u64, u64)>,
+    released_at: Option<u64>,
+}
+
+impl Red {
+    fn view(&self, fresh: bool) -> Redemption {
+        Redemption {
+            jti: self.jti.clone(),
+            redeemed_at: self.at,
+            token: self.token,
+            released_at: self.released_at,
+            fresh,
+        }
+    }
 }
 
 #[derive(Default)]
 struct State {
     events: HashMap<EventId, EventRecord>,
     shards: HashMap<(EventId, u32), Shard>,
-    /// (event, position) → (jti, redeemed_at)
-    redemptions: HashMap<(EventId, u64), (String, u64)>,
+    redemptions: HashMap<(EventId, u64), Red>,
     audit: HashMap<EventId, Vec<AuditEntry>>,
+}
+
+fn shard_index(position: u64, shards: u32) -> Result<u32, StoreError> {
+    u32::try_from(shard_of(position, u64::from(shards.max(1))))
+        .map_err(|_| StoreError::Corrupt("shard out of range".into()))
 }
 
 /// A process-local store guarded by one mutex (every operation is atomic).
@@ -130,6 +155,7 @@ impl PositionStore for MemoryStore {
             c.issued.push(s.issued);
             c.redeemed.push(s.redeemed);
             c.pre.push(s.pre);
+            c.released.push(s.released);
         }
         Ok(c)
     }
@@ -179,22 +205,62 @@ impl PositionStore for MemoryStore {
     ) -> Result<Redemption, StoreError> {
         let mut st = self.lock();
         let key = (event.clone(), position);
-        if let Some((jti, at)) = st.redemptions.get(&key) {
-            return Ok(Redemption { jti: jti.clone(), redeemed_at: *at, fresh: false });
+        if let Some(r) = st.redemptions.get(&key) {
+            return Ok(r.view(false));
         }
-        st.redemptions.insert(key, (jti.to_owned(), now));
-        let shard = shard_of(position, u64::from(shards.max(1)));
-        let shard = u32::try_from(shard).map_err(|_| StoreError::Corrupt("shard out of range".into()))?;
+        let red = Red { jti: jti.to_owned(), at: now, token: None, released_at: None };
+        let view = red.view(true);
+        st.redemptions.insert(key, red);
+        let shard = shard_index(position, shards)?;
         st.shards.entry((event.clone(), shard)).or_default().redeemed += 1;
-        Ok(Redemption { jti: jti.to_owned(), redeemed_at: now, fresh: true })
+        Ok(view)
     }
 
     async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
-        Ok(self.lock().redemptions.get(&(event.clone(), position)).map(|(jti, at)| Redemption {
-            jti: jti.clone(),
-            redeemed_at: *at,
-            fresh: false,
-        }))
+        Ok(self.lock().redemptions.get(&(event.clone(), position)).map(|r| r.view(false)))
+    }
+
+    async fn renew(
+        &self,
+        event: &EventId,
+        position: u64,
+        current_exp: u64,
+        iat: u64,
+        exp: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        let mut st = self.lock();
+        let Some(r) = st.redemptions.get_mut(&(event.clone(), position)) else {
+            return Ok(None);
+        };
+        // Without a stored token the current one is the first (`at + ttl`): the caller
+        // computed `current_exp` from it.
+        let stored_exp = r.token.map(|(_, e)| e);
+        if stored_exp.is_none_or(|e| e == current_exp) {
+            r.token = Some((iat, exp));
+            return Ok(Some(r.view(true)));
+        }
+        Ok(Some(r.view(false)))
+    }
+
+    async fn release(
+        &self,
+        event: &EventId,
+        position: u64,
+        shards: u32,
+        now: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        let mut st = self.lock();
+        let Some(r) = st.redemptions.get_mut(&(event.clone(), position)) else {
+            return Ok(None);
+        };
+        if r.released_at.is_some() {
+            return Ok(Some(r.view(false)));
+        }
+        r.released_at = Some(now);
+        let view = r.view(true);
+        let shard = shard_index(position, shards)?;
+        st.shards.entry((event.clone(), shard)).or_default().released += 1;
+        Ok(Some(view))
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {

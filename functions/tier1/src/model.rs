@@ -8,6 +8,9 @@ pub const DEFAULT_BATCH_SIZE: u64 = 500;
 pub const DEFAULT_INTERVAL_SECONDS: u64 = 10;
 pub const DEFAULT_SHARDS: u32 = 1;
 pub const DEFAULT_TOKEN_TTL_SECONDS: u64 = 600;
+pub const DEFAULT_MAX_BATCH_SIZE: u64 = 5_000;
+pub const DEFAULT_REENTRY_GRACE_SECONDS: u64 = 300;
+pub const DEFAULT_MAX_SESSION_SECONDS: u64 = 1_800;
 
 /// Limits on configuration values.
 pub const MAX_BATCH_SIZE: u64 = 1_000_000;
@@ -15,21 +18,63 @@ pub const MAX_INTERVAL_SECONDS: u64 = 3_600;
 pub const MAX_SHARDS: u32 = 64;
 pub const MIN_TOKEN_TTL_SECONDS: u64 = 30;
 pub const MAX_TOKEN_TTL_SECONDS: u64 = 86_400;
+pub const MAX_TARGET_ARRIVALS_PER_MINUTE: u64 = 10_000_000;
+pub const MAX_REENTRY_GRACE_SECONDS: u64 = 3_600;
+pub const MIN_MAX_SESSION_SECONDS: u64 = 60;
+pub const MAX_MAX_SESSION_SECONDS: u64 = 7 * 86_400;
 /// Largest manual advance in one call.
 pub const MAX_ADVANCE_BY: u64 = 10_000_000;
 /// Window of the admission-rate figures.
 pub const RATE_WINDOW_SECS: u64 = 60;
 
+/// How the advancer sizes its steps (docs/outflow.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OutflowMode {
+    /// `batchSize` positions every `intervalSeconds`.
+    #[default]
+    Fixed,
+    /// Enough positions that redeemed admissions per minute converge on
+    /// `targetArrivalsPerMinute`, despite no-shows; at most `maxBatchSize` per step.
+    TargetArrivals,
+}
+
+impl OutflowMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::TargetArrivals => "targetArrivals",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "fixed" => Some(Self::Fixed),
+            "targetArrivals" => Some(Self::TargetArrivals),
+            _ => None,
+        }
+    }
+}
+
 /// Configuration of one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventConfig {
-    /// Positions admitted per interval by the advancer; 0 = manual advancing only.
+    /// Positions admitted per interval by the advancer (`fixed` mode); 0 = manual only.
     pub batch_size: u64,
     pub interval_seconds: u64,
     /// Counter items the positions are spread over; fixed at first activation.
     pub shards: u32,
     pub token_ttl_seconds: u64,
+    pub mode: OutflowMode,
+    /// `targetArrivals` mode: redeemed admissions per minute to aim at.
+    pub target_arrivals_per_minute: u64,
+    /// `targetArrivals` mode: the most positions one step may serve.
+    pub max_batch_size: u64,
+    /// An admitted visitor whose token expired less than this ago is admitted again at once.
+    pub reentry_grace_seconds: u64,
+    /// No token of an admission runs past its first admission + this.
+    pub max_session_seconds: u64,
 }
 
 impl Default for EventConfig {
@@ -39,6 +84,11 @@ impl Default for EventConfig {
             interval_seconds: DEFAULT_INTERVAL_SECONDS,
             shards: DEFAULT_SHARDS,
             token_ttl_seconds: DEFAULT_TOKEN_TTL_SECONDS,
+            mode: OutflowMode::Fixed,
+            target_arrivals_per_minute: 0,
+            max_batch_size: DEFAULT_MAX_BATCH_SIZE,
+            reentry_grace_seconds: DEFAULT_REENTRY_GRACE_SECONDS,
+            max_session_seconds: DEFAULT_MAX_SESSION_SECONDS,
         }
     }
 }
@@ -51,6 +101,11 @@ pub struct ConfigPatch {
     pub interval_seconds: Option<u64>,
     pub shards: Option<u32>,
     pub token_ttl_seconds: Option<u64>,
+    pub mode: Option<OutflowMode>,
+    pub target_arrivals_per_minute: Option<u64>,
+    pub max_batch_size: Option<u64>,
+    pub reentry_grace_seconds: Option<u64>,
+    pub max_session_seconds: Option<u64>,
 }
 
 impl ConfigPatch {
@@ -78,6 +133,38 @@ impl ConfigPatch {
                 "tokenTtlSeconds must be between {MIN_TOKEN_TTL_SECONDS} and {MAX_TOKEN_TTL_SECONDS}"
             ));
         }
+        if let Some(t) = self.target_arrivals_per_minute
+            && !(1..=MAX_TARGET_ARRIVALS_PER_MINUTE).contains(&t)
+        {
+            return Err(format!(
+                "targetArrivalsPerMinute must be between 1 and {MAX_TARGET_ARRIVALS_PER_MINUTE}"
+            ));
+        }
+        if let Some(m) = self.max_batch_size
+            && !(1..=MAX_BATCH_SIZE).contains(&m)
+        {
+            return Err(format!("maxBatchSize must be between 1 and {MAX_BATCH_SIZE}"));
+        }
+        if let Some(g) = self.reentry_grace_seconds
+            && g > MAX_REENTRY_GRACE_SECONDS
+        {
+            return Err(format!("reentryGraceSeconds must be between 0 and {MAX_REENTRY_GRACE_SECONDS}"));
+        }
+        if let Some(s) = self.max_session_seconds
+            && !(MIN_MAX_SESSION_SECONDS..=MAX_MAX_SESSION_SECONDS).contains(&s)
+        {
+            return Err(format!(
+                "maxSessionSeconds must be between {MIN_MAX_SESSION_SECONDS} and {MAX_MAX_SESSION_SECONDS}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the configuration the patch leads to as a whole.
+    pub fn validate_result(config: &EventConfig) -> Result<(), String> {
+        if config.mode == OutflowMode::TargetArrivals && config.target_arrivals_per_minute == 0 {
+            return Err("mode targetArrivals needs targetArrivalsPerMinute".into());
+        }
         Ok(())
     }
 
@@ -89,12 +176,19 @@ impl ConfigPatch {
             interval_seconds: self.interval_seconds.unwrap_or(base.interval_seconds),
             shards: base.shards,
             token_ttl_seconds: self.token_ttl_seconds.unwrap_or(base.token_ttl_seconds),
+            mode: self.mode.unwrap_or(base.mode),
+            target_arrivals_per_minute: self
+                .target_arrivals_per_minute
+                .unwrap_or(base.target_arrivals_per_minute),
+            max_batch_size: self.max_batch_size.unwrap_or(base.max_batch_size),
+            reentry_grace_seconds: self.reentry_grace_seconds.unwrap_or(base.reentry_grace_seconds),
+            max_session_seconds: self.max_session_seconds.unwrap_or(base.max_session_seconds),
         }
     }
 }
 
 /// A point of the serving-counter history, written with every advance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sample {
     /// Seconds since the epoch.
     pub at: u64,
@@ -102,6 +196,12 @@ pub struct Sample {
     pub serving: u64,
     /// Positions issued when the advance was computed.
     pub issued: u64,
+    /// Tickets redeemed (first admissions) when the advance was computed.
+    #[serde(default)]
+    pub redeemed: u64,
+    /// Admissions the site ended early (`release`) when the advance was computed.
+    #[serde(default)]
+    pub released: u64,
 }
 
 /// Where an event is in its life (docs/lifecycle.md#states).
@@ -221,6 +321,28 @@ pub struct Schedule {
     pub close_at: Option<u64>,
 }
 
+/// Who holds the advancer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HoldBy {
+    /// An operator or a health check through `PUT /api/admin/vwr/health/{eventId}`.
+    Health,
+    /// A configured CloudWatch alarm in ALARM (seen by the advancer; never stored).
+    Alarm,
+}
+
+/// The advancer is held: nobody new is let in until the hold ends (docs/outflow.md#health-gate).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hold {
+    pub by: HoldBy,
+    pub reason: String,
+    pub since: u64,
+}
+
+/// Longest hold reason, in characters.
+pub const MAX_HOLD_REASON_CHARS: usize = 200;
+
 /// An entry of the audit trail (docs/lifecycle.md#admin-routes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -263,6 +385,10 @@ pub struct EventRecord {
     pub prequeue_size: u64,
     /// Entries in the audit trail (the `seq` of the newest).
     pub audit_seq: u64,
+    /// The health gate: set while the advancer is held.
+    pub hold: Option<Hold>,
+    /// When the line last started moving again (the end of a pause or hold).
+    pub resumed_at: Option<u64>,
 }
 
 impl EventRecord {
@@ -286,6 +412,8 @@ impl EventRecord {
             message: None,
             prequeue_size: 0,
             audit_seq: 0,
+            hold: None,
+            resumed_at: None,
         }
     }
 
@@ -314,7 +442,13 @@ impl EventRecord {
             "closeAt": self.schedule.and_then(|s| s.close_at),
             "message": self.message,
             "closeReason": self.close_reason,
+            "hold": self.hold,
         })
+    }
+
+    /// Since when the line has moved without interruption (the outflow feedback's horizon).
+    pub fn steady_since(&self) -> u64 {
+        self.opened_at.unwrap_or(self.created_at).max(self.resumed_at.unwrap_or(0))
     }
 
     /// Positions admitted per second over the last [`RATE_WINDOW_SECS`], if known.
@@ -364,14 +498,28 @@ pub fn joins_per_second(samples: &[Sample], now: u64, issued_now: u64) -> Option
     rate(samples, now, issued_now, |s| s.issued)
 }
 
-/// Keeps the samples of the last window plus the newest older one (the window's base), and
-/// appends `new`.
+/// How far back samples are kept: the outflow controller looks at the last few minutes
+/// (docs/outflow.md).
+pub const SAMPLE_HISTORY_SECS: u64 = 180;
+/// Samples older than the rate window are thinned to one per this many seconds.
+const THIN_EVERY_SECS: u64 = 10;
+
+/// Appends `new` and keeps: every sample of the last [`RATE_WINDOW_SECS`], the newest one
+/// before that (so the 60-s rate stays exact: the counter only changes at samples), and older
+/// ones back to [`SAMPLE_HISTORY_SECS`] thinned to one per [`THIN_EVERY_SECS`].
 pub fn push_sample(samples: &[Sample], new: Sample) -> Vec<Sample> {
-    let cutoff = new.at.saturating_sub(RATE_WINDOW_SECS);
-    let base = samples.iter().rposition(|s| s.at <= cutoff).unwrap_or(0);
-    let mut out: Vec<Sample> = samples[base..].iter().copied().filter(|s| s.at <= new.at).collect();
-    if out.last().is_some_and(|s| s.at == new.at) {
-        out.pop();
+    let history = new.at.saturating_sub(SAMPLE_HISTORY_SECS);
+    let window = new.at.saturating_sub(RATE_WINDOW_SECS);
+    let older: Vec<&Sample> = samples.iter().filter(|s| s.at < new.at).collect();
+    let start = older.iter().rposition(|s| s.at <= history).unwrap_or(0);
+    let window_base = older.iter().rposition(|s| s.at < window);
+    let mut out: Vec<Sample> = Vec::with_capacity(older.len() + 1);
+    for (i, s) in older.iter().enumerate().skip(start) {
+        let thinnable = window_base.is_some_and(|b| i < b);
+        if thinnable && out.last().is_some_and(|l| s.at < l.at + THIN_EVERY_SECS) {
+            continue;
+        }
+        out.push(**s);
     }
     out.push(new);
     out
@@ -386,6 +534,8 @@ pub struct ShardCounts {
     pub redeemed: Vec<u64>,
     /// Pre-queue joins taken by shard k.
     pub pre: Vec<u64>,
+    /// Admissions the site ended early (`release`) whose position belongs to shard k.
+    pub released: Vec<u64>,
 }
 
 impl ShardCounts {
@@ -404,6 +554,10 @@ impl ShardCounts {
 
     pub fn total_pre(&self) -> u64 {
         self.pre.iter().sum()
+    }
+
+    pub fn total_released(&self) -> u64 {
+        self.released.iter().sum()
     }
 
     /// The highest position handed out (0 if none).
@@ -475,9 +629,22 @@ pub fn shard_of(position: u64, n: u64) -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redemption {
     pub jti: String,
+    /// The first admission: the start of the session.
     pub redeemed_at: u64,
-    /// True for the first redemption of this ticket.
+    /// The current token of the admission: issued at, expires at. `None` on records written
+    /// before sessions existed: then the only token is `redeemed_at + tokenTtlSeconds`.
+    pub token: Option<(u64, u64)>,
+    /// When the site ended the session early (`release`).
+    pub released_at: Option<u64>,
+    /// True for the first redemption of this ticket (or a renewal just written).
     pub fresh: bool,
+}
+
+impl Redemption {
+    /// The current token's issue and expiry times.
+    pub fn token_window(&self, token_ttl_seconds: u64) -> (u64, u64) {
+        self.token.unwrap_or((self.redeemed_at, self.redeemed_at + token_ttl_seconds))
+    }
 }
 
 /// A store failure.
@@ -510,7 +677,12 @@ mod tests {
     #[test]
     fn counts_highest_and_waiting() {
         // shards: 1 → 1,4,7 ; 2 → 2 ; 3 → none
-        let c = ShardCounts { issued: vec![3, 1, 0], redeemed: vec![0, 0, 0], pre: vec![0, 0, 0] };
+        let c = ShardCounts {
+            issued: vec![3, 1, 0],
+            redeemed: vec![0, 0, 0],
+            pre: vec![0, 0, 0],
+            released: vec![0, 0, 0],
+        };
         assert_eq!(c.total_issued(), 4);
         assert_eq!(c.highest(), 7);
         assert_eq!(c.waiting(0), 4);
@@ -519,7 +691,10 @@ mod tests {
         assert_eq!(c.waiting(4), 1);
         assert_eq!(c.waiting(7), 0);
         assert_eq!(c.waiting(100), 0);
-        assert_eq!(ShardCounts { issued: vec![0], redeemed: vec![0], pre: vec![0] }.highest(), 0);
+        assert_eq!(
+            ShardCounts { issued: vec![0], redeemed: vec![0], pre: vec![0], released: vec![0] }.highest(),
+            0
+        );
         // With a sealed pre-queue of 5 in front: positions 1..=5, then 6, 8, 9, 11, 12, …
         let line = Line { counts: &c, p: 5 };
         assert_eq!(line.issued(), 9);
@@ -528,19 +703,43 @@ mod tests {
         assert_eq!(line.waiting(5), 4);
         assert_eq!(line.waiting(6), 3);
         assert_eq!(line.waiting(12), 0);
-        let empty = ShardCounts { issued: vec![0, 0], redeemed: vec![0, 0], pre: vec![2, 3] };
+        let empty =
+            ShardCounts { issued: vec![0, 0], redeemed: vec![0, 0], pre: vec![2, 3], released: vec![0, 0] };
         assert_eq!(Line { counts: &empty, p: 5 }.highest(), 5);
         assert_eq!(Line { counts: &empty, p: 0 }.highest(), 0);
+    }
+
+    #[test]
+    fn thinning_keeps_the_minute_rate_exact() {
+        // A sample every second, the counter moving by an irregular amount each time.
+        let mut s = Vec::new();
+        let mut all = Vec::new();
+        for t in 0..=400u64 {
+            let sample = Sample { at: t, serving: t * t % 97 + t * 3, ..Default::default() };
+            all.push(sample);
+            s = push_sample(&s, sample);
+        }
+        assert!(s.len() < 90, "thinned: {}", s.len());
+        assert!(s.first().is_some_and(|f| f.at <= 400 - SAMPLE_HISTORY_SECS));
+        let last = all.last().copied().unwrap();
+        for now in 400..470 {
+            let rec = |samples: &[Sample]| EventRecord {
+                serving_counter: last.serving,
+                samples: samples.to_vec(),
+                ..EventRecord::new(EventId::parse("e").unwrap(), EventState::Open, EventConfig::default(), 0)
+            };
+            assert_eq!(rec(&s).served_per_second(now), rec(&all).served_per_second(now), "at {now}");
+        }
     }
 
     #[test]
     fn samples_keep_one_window_and_rate_is_exact() {
         let mut s = Vec::new();
         for t in (0..=200).step_by(10) {
-            s = push_sample(&s, Sample { at: t, serving: t * 5, issued: t * 10 });
+            s = push_sample(&s, Sample { at: t, serving: t * 5, issued: t * 10, ..Default::default() });
         }
-        assert_eq!(s.first().map(|x| x.at), Some(140));
-        assert_eq!(s.len(), 7);
+        assert_eq!(s.first().map(|x| x.at), Some(20), "three minutes of history");
+        assert_eq!(s.len(), 19);
         let rec = EventRecord {
             serving_counter: 1000,
             last_step_at: 200,
@@ -553,7 +752,7 @@ mod tests {
         assert_eq!(joins_per_second(&s, 205, 2000), Some((2000.0 - 1400.0) / 60.0));
         // A whole minute of data: the measured rate.
         assert_eq!(rec.estimate_rate(205), rec.served_per_second(205));
-        let young = EventRecord { samples: vec![Sample { at: 100, serving: 0, issued: 0 }], ..rec };
+        let young = EventRecord { samples: vec![Sample { at: 100, ..Default::default() }], ..rec };
         // Less than a minute of data: the configured rate (500 per 10 s).
         assert_eq!(young.estimate_rate(120), Some(50.0));
         let manual = EventRecord { config: EventConfig { batch_size: 0, ..young.config }, ..young.clone() };

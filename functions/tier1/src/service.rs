@@ -25,10 +25,12 @@ use vwr_core::ticket::Place;
 use crate::edge_sync::{self, EdgeConfigStore};
 use crate::lifecycle::{self, Action, Facts, LifecycleError};
 use crate::model::{
-    AuditEntry, CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Line, MAX_ADVANCE_BY,
-    Message, RATE_WINDOW_SECS, Sample, Schedule, ShardCounts, StoreError, joins_per_second, push_sample,
+    AuditEntry, CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, HoldBy, Line, MAX_ADVANCE_BY,
+    MAX_HOLD_REASON_CHARS, Message, OutflowMode, RATE_WINDOW_SECS, Redemption, Sample, Schedule, ShardCounts,
+    StoreError, joins_per_second, push_sample,
 };
-use crate::store::{PositionStore, ServingUpdate};
+use crate::outflow;
+use crate::store::{HealthSignal, PositionStore, ServingUpdate};
 
 /// How long a redemption record is kept after its ticket expired (DynamoDB TTL).
 const REDEMPTION_GRACE_SECS: u64 = 86_400;
@@ -55,6 +57,10 @@ pub enum Tier1Error {
     InvalidMessage(String),
     #[error("this admission has expired; join the line again")]
     AdmissionExpired,
+    #[error("this visit was ended by the site; join the line again")]
+    SessionEnded,
+    #[error("the tier-1 token is missing, invalid or not for this event")]
+    InvalidToken,
     #[error("{0}")]
     InvalidConfig(String),
     #[error("{0}")]
@@ -258,6 +264,33 @@ pub struct EventStatus {
     pub sealed_counts: Option<Vec<u64>>,
     /// Pre-queue joins so far, or P once sealed.
     pub prequeue_size: u64,
+    /// `health` while the health gate holds the advancer (an alarm hold is only seen by the
+    /// advancer: logs and the `AdvancerHeld` metric).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<HoldBy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_since: Option<u64>,
+    pub outflow: OutflowFigures,
+}
+
+/// How the line is flowing out (docs/outflow.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutflowFigures {
+    pub mode: OutflowMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_per_minute: Option<u64>,
+    /// Redeemed admissions over the last minute (`null` until a minute of samples exists).
+    pub redeemed_per_minute: Option<f64>,
+    /// Positions served over the last minute.
+    pub served_per_minute: Option<f64>,
+    /// Share of served positions that did not show up, from the lagged window the
+    /// `targetArrivals` controller uses (`null` without enough data).
+    pub no_show_share: Option<f64>,
+    /// Admissions the site ended early (`release`).
+    pub released: u64,
 }
 
 /// The public status document (docs/lifecycle.md#the-public-status-document): the same body
@@ -298,17 +331,13 @@ pub struct Rates {
     pub joins_per_second: Option<f64>,
 }
 
-/// The body of `schedule`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// The body of `schedule`: the times and any configuration field of `activate`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScheduleRequest {
     pub prequeue_at: u64,
     pub open_at: u64,
     pub close_at: Option<u64>,
-    pub batch_size: Option<u64>,
-    pub interval_seconds: Option<u64>,
-    pub shards: Option<u32>,
-    pub token_ttl_seconds: Option<u64>,
+    pub config: ConfigPatch,
 }
 
 /// What the advancer did for one event. `step` is the start (unix seconds) of the step.
@@ -341,6 +370,12 @@ pub enum StepOutcome {
         event: EventId,
         step: u64,
         last_step_at: u64,
+    },
+    /// The advancer is held (health gate or alarm): nobody new is let in.
+    Held {
+        event: EventId,
+        by: HoldBy,
+        reason: String,
     },
     /// The advancer moved the event to another state (pre-queue, open, closed at `closeAt`).
     Transition {
@@ -375,6 +410,7 @@ pub struct Tier1Service {
     edge: Option<Arc<dyn EdgeConfigStore>>,
     /// When this instance last counted each pre-queue.
     prequeue_counted: Mutex<HashMap<EventId, u64>>,
+    health: Option<Arc<dyn HealthSignal>>,
 }
 
 impl Tier1Service {
@@ -402,7 +438,14 @@ impl Tier1Service {
             rng,
             edge: None,
             prequeue_counted: Mutex::new(HashMap::new()),
+            health: None,
         }
+    }
+
+    /// Holds the advancer while one of these alarms is in ALARM.
+    pub fn with_health_signal(mut self, health: Arc<dyn HealthSignal>) -> Self {
+        self.health = Some(health);
+        self
     }
 
     /// Keeps the edge verifier's event list in step with the events' states.
@@ -613,10 +656,7 @@ impl Tier1Service {
             let expires_at = ticket.issued_at + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
             self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?
         };
-        let exp = redemption.redeemed_at + rec.config.token_ttl_seconds;
-        if now >= exp {
-            return Err(Tier1Error::AdmissionExpired);
-        }
+        let (redemption, iat, exp) = self.session_token(&rec, position, redemption, now).await?;
         let claims = Tier1Claims {
             iss: self.tokens.issuer().to_owned(),
             aud: self.tokens.audience().to_owned(),
@@ -624,8 +664,8 @@ impl Tier1Service {
             eid: event.as_str().to_owned(),
             pos: position,
             tier: 1,
-            iat: redemption.redeemed_at,
-            nbf: redemption.redeemed_at,
+            iat,
+            nbf: iat,
             exp,
             jti: redemption.jti,
         };
@@ -642,6 +682,83 @@ impl Tier1Service {
             exp - now
         );
         Ok(CheckOutcome::Admitted(Admitted { admitted: true, token, expires_at: exp, cookie }))
+    }
+
+    /// The token window of an admission at `now` (docs/outflow.md#sessions): the current token
+    /// while it is valid; once it expired, a new one at once if it expired less than
+    /// `reentryGraceSeconds` ago and the session (from the first admission) is younger than
+    /// `maxSessionSeconds` — never the back of the line; else 410. No token runs past the
+    /// session's end, and a session the site released is over.
+    async fn session_token(
+        &self,
+        rec: &EventRecord,
+        position: u64,
+        redemption: Redemption,
+        now: u64,
+    ) -> Result<(Redemption, u64, u64), Tier1Error> {
+        let c = &rec.config;
+        if redemption.released_at.is_some() {
+            return Err(Tier1Error::SessionEnded);
+        }
+        let session_end = redemption.redeemed_at.saturating_add(c.max_session_seconds);
+        let (iat, exp) = redemption.token_window(c.token_ttl_seconds);
+        let capped = exp.min(session_end);
+        if now < capped {
+            return Ok((redemption, iat, capped));
+        }
+        if now >= session_end || now >= exp.saturating_add(c.reentry_grace_seconds) {
+            return Err(Tier1Error::AdmissionExpired);
+        }
+        let new_exp = now.saturating_add(c.token_ttl_seconds).min(session_end);
+        let renewed = self
+            .store
+            .renew(&rec.event, position, exp, now, new_exp)
+            .await?
+            .ok_or(Tier1Error::Internal("the admission vanished"))?;
+        let (iat, exp) = renewed.token_window(c.token_ttl_seconds);
+        if now >= exp {
+            return Err(Tier1Error::Busy);
+        }
+        if renewed.fresh {
+            tracing::info!(event = "tier1.readmitted", event_id = %rec.event, position, exp);
+        }
+        Ok((renewed, iat, exp.min(session_end)))
+    }
+
+    /// `POST /vwr/release/{eventId}`: the site says the visitor is done (with the visitor's
+    /// tier-1 token); the session ends, and in `targetArrivals` mode its place is handed on at
+    /// the next step. Idempotent. Returns the name of the cookie to clear.
+    pub async fn release(&self, event: &EventId, token: &str) -> Result<String, Tier1Error> {
+        let now = self.now();
+        let claims = self.tokens.verify(token, event, now).map_err(|_| Tier1Error::InvalidToken)?;
+        let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        match self.store.release(event, claims.pos, rec.config.shards, now).await? {
+            Some(r) if r.fresh => {
+                tracing::info!(event = "tier1.released", event_id = %event, position = claims.pos);
+            }
+            Some(_) => {}
+            None => return Err(Tier1Error::InvalidToken),
+        }
+        Ok(format!("{}{}", self.settings.cookie_prefix, event))
+    }
+
+    /// Admin: the health gate. `ok: false` holds the advancer until `ok: true`.
+    pub async fn set_health(
+        &self,
+        event: &EventId,
+        ok: bool,
+        reason: Option<String>,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        if let Some(r) = &reason
+            && (r.chars().count() > MAX_HOLD_REASON_CHARS || r.chars().any(char::is_control))
+        {
+            return Err(Tier1Error::InvalidMessage(format!(
+                "reason must be plain text of at most {MAX_HOLD_REASON_CHARS} characters"
+            )));
+        }
+        let rec = self.transition(event, actor, Action::SetHealth { ok, reason }).await?;
+        self.status_of(rec).await
     }
 
     fn fresh_jti(&self) -> Result<String, Tier1Error> {
@@ -769,12 +886,7 @@ impl Tier1Service {
         req: ScheduleRequest,
         actor: &str,
     ) -> Result<EventStatus, Tier1Error> {
-        let patch = ConfigPatch {
-            batch_size: req.batch_size,
-            interval_seconds: req.interval_seconds,
-            shards: req.shards,
-            token_ttl_seconds: req.token_ttl_seconds,
-        };
+        let patch = req.config;
         patch.validate().map_err(Tier1Error::InvalidConfig)?;
         let seed = match &self.settings.fixed_seed {
             Some(hex) => {
@@ -876,7 +988,16 @@ impl Tier1Service {
             if new == rec.serving_counter {
                 return Ok(build_status(rec, &counts, now));
             }
-            let samples = push_sample(&rec.samples, Sample { at: now, serving: new, issued: line.issued() });
+            let samples = push_sample(
+                &rec.samples,
+                Sample {
+                    at: now,
+                    serving: new,
+                    issued: line.issued(),
+                    redeemed: counts.total_redeemed(),
+                    released: counts.total_released(),
+                },
+            );
             let update = ServingUpdate {
                 expected: rec.serving_counter,
                 new,
@@ -948,7 +1069,25 @@ impl Tier1Service {
             return Ok(StepOutcome::Transition { event, from, to: new.state });
         }
         match rec.state {
-            EventState::Open => Ok(self.advance_step(rec, now).await?),
+            EventState::Open => {
+                let step = now - now % rec.config.interval_seconds.max(1);
+                // Ask the alarms only when a step is due and nothing else holds it.
+                if let Some(health) = &self.health
+                    && rec.last_step_at < step
+                    && rec.hold.is_none()
+                {
+                    match health.alarm(&event).await {
+                        Ok(Some(alarm)) => {
+                            return Ok(StepOutcome::Held { event, by: HoldBy::Alarm, reason: alarm });
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(event = "tier1.health_check_failed", event_id = %event, error = %e)
+                        }
+                    }
+                }
+                Ok(self.advance_step(rec, now).await?)
+            }
             EventState::Prequeue => {
                 self.count_prequeue(&rec, now).await?;
                 Ok(StepOutcome::NotDue { event })
@@ -991,18 +1130,52 @@ impl Tier1Service {
             if rec.state != EventState::Open || rec.needs_seal() {
                 return Ok(StepOutcome::NotDue { event });
             }
+            if let Some(hold) = &rec.hold {
+                return Ok(StepOutcome::Held { event, by: hold.by, reason: hold.reason.clone() });
+            }
             let counts = self.store.shard_counts(&event, rec.config.shards).await?;
             let line = Line { counts: &counts, p: rec.prequeue_total() };
             let waiting = line.waiting(rec.serving_counter);
-            let new = rec
-                .serving_counter
-                .saturating_add(rec.config.batch_size)
-                .min(line.highest())
-                .max(rec.serving_counter);
+            let batch = match rec.config.mode {
+                OutflowMode::Fixed => rec.config.batch_size,
+                OutflowMode::TargetArrivals => {
+                    let plan = outflow::plan(&outflow::StepInputs {
+                        config: &rec.config,
+                        samples: &rec.samples,
+                        now,
+                        serving: rec.serving_counter,
+                        redeemed: counts.total_redeemed(),
+                        released: counts.total_released(),
+                        steady_since: rec.steady_since(),
+                    });
+                    tracing::debug!(
+                        event = "tier1.outflow_plan",
+                        event_id = %event,
+                        batch = plan.batch,
+                        show_rate = plan.show_rate,
+                        base = plan.base,
+                        feedback = plan.feedback,
+                        arrivals_per_minute = plan.arrivals_per_minute,
+                        released = plan.released
+                    );
+                    plan.batch
+                }
+            };
+            let new = rec.serving_counter.saturating_add(batch).min(line.highest()).max(rec.serving_counter);
             if new == rec.serving_counter {
-                return Ok(StepOutcome::Idle { event, step, waiting, automatic: rec.config.batch_size > 0 });
+                let automatic = rec.config.batch_size > 0 || rec.config.mode == OutflowMode::TargetArrivals;
+                return Ok(StepOutcome::Idle { event, step, waiting, automatic });
             }
-            let samples = push_sample(&rec.samples, Sample { at: now, serving: new, issued: line.issued() });
+            let samples = push_sample(
+                &rec.samples,
+                Sample {
+                    at: now,
+                    serving: new,
+                    issued: line.issued(),
+                    redeemed: counts.total_redeemed(),
+                    released: counts.total_released(),
+                },
+            );
             let update = ServingUpdate { expected: rec.serving_counter, new, step: Some(step), samples, now };
             if self.store.update_serving(&event, update, None).await? {
                 self.invalidate(&event);
@@ -1082,7 +1255,31 @@ fn commitment(rec: &EventRecord) -> Option<String> {
     rec.seed.as_deref().and_then(|s| Seed::from_hex(s).ok()).map(|s| s.commitment())
 }
 
+fn outflow_figures(rec: &EventRecord, counts: &ShardCounts, now: u64) -> OutflowFigures {
+    let inputs = outflow::StepInputs {
+        config: &rec.config,
+        samples: &rec.samples,
+        now,
+        serving: rec.serving_counter,
+        redeemed: counts.total_redeemed(),
+        released: counts.total_released(),
+        steady_since: rec.steady_since(),
+    };
+    let plan = outflow::plan(&inputs);
+    let has_data = rec.serving_counter >= outflow::MIN_SERVED_FOR_ESTIMATE;
+    OutflowFigures {
+        mode: rec.config.mode,
+        target_per_minute: (rec.config.mode == OutflowMode::TargetArrivals)
+            .then_some(rec.config.target_arrivals_per_minute),
+        redeemed_per_minute: plan.arrivals_per_minute,
+        served_per_minute: rec.served_per_second(now).map(|r| r * 60.0),
+        no_show_share: has_data.then(|| 1.0 - outflow::show_rate(&inputs)),
+        released: counts.total_released(),
+    }
+}
+
 fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus {
+    let outflow = outflow_figures(&rec, counts, now);
     let sealed = rec.sealed_counts.is_some();
     let line = Line { counts, p: rec.prequeue_total() };
     // Before the seal, the pre-queue joins stand in line too (their positions are drawn later).
@@ -1117,6 +1314,10 @@ fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> EventStatus
         seed: rec.seed.clone().filter(|_| sealed),
         sealed_counts: rec.sealed_counts.clone(),
         prequeue_size: if sealed { rec.prequeue_total() } else { counts.total_pre() },
+        held_by: rec.hold.as_ref().map(|h| h.by),
+        hold_reason: rec.hold.as_ref().map(|h| h.reason.clone()),
+        held_since: rec.hold.as_ref().map(|h| h.since),
+        outflow,
     }
 }
 

@@ -87,10 +87,41 @@ pub trait PositionStore: Send + Sync + 'static {
     /// The first admission of `position`, if any (no write).
     async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError>;
 
+    /// Gives the admission of `position` a new token `(iat, exp)` if its current token still
+    /// expires at `current_exp` (a conditional write: of two racing renewals one wins, the
+    /// other reads the winner's). Returns the record as it now stands, `fresh` if this call
+    /// wrote; `Ok(None)` if the position was never admitted.
+    async fn renew(
+        &self,
+        event: &EventId,
+        position: u64,
+        current_exp: u64,
+        iat: u64,
+        exp: u64,
+    ) -> Result<Option<Redemption>, StoreError>;
+
+    /// Ends the admission of `position` early (the site's "done"), once: the first call
+    /// records `now` and counts it on the position's shard. `Ok(None)` if never admitted.
+    async fn release(
+        &self,
+        event: &EventId,
+        position: u64,
+        shards: u32,
+        now: u64,
+    ) -> Result<Option<Redemption>, StoreError>;
+
     /// All events that are not `inactive` (read through an index, paginated; may lag a
     /// write by a moment).
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError>;
 
     /// The event's audit trail, oldest first.
     async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError>;
+}
+
+/// Alarms that hold the advancer (docs/outflow.md#health-gate): in AWS, CloudWatch alarms.
+#[async_trait]
+pub trait HealthSignal: Send + Sync + 'static {
+    /// The name of an alarm now in ALARM that holds `event`'s advancer, if any. An error means
+    /// the alarms could not be read; the advancer then goes on (and logs it).
+    async fn alarm(&self, event: &EventId) -> Result<Option<String>, String>;
 }

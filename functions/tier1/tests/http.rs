@@ -48,7 +48,8 @@ async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(
         r.body["config"],
-        json!({"batchSize":0,"intervalSeconds":10,"shards":1,"tokenTtlSeconds":600})
+        json!({"batchSize":0,"intervalSeconds":10,"shards":1,"tokenTtlSeconds":600,"mode":"fixed",
+               "targetArrivalsPerMinute":0,"maxBatchSize":5000,"reentryGraceSeconds":300,"maxSessionSeconds":1800})
     );
 
     let a1 = assign(&app, "e1").await;
@@ -118,8 +119,9 @@ async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
         (Some(2), Some(2), Some(0), Some(1))
     );
 
-    // After the token lifetime the admission is over: 410, the page joins again.
-    app.clock.advance(600);
+    // Past the token's life and the re-entry grace period the admission is over: 410, the
+    // page joins again (within the grace period it would be re-admitted: tests/outflow.rs).
+    app.clock.advance(600 + 300);
     assert_error(&check(&app, "e1", &rid2).await, StatusCode::GONE, "admission_expired");
 }
 

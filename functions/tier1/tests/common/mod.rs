@@ -60,9 +60,20 @@ pub struct Res {
 
 /// One request; `admin` adds the bearer key. A body that is not JSON reads as `null`.
 pub async fn call(app: &App, method: &str, uri: &str, body: Option<&str>, admin: bool) -> Res {
+    let auth = format!("Bearer {KEY}");
+    let headers: &[(&str, &str)] = if admin { &[("authorization", &auth)] } else { &[] };
+    send(app, method, uri, body, headers).await
+}
+
+/// One request without a body, with `headers`.
+pub async fn call_with(app: &App, method: &str, uri: &str, headers: &[(&str, &str)]) -> Res {
+    send(app, method, uri, None, headers).await
+}
+
+async fn send(app: &App, method: &str, uri: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Res {
     let mut req = Request::builder().method(method).uri(uri);
-    if admin {
-        req = req.header(header::AUTHORIZATION, format!("Bearer {KEY}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
     }
     if body.is_some() {
         req = req.header(header::CONTENT_TYPE, "application/json");
