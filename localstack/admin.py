@@ -4,10 +4,14 @@ API Gateway would send after IAM authentication (LocalStack's free edition does 
 authenticate IAM callers, and the functions refuse requests without an IAM identity).
 
     python3 localstack/admin.py activate e1 [--batch-size 2] [--interval-seconds 1] [--shards 1]
+    python3 localstack/admin.py activate e1 --mode targetArrivals --target-per-minute 600
+        [--max-batch-size 5000] [--reentry-grace-seconds 300] [--max-session-seconds 1800]
     python3 localstack/admin.py status e1 | deactivate e1 | events | advance e1 --by 100
     python3 localstack/admin.py schedule e1 --prequeue-at +60 --open-at +300 [--close-at +3600]
+        [any option of activate]
     python3 localstack/admin.py pause e1 [--en "Back soon"] [--ko "곧 재개"] | resume e1
     python3 localstack/admin.py close e1 --reason sold_out | message e1 --en "…" | message e1 --clear
+    python3 localstack/admin.py health e1 --hold --reason "origin 5xx" | health e1 --ok
     python3 localstack/admin.py audit e1
     python3 localstack/admin.py threshold e1 --threshold 50 | queue-status e1 | queue-remove e1
 
@@ -66,45 +70,92 @@ def message(a: argparse.Namespace) -> dict | None:
     return m or None
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description="vwr admin against the LocalStack kit")
-    ap.add_argument("--endpoint-url", default=os.environ.get("AWS_ENDPOINT_URL", "http://localhost:4566"))
-    ap.add_argument("--region", default=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
-    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "schedule", "pause", "resume", "close", "message", "audit", "threshold", "queue-status", "queue-remove"])
-    ap.add_argument("event_id", nargs="?")
-    ap.add_argument("--batch-size", type=int)
-    ap.add_argument("--interval-seconds", type=int)
-    ap.add_argument("--shards", type=int)
-    ap.add_argument("--token-ttl-seconds", type=int)
-    ap.add_argument("--by", type=int)
-    ap.add_argument("--threshold", type=int)
-    ap.add_argument("--prequeue-at", help="unix seconds or +seconds from now")
-    ap.add_argument("--open-at", help="unix seconds or +seconds from now")
-    ap.add_argument("--close-at", help="unix seconds or +seconds from now")
-    ap.add_argument("--reason", choices=["sold_out", "ended"])
-    ap.add_argument("--en")
-    ap.add_argument("--ko")
-    ap.add_argument("--clear", action="store_true")
-    a = ap.parse_args()
-    if a.command != "events" and not a.event_id:
-        ap.error("an event id is required")
+def config(a: argparse.Namespace) -> dict:
+    """The configuration fields of activate / schedule that were given."""
+    fields = {
+        "batchSize": a.batch_size,
+        "intervalSeconds": a.interval_seconds,
+        "shards": a.shards,
+        "tokenTtlSeconds": a.token_ttl_seconds,
+        "mode": a.mode,
+        "targetArrivalsPerMinute": a.target_per_minute,
+        "maxBatchSize": a.max_batch_size,
+        "reentryGraceSeconds": a.reentry_grace_seconds,
+        "maxSessionSeconds": a.max_session_seconds,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+CLOSE_REASONS = ("sold_out", "ended")
+
+
+def request(a: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[str, str, str, dict | None]:
+    """(function, method, path, body) of the command."""
     e = a.event_id
-    fn, method, path, body = {
-        "activate": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/activate/{e}", {k: v for k, v in {"batchSize": a.batch_size, "intervalSeconds": a.interval_seconds, "shards": a.shards, "tokenTtlSeconds": a.token_ttl_seconds}.items() if v is not None}),
+    if a.command == "close" and a.reason is not None and a.reason not in CLOSE_REASONS:
+        ap.error(f"close --reason must be one of {', '.join(CLOSE_REASONS)}")
+    if a.command == "health" and a.ok == a.hold:
+        ap.error("health needs --ok (let the advancer go on) or --hold (hold it)")
+    if a.command == "health" and a.hold and not (a.reason or "").strip():
+        ap.error("health --hold needs --reason (shown in the status and the audit trail)")
+    if a.command != "health" and (a.ok or a.hold):
+        ap.error("--ok and --hold belong to the health command")
+    health = {"ok": bool(a.ok), **({"reason": a.reason} if a.reason else {})}
+    return {
+        "activate": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/activate/{e}", config(a)),
         "deactivate": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/deactivate/{e}", None),
         "status": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/status/{e}", None),
         "advance": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/advance/{e}", {"by": a.by or 1}),
         "events": ("vwr-tier1-admin", "GET", "/api/admin/vwr/events", None),
-        "schedule": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/schedule/{e}", {k: v for k, v in {"prequeueAt": when(a.prequeue_at), "openAt": when(a.open_at), "closeAt": when(a.close_at), "batchSize": a.batch_size, "intervalSeconds": a.interval_seconds, "shards": a.shards, "tokenTtlSeconds": a.token_ttl_seconds}.items() if v is not None}),
+        "schedule": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/schedule/{e}", {k: v for k, v in {"prequeueAt": when(a.prequeue_at), "openAt": when(a.open_at), "closeAt": when(a.close_at)}.items() if v is not None} | config(a)),
         "pause": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/pause/{e}", {"message": message(a)} if message(a) else {}),
         "resume": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/resume/{e}", None),
         "close": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/close/{e}", {"reason": a.reason or "ended", **({"message": message(a)} if message(a) else {})}),
         "message": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/message/{e}", {"message": None if a.clear else message(a)}),
+        "health": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/health/{e}", health),
         "audit": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/audit/{e}", None),
         "threshold": ("vwr-tier2-api", "PUT", f"/api/queue/admin/threshold/{e}", {"threshold": a.threshold or 1000}),
         "queue-status": ("vwr-tier2-api", "GET", f"/api/queue/admin/status/{e}", None),
         "queue-remove": ("vwr-tier2-api", "DELETE", f"/api/queue/admin/event/{e}", None),
     }[a.command]
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description="vwr admin against the LocalStack kit")
+    ap.add_argument("--endpoint-url", default=os.environ.get("AWS_ENDPOINT_URL", "http://localhost:4566"))
+    ap.add_argument("--region", default=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "schedule", "pause", "resume", "close", "message", "health", "audit", "threshold", "queue-status", "queue-remove"])
+    ap.add_argument("event_id", nargs="?")
+    ap.add_argument("--batch-size", type=int)
+    ap.add_argument("--interval-seconds", type=int)
+    ap.add_argument("--shards", type=int)
+    ap.add_argument("--token-ttl-seconds", type=int)
+    ap.add_argument("--mode", choices=["fixed", "targetArrivals"], help="outflow mode (docs/outflow.md)")
+    ap.add_argument("--target-per-minute", type=int, help="targetArrivals: redeemed admissions per minute to aim at")
+    ap.add_argument("--max-batch-size", type=int, help="targetArrivals: the most positions one step serves")
+    ap.add_argument("--reentry-grace-seconds", type=int, help="sessions: a new token this long after the last one expired")
+    ap.add_argument("--max-session-seconds", type=int, help="sessions: no token past the first admission + this")
+    ap.add_argument("--by", type=int)
+    ap.add_argument("--threshold", type=int)
+    ap.add_argument("--prequeue-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--open-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--close-at", help="unix seconds or +seconds from now")
+    ap.add_argument("--reason", help="close: sold_out or ended; health: why it is held (free text)")
+    hold = ap.add_mutually_exclusive_group()
+    hold.add_argument("--ok", action="store_true", help="health: let the advancer go on")
+    hold.add_argument("--hold", action="store_true", help="health: hold the advancer (nobody new is let in)")
+    ap.add_argument("--en")
+    ap.add_argument("--ko")
+    ap.add_argument("--clear", action="store_true")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
+    a = ap.parse_args()
+    if a.command != "events" and not a.event_id:
+        ap.error("an event id is required")
+    fn, method, path, body = request(a, ap)
     lam = boto3.client(
         "lambda",
         endpoint_url=a.endpoint_url,

@@ -11,7 +11,8 @@
 //!   odd answer shows "—" where a figure is missing, never a crash.
 //!
 //! Contract: docs/api.md (admin routes of tier 1 and tier 2), docs/lifecycle.md (states,
-//! pause / resume / close / message).
+//! pause / resume / close / message), docs/outflow.md (modes, the `outflow` figures, the health
+//! gate's hold: `heldBy`, `holdReason`, `heldSince`, `PUT /api/admin/vwr/health/{eventId}`).
 
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
@@ -98,6 +99,42 @@ impl Tier2 {
     }
 }
 
+/// The `outflow` object of the admin status (docs/outflow.md): how the line flows out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outflow {
+    pub mode: Option<String>,
+    pub target_per_minute: Option<u64>,
+    pub redeemed_per_minute: Option<f64>,
+    pub served_per_minute: Option<f64>,
+    /// Share of served positions that did not show up, over the controller's lagged window.
+    pub no_show_share: Option<f64>,
+    pub released: Option<u64>,
+}
+
+impl Outflow {
+    /// Reads an `outflow` object; `None` when `v` is not an object.
+    pub fn from_json(v: &Value) -> Option<Self> {
+        v.as_object()?;
+        Some(Self {
+            mode: text(v, "mode"),
+            target_per_minute: uint(v, "targetPerMinute"),
+            redeemed_per_minute: float(v, "redeemedPerMinute"),
+            served_per_minute: float(v, "servedPerMinute"),
+            no_show_share: float(v, "noShowShare"),
+            released: uint(v, "released"),
+        })
+    }
+}
+
+/// The health gate's hold (docs/outflow.md#health-gate), when the status shows one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hold {
+    /// `health` (an operator or a health check, through the admin API).
+    pub by: String,
+    pub reason: Option<String>,
+    pub since: Option<u64>,
+}
+
 /// The fields of the tier-1 admin status that the console shows; all optional.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Status {
@@ -120,8 +157,14 @@ pub struct Status {
     pub prequeue_size: Option<u64>,
     pub batch_size: Option<u64>,
     pub interval_seconds: Option<u64>,
+    /// `config.mode`: `fixed` or `targetArrivals`.
+    pub mode: Option<String>,
+    pub target_arrivals_per_minute: Option<u64>,
+    pub max_batch_size: Option<u64>,
     pub served_per_second: Option<f64>,
     pub joins_per_second: Option<f64>,
+    pub outflow: Option<Outflow>,
+    pub hold: Option<Hold>,
     pub tier2: Option<Tier2>,
 }
 
@@ -154,10 +197,24 @@ impl Status {
             prequeue_size: uint(v, "prequeueSize"),
             batch_size: config.and_then(|c| uint(c, "batchSize")),
             interval_seconds: config.and_then(|c| uint(c, "intervalSeconds")),
+            mode: config.and_then(|c| text(c, "mode")),
+            target_arrivals_per_minute: config.and_then(|c| uint(c, "targetArrivalsPerMinute")),
+            max_batch_size: config.and_then(|c| uint(c, "maxBatchSize")),
             served_per_second: rates.and_then(|r| float(r, "servedPerSecond")),
             joins_per_second: rates.and_then(|r| float(r, "joinsPerSecond")),
+            outflow: v.get("outflow").and_then(Outflow::from_json),
+            hold: text(v, "heldBy").filter(|b| !b.is_empty()).map(|by| Hold {
+                by,
+                reason: text(v, "holdReason").filter(|r| !r.is_empty()),
+                since: uint(v, "heldSince").filter(|t| *t > 0),
+            }),
             tier2: v.get("tier2").and_then(Tier2::from_json),
         })
+    }
+
+    /// The outflow mode: `config.mode`, else `outflow.mode`.
+    pub fn mode(&self) -> Option<&str> {
+        self.mode.as_deref().or_else(|| self.outflow.as_ref().and_then(|o| o.mode.as_deref()))
     }
 
     /// The lifecycle state; from `active` for a server that does not send `state`.
@@ -169,11 +226,36 @@ impl Status {
         })
     }
 
-    /// 1 − admitted / servingCounter: the share of the served positions not (yet) redeemed.
+    /// The share of served positions that did not show up: the status's `outflow.noShowShare`
+    /// (the recent, lagged window the `targetArrivals` controller uses) when present, else
+    /// 1 − admitted / servingCounter over the whole sale (not yet redeemed included).
     pub fn no_show_share(&self) -> Option<f64> {
+        self.outflow_no_show_share().or_else(|| self.overall_no_show_share())
+    }
+
+    /// `outflow.noShowShare`, within 0–1.
+    pub fn outflow_no_show_share(&self) -> Option<f64> {
+        self.outflow.as_ref().and_then(|o| o.no_show_share).map(|f| f.clamp(0.0, 1.0))
+    }
+
+    /// 1 − admitted / servingCounter.
+    pub fn overall_no_show_share(&self) -> Option<f64> {
         let serving = self.serving_counter.filter(|s| *s > 0)?;
         let admitted = self.admitted?;
         Some((1.0 - admitted as f64 / serving as f64).clamp(0.0, 1.0))
+    }
+
+    /// "HELD by health: origin 5xx since 12:03:04Z", or `None` when nothing holds the advancer.
+    pub fn hold_text(&self) -> Option<String> {
+        let h = self.hold.as_ref()?;
+        let mut t = format!("HELD by {}", h.by);
+        if let Some(r) = &h.reason {
+            t.push_str(&format!(": {}", clip(r, 200)));
+        }
+        if let Some(at) = h.since {
+            t.push_str(&format!(" since {}", fmt_clock(at as f64)));
+        }
+        Some(t)
     }
 }
 
@@ -284,6 +366,11 @@ pub enum Action {
         en: Option<String>,
         ko: Option<String>,
     },
+    /// The health gate: `ok: false` holds the advancer (with a reason), `ok: true` lets it go on.
+    Health {
+        ok: bool,
+        reason: Option<String>,
+    },
     Quit,
 }
 
@@ -321,6 +408,13 @@ impl Action {
                 }
                 (Method::PUT, path("message"), Some(json!({ "message": m })))
             }
+            Self::Health { ok, reason } => {
+                let mut body = json!({ "ok": ok });
+                if let Some(r) = reason {
+                    body["reason"] = json!(r);
+                }
+                (Method::PUT, path("health"), Some(body))
+            }
             Self::Quit => return None,
         })
     }
@@ -334,6 +428,8 @@ impl Action {
             Self::Close { reason, .. } => format!("close ({})", reason.as_str()),
             Self::SetMessage { en: None, ko: None } => "clear message".into(),
             Self::SetMessage { .. } => "set message".into(),
+            Self::Health { ok: true, .. } => "release the hold".into(),
+            Self::Health { ok: false, .. } => "hold".into(),
             Self::Quit => "quit".into(),
         }
     }
@@ -341,6 +437,8 @@ impl Action {
 
 /// Largest manual advance the API takes (docs/api.md).
 pub const MAX_ADVANCE: u64 = 10_000_000;
+/// Longest hold reason the API takes (docs/outflow.md#health-gate).
+pub const MAX_HOLD_REASON: usize = 200;
 
 /// What the console is asking for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -360,6 +458,7 @@ pub enum PromptKind {
     CloseMessage(CloseReason),
     MessageEn,
     MessageKo { en: Option<String> },
+    HoldReason,
 }
 
 impl PromptKind {
@@ -375,6 +474,10 @@ impl PromptKind {
             }
             Self::MessageEn => "Message in English (empty in both languages = clear)".into(),
             Self::MessageKo { .. } => "Message in Korean (empty in both languages = clear)".into(),
+            Self::HoldReason => {
+                "Hold the advancer (nobody new is let in): why? (shown in the status and the audit trail)"
+                    .into()
+            }
         }
     }
 }
@@ -629,7 +732,7 @@ impl App {
         let KeyCode::Char(c) = key.code else {
             return (key.code == KeyCode::Esc).then_some(Action::Quit);
         };
-        if matches!(c, 'p' | 'r' | 'a' | 'c' | 'm')
+        if matches!(c, 'p' | 'r' | 'a' | 'c' | 'm' | 'h')
             && let Some(busy) = &self.busy
         {
             let text = format!("wait for the answer to {busy}");
@@ -638,7 +741,7 @@ impl App {
         }
         match c {
             'q' => return Some(Action::Quit),
-            '?' | 'h' => self.mode = Mode::Help,
+            '?' => self.mode = Mode::Help,
             'p' => self.prompt(PromptKind::PauseMessage),
             'r' => self.confirm(Action::Resume),
             'a' => {
@@ -647,6 +750,12 @@ impl App {
             }
             'c' => self.mode = Mode::ChooseReason,
             'm' => self.prompt(PromptKind::MessageEn),
+            // The health gate: a held event asks to release the hold, any other one a reason.
+            'h' => match self.status.as_ref().map(|s| s.hold.is_some()) {
+                None => self.info("no status yet: the health gate needs the event's figures"),
+                Some(true) => self.confirm(Action::Health { ok: true, reason: None }),
+                Some(false) => self.prompt(PromptKind::HoldReason),
+            },
             _ => {}
         }
         None
@@ -669,6 +778,19 @@ impl App {
             }
             Action::SetMessage { en: None, ko: None } => format!("Clear the message of event {e}?"),
             Action::SetMessage { .. } => format!("Set the message of event {e}?"),
+            Action::Health { ok: true, .. } => {
+                let hold = self.status.as_ref().and_then(|s| s.hold.as_ref());
+                let why = match hold {
+                    Some(Hold { by, reason: Some(r), .. }) => format!(" (held by {by}: {})", clip(r, 60)),
+                    Some(Hold { by, reason: None, .. }) => format!(" (held by {by})"),
+                    None => String::new(),
+                };
+                format!("Release the hold on event {e}{why}?")
+            }
+            Action::Health { ok: false, reason: Some(r) } => {
+                format!("Hold event {e} (nobody new is let in, everybody keeps their place): \"{r}\"?")
+            }
+            Action::Health { ok: false, reason: None } => format!("Hold event {e}?"),
             Action::Quit => "Quit?".to_owned(),
         };
         self.mode = Mode::Confirm { action, question: format!("{question} y/n") };
@@ -682,6 +804,14 @@ impl App {
             PromptKind::CloseMessage(reason) => self.confirm(Action::Close { reason, message: optional }),
             PromptKind::MessageEn => self.prompt(PromptKind::MessageKo { en: optional }),
             PromptKind::MessageKo { en } => self.confirm(Action::SetMessage { en, ko: optional }),
+            PromptKind::HoldReason => match optional {
+                None => self.mode = Mode::Prompt { kind, input, error: Some("enter a reason".into()) },
+                Some(r) if r.chars().count() > MAX_HOLD_REASON => {
+                    let error = Some(format!("at most {MAX_HOLD_REASON} characters"));
+                    self.mode = Mode::Prompt { kind, input, error };
+                }
+                Some(r) => self.confirm(Action::Health { ok: false, reason: Some(r) }),
+            },
             PromptKind::AdvanceBy { default } => {
                 let parsed = if trimmed.is_empty() {
                     default.ok_or_else(|| "enter a number".to_owned())
@@ -726,6 +856,13 @@ impl App {
             value: state.to_owned(),
             style: state_style(state).add_modifier(Modifier::BOLD),
         }];
+        if let Some(held) = s.hold_text() {
+            let value = match s.hold.as_ref().and_then(|h| h.since) {
+                Some(at) => format!("{held} ({} ago)", fmt_duration(self.now - at as f64)),
+                None => held,
+            };
+            rows.push(Row { label: "hold", value, style: hold_style() });
+        }
         let msg_style = Style::default().fg(Color::Magenta);
         match (&s.message_en, &s.message_ko) {
             (None, None) => rows.push(row("message", DASH)),
@@ -782,7 +919,11 @@ impl App {
             row("admitted", n(s.admitted)),
             row("prequeue size", n(s.prequeue_size)),
         ];
-        let no_show = s.no_show_share().map_or_else(|| DASH.to_owned(), |f| format!("{:.1} %", f * 100.0));
+        let no_show = match (s.outflow_no_show_share(), s.overall_no_show_share()) {
+            (Some(f), _) => format!("{:.1} % (recent)", f * 100.0),
+            (None, Some(f)) => format!("{:.1} % (whole sale)", f * 100.0),
+            (None, None) => DASH.to_owned(),
+        };
         rows.push(row("no-show share", no_show));
         rows.push(row(
             "wait, last in line",
@@ -829,6 +970,47 @@ impl App {
         ]
     }
 
+    /// Outflow (docs/outflow.md): the mode and its target, redeemed and served per minute,
+    /// releases.
+    pub fn outflow_rows(&self) -> Vec<Row> {
+        let s = self.status.clone().unwrap_or_default();
+        let o = s.outflow.clone().unwrap_or_default();
+        let r = |v: Option<f64>| v.map_or_else(|| DASH.to_owned(), |v| format!("{v:.1}"));
+        let target = o.target_per_minute.or(s.target_arrivals_per_minute).filter(|t| *t > 0);
+        let mode = match s.mode() {
+            Some("targetArrivals") => {
+                let mut v = format!(
+                    "targetArrivals · target {}/min",
+                    target.map_or_else(|| DASH.to_owned(), |t| t.to_string())
+                );
+                if let Some(m) = s.max_batch_size {
+                    v.push_str(&format!(" · at most {m}/step"));
+                }
+                v
+            }
+            Some("fixed") | None if s.batch_size == Some(0) => "fixed · manual advances only".to_owned(),
+            Some("fixed") | None if s.batch_size.is_some() => format!(
+                "fixed · {} every {}",
+                s.batch_size.unwrap_or_default(),
+                s.interval_seconds.map_or_else(|| DASH.to_owned(), |i| fmt_duration(i as f64))
+            ),
+            Some(other) => other.to_owned(),
+            None => DASH.to_owned(),
+        };
+        let mut per_minute =
+            format!("redeemed {} · served {}", r(o.redeemed_per_minute), r(o.served_per_minute));
+        if let (Some(t), Some(got)) = (target, o.redeemed_per_minute)
+            && s.mode() == Some("targetArrivals")
+        {
+            per_minute.push_str(&format!(" · {:.0} % of target", got / t as f64 * 100.0));
+        }
+        vec![
+            Row { label: "mode", value: mode, style: Style::default().fg(Color::Cyan) },
+            row("per minute", per_minute),
+            row("released", o.released.map_or_else(|| DASH.to_owned(), |v| v.to_string())),
+        ]
+    }
+
     /// Tier 2, when known.
     pub fn tier2_rows(&self) -> Vec<Row> {
         let n = |v: Option<u64>| v.map_or_else(|| DASH.to_owned(), |v| v.to_string());
@@ -864,7 +1046,8 @@ impl App {
     /// The figures as plain text, one `label  value` per line (`--once`).
     pub fn snapshot_text(&self) -> String {
         let mut out = format!("vwr watch {}\n", self.event_id);
-        let sections = [self.event_rows(), self.line_rows(), self.rate_rows(), self.tier2_rows()];
+        let sections =
+            [self.event_rows(), self.line_rows(), self.outflow_rows(), self.rate_rows(), self.tier2_rows()];
         for rows in sections {
             for r in rows {
                 out.push_str(&format!("{:<20}{}\n", r.label, r.value));
@@ -888,10 +1071,17 @@ impl App {
     /// Draws the whole screen.
     pub fn render(&self, frame: &mut Frame) {
         let (event_rows, line_rows, tier2_rows) = (self.event_rows(), self.line_rows(), self.tier2_rows());
-        let top_height = event_rows.len().max(line_rows.len()) + 2;
-        let [header, top, rates, tier2, notice, footer] = Layout::vertical([
+        let outflow_rows = self.outflow_rows();
+        // A long value (the hold's reason) wraps: the panels grow with it.
+        let left_inner = usize::from(frame.area().width) * 55 / 100;
+        let right_inner = usize::from(frame.area().width) - left_inner;
+        let top_height = wrapped_height(&event_rows, EVENT_LABEL, left_inner.saturating_sub(2))
+            .max(wrapped_height(&line_rows, LINE_LABEL, right_inner.saturating_sub(2)))
+            + 2;
+        let [header, top, outflow, rates, tier2, notice, footer] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(u16::try_from(top_height).unwrap_or(u16::MAX)),
+            Constraint::Length(u16::try_from(outflow_rows.len() + 2).unwrap_or(u16::MAX)),
             Constraint::Min(6),
             Constraint::Length(u16::try_from(tier2_rows.len() + 2).unwrap_or(u16::MAX)),
             Constraint::Length(1),
@@ -901,8 +1091,9 @@ impl App {
         self.render_header(frame, header);
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
-        frame.render_widget(rows_paragraph(event_rows, "Event", 13), left);
-        frame.render_widget(rows_paragraph(line_rows, "Line", 19), right);
+        frame.render_widget(rows_paragraph(event_rows, "Event", EVENT_LABEL), left);
+        frame.render_widget(rows_paragraph(line_rows, "Line", LINE_LABEL), right);
+        frame.render_widget(rows_paragraph(outflow_rows, "Outflow", EVENT_LABEL), outflow);
         self.render_rates(frame, rates);
         frame.render_widget(rows_paragraph(tier2_rows, "Tier 2", 13), tier2);
         self.render_notice(frame, notice);
@@ -918,14 +1109,19 @@ impl App {
             Some(at) => format!("refreshed {} ({:.0} s ago)", fmt_clock(at), (self.now - at).max(0.0)),
             None => "not refreshed yet".to_owned(),
         };
-        let line = Line::from(vec![
+        let mut spans = vec![
             Span::styled(" vwr watch ", Style::default().add_modifier(Modifier::BOLD)),
             Span::raw(self.event_id.clone()),
             Span::raw("  "),
             Span::styled(state.to_uppercase(), state_style(state).add_modifier(Modifier::BOLD)),
             Span::raw("  "),
-            Span::styled(refreshed, Style::default().fg(Color::DarkGray)),
-        ]);
+        ];
+        if let Some(held) = self.status.as_ref().and_then(Status::hold_text) {
+            spans.push(Span::styled(format!(" {held} "), hold_style()));
+            spans.push(Span::raw("  "));
+        }
+        spans.push(Span::styled(refreshed, Style::default().fg(Color::DarkGray)));
+        let line = Line::from(spans);
         frame.render_widget(Paragraph::new(line), area);
     }
 
@@ -984,6 +1180,12 @@ impl App {
                 Span::raw(" close  "),
                 key(" m "),
                 Span::raw(" message  "),
+                key(" h "),
+                Span::raw(if self.status.as_ref().is_some_and(|s| s.hold.is_some()) {
+                    " release hold  "
+                } else {
+                    " hold  "
+                }),
                 key(" ? "),
                 Span::raw(" help  "),
                 key(" q "),
@@ -1029,6 +1231,21 @@ impl App {
     }
 }
 
+/// Label widths of the panels.
+const EVENT_LABEL: usize = 13;
+const LINE_LABEL: usize = 19;
+
+/// Lines `rows` take in a panel `width` columns wide inside its borders (values wrap; a word
+/// moved whole to the next line can cost one more, hence the rounding up per row).
+fn wrapped_height(rows: &[Row], label_width: usize, width: usize) -> usize {
+    rows.iter()
+        .map(|r| {
+            let chars = label_width + r.value.chars().count();
+            if width == 0 || chars <= width { 1 } else { chars.div_ceil(width.saturating_sub(1).max(1)) }
+        })
+        .sum()
+}
+
 fn rows_paragraph(rows: Vec<Row>, title: &str, label_width: usize) -> Paragraph<'static> {
     let lines: Vec<Line> = rows
         .into_iter()
@@ -1051,12 +1268,15 @@ fn render_help(frame: &mut Frame) {
         "a    advance the serving counter by N (default: the batch size)",
         "c    close: s = sold_out, e = ended; optional message; y/n",
         "m    set the message (en, then ko; both empty = clear); y/n",
+        "h    health gate: hold the advancer (asks a reason), or release a hold; y/n",
         "q    quit (also Esc, Ctrl-C)",
         "?    this help",
         "",
         "In a prompt: Enter accepts, Esc cancels, Ctrl-U clears.",
         "joins/s and admitted/s (10 s) are computed from successive polls;",
-        "(60 s) figures come from the status. No-show share = 1 - admitted / serving.",
+        "(60 s) figures come from the status. No-show share: the status's recent",
+        "outflow figure, else 1 - admitted / serving over the whole sale.",
+        "Outflow per minute: redeemed admissions and served positions (status).",
         "",
         "Any key closes this help.",
     ];
@@ -1071,6 +1291,11 @@ fn render_help(frame: &mut Frame) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Keys ")),
         popup,
     );
+}
+
+/// The hold: white on red, as loud as the terminal gets.
+fn hold_style() -> Style {
+    Style::default().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD)
 }
 
 fn state_style(state: &str) -> Style {
@@ -1551,6 +1776,183 @@ mod tests {
         assert!(screen(&app, 100, 30).contains("Any key closes this help"));
         assert_eq!(app.on_key(key('p')), None);
         assert_eq!(app.mode(), &Mode::Normal, "the key only closed the help");
+    }
+
+    fn held_target_arrivals_status() -> Value {
+        let mut v = open_status();
+        v["config"] = json!({"batchSize": 50, "intervalSeconds": 5, "shards": 4, "tokenTtlSeconds": 600,
+            "mode": "targetArrivals", "targetArrivalsPerMinute": 600, "maxBatchSize": 5000,
+            "reentryGraceSeconds": 300, "maxSessionSeconds": 1800});
+        v["outflow"] = json!({"mode": "targetArrivals", "targetPerMinute": 600,
+            "redeemedPerMinute": 540.0, "servedPerMinute": 613.6, "noShowShare": 0.12, "released": 7});
+        v["heldBy"] = json!("health");
+        v["holdReason"] = json!("origin 5xx");
+        v["heldSince"] = json!(T0 as u64 - 302);
+        v
+    }
+
+    #[test]
+    fn renders_a_held_target_arrivals_event() {
+        let app = app_with(&held_target_arrivals_status());
+        let s = screen(&app, 120, 34);
+        for needle in [
+            "OPEN",
+            // T0 = 14:13:20Z, held 302 s before
+            "HELD by health: origin 5xx since 14:08:18Z",
+            "5m 02s",
+            // the wrapped hold row pushes nothing out of the panel
+            "3f2a9c0b1d4e… · revealed",
+            "targetArrivals · target 600/min · at most 5000/step",
+            "redeemed 540.0 · served 613.6 · 90 % of target",
+            "released",
+            "12.0 % (recent)",
+            "h  release hold",
+        ] {
+            assert!(s.contains(needle), "{needle:?} missing in\n{s}");
+        }
+        assert!(!s.contains("whole sale"), "the status's noShowShare wins over 1 - admitted/serving: {s}");
+        let st = app.status().unwrap();
+        assert_eq!(st.mode(), Some("targetArrivals"));
+        assert!((st.no_show_share().unwrap() - 0.12).abs() < 1e-12);
+        assert!((st.overall_no_show_share().unwrap() - 0.05).abs() < 1e-12);
+        assert_eq!(
+            st.hold,
+            Some(Hold {
+                by: "health".into(),
+                reason: Some("origin 5xx".into()),
+                since: Some(T0 as u64 - 302)
+            })
+        );
+        let text = app.snapshot_text();
+        for needle in [
+            "hold                HELD by health: origin 5xx since 14:08:18Z (5m 02s ago)",
+            "mode                targetArrivals · target 600/min · at most 5000/step",
+            "per minute          redeemed 540.0 · served 613.6 · 90 % of target",
+            "released            7",
+            "no-show share       12.0 % (recent)",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+        }
+
+        // the longest reason wraps over several lines; the panel grows, the seed stays visible
+        let mut v = held_target_arrivals_status();
+        v["holdReason"] = json!("checkout errors ".repeat(12).trim_end());
+        let s = screen(&app_with(&v), 100, 40);
+        assert!(s.contains("3f2a9c0b1d4e… · revealed"), "{s}");
+
+        // a fixed-mode event without a hold (and an older server without `outflow`)
+        let app = app_with(&open_status());
+        let s = screen(&app, 100, 30);
+        assert!(!s.contains("HELD"), "{s}");
+        assert!(s.contains("h  hold"), "{s}");
+        let text = app.snapshot_text();
+        assert!(text.contains("mode                fixed · 50 every 5s"), "{text}");
+        assert!(text.contains("no-show share       5.0 % (whole sale)"), "{text}");
+        assert!(text.contains("per minute          redeemed — · served —"), "{text}");
+        assert!(!text.contains("\nhold "), "{text}");
+        let mut v = open_status();
+        v["config"]["batchSize"] = json!(0);
+        assert!(app_with(&v).snapshot_text().contains("fixed · manual advances only"));
+    }
+
+    #[test]
+    fn h_holds_with_a_reason_and_releases_a_held_event() {
+        // before any answer: nothing to toggle
+        let mut app = App::new("sale1");
+        assert_eq!(app.on_key(key('h')), None);
+        assert_eq!(app.mode(), &Mode::Normal);
+        assert!(app.snapshot_text().contains("no status yet"));
+
+        // not held: h asks a reason, which is required
+        let mut app = app_with(&open_status());
+        assert_eq!(app.on_key(key('h')), None);
+        assert!(matches!(app.mode(), Mode::Prompt { kind: PromptKind::HoldReason, .. }));
+        assert!(screen(&app, 120, 30).contains("Hold the advancer"));
+        app.on_key(code(KeyCode::Enter));
+        assert!(matches!(app.mode(), Mode::Prompt { error: Some(e), .. } if e == "enter a reason"));
+        typed(&mut app, &"x".repeat(MAX_HOLD_REASON + 1));
+        app.on_key(code(KeyCode::Enter));
+        assert!(matches!(app.mode(), Mode::Prompt { error: Some(e), .. } if e.contains("at most 200")));
+        app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        typed(&mut app, " origin 5xx ");
+        app.on_key(code(KeyCode::Enter));
+        let Mode::Confirm { question, .. } = app.mode() else { panic!("{:?}", app.mode()) };
+        assert!(question.starts_with("Hold event sale1"), "{question}");
+        assert!(question.contains("\"origin 5xx\"") && question.ends_with("y/n"), "{question}");
+        let action = app.on_key(key('y')).unwrap();
+        assert_eq!(action, Action::Health { ok: false, reason: Some("origin 5xx".into()) });
+        assert_eq!(
+            action.request("sale1").unwrap(),
+            (
+                Method::PUT,
+                "/api/admin/vwr/health/sale1".into(),
+                Some(json!({"ok": false, "reason": "origin 5xx"}))
+            )
+        );
+        // one action at a time
+        app.on_key(key('h'));
+        assert_eq!(app.mode(), &Mode::Normal);
+        assert!(app.snapshot_text().contains("wait for the answer to hold"));
+
+        // the answer is the status: now held
+        app.on_action_result(&action.label(), Ok(held_target_arrivals_status()), T0 + 1.0);
+        let text = app.snapshot_text();
+        assert!(text.contains("hold: done: now open"), "{text}");
+        assert!(text.contains("HELD by health: origin 5xx"), "{text}");
+
+        // held: h asks to release it; n cancels
+        app.on_key(key('h'));
+        let Mode::Confirm { question, .. } = app.mode() else { panic!("{:?}", app.mode()) };
+        assert_eq!(question, "Release the hold on event sale1 (held by health: origin 5xx)? y/n");
+        assert!(screen(&app, 120, 30).contains("Release the hold on event sale1"));
+        assert_eq!(app.on_key(key('n')), None);
+        assert_eq!(app.mode(), &Mode::Normal);
+        assert!(app.snapshot_text().contains("release the hold cancelled"));
+        app.on_key(key('h'));
+        let action = app.on_key(key('y')).unwrap();
+        assert_eq!(action, Action::Health { ok: true, reason: None });
+        assert_eq!(
+            action.request("sale1").unwrap(),
+            (Method::PUT, "/api/admin/vwr/health/sale1".into(), Some(json!({"ok": true})))
+        );
+        app.on_action_result(&action.label(), Ok(open_status()), T0 + 2.0);
+        let text = app.snapshot_text();
+        assert!(text.contains("release the hold: done"), "{text}");
+        assert!(!text.contains("HELD"), "{text}");
+        // and h is the hold again, ? the help
+        app.on_key(key('h'));
+        assert!(matches!(app.mode(), Mode::Prompt { kind: PromptKind::HoldReason, .. }));
+        app.on_key(code(KeyCode::Esc));
+        app.on_key(key('?'));
+        assert_eq!(app.mode(), &Mode::Help);
+        assert!(screen(&app, 100, 30).contains("health gate"));
+    }
+
+    #[test]
+    fn odd_hold_and_outflow_fields_do_not_panic() {
+        for v in [
+            json!({"heldBy": "health"}),
+            json!({"heldBy": "", "holdReason": "x", "heldSince": 5}),
+            json!({"heldBy": 3, "outflow": [], "config": {"mode": 7}}),
+            json!({"heldBy": "alarm", "heldSince": u64::MAX, "outflow": {"noShowShare": 7.5, "released": -1,
+                   "redeemedPerMinute": "x", "targetPerMinute": 0, "mode": "targetArrivals"}}),
+            json!({"config": {"mode": "somethingNew"}, "outflow": {"noShowShare": -0.5}}),
+        ] {
+            let app = app_with(&v);
+            screen(&app, 100, 30);
+            screen(&app, 20, 6);
+            let _ = app.snapshot_text();
+        }
+        assert_eq!(
+            app_with(&json!({"heldBy": "health"})).status().unwrap().hold_text().as_deref(),
+            Some("HELD by health")
+        );
+        assert_eq!(app_with(&json!({"heldBy": ""})).status().unwrap().hold, None);
+        let s = app_with(&json!({"outflow": {"noShowShare": 7.5}}));
+        assert_eq!(s.status().unwrap().no_show_share(), Some(1.0));
+        assert!(
+            app_with(&json!({"config": {"mode": "somethingNew"}})).snapshot_text().contains("somethingNew")
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `vwr watch --once` against a tiny admin API on 127.0.0.1: the snapshot shows the status
-//! figures, the bearer key is sent, the tier-2 admin status is used with `--tier2-url`, and
-//! error answers come back as the API's message.
+//! figures (the health gate's hold and the outflow figures included), the bearer key is sent,
+//! the tier-2 admin status is used with `--tier2-url`, and error answers come back as the API's
+//! message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::IsTerminal;
@@ -41,6 +42,23 @@ fn status_json(event: &str) -> Value {
     })
 }
 
+/// A `targetArrivals` event held by the health gate (docs/outflow.md).
+fn held_json(event: &str) -> Value {
+    json!({
+        "eventId": event, "active": true, "state": "open",
+        "issued": 5000, "servingCounter": 4000, "highestPosition": 5000,
+        "waiting": 1000, "admitted": 3000, "prequeueSize": 0,
+        "config": {"batchSize": 50, "intervalSeconds": 5, "shards": 4, "tokenTtlSeconds": 600,
+                   "mode": "targetArrivals", "targetArrivalsPerMinute": 600, "maxBatchSize": 5000,
+                   "reentryGraceSeconds": 300, "maxSessionSeconds": 1800},
+        "rates": {"windowSeconds": 60, "servedPerSecond": 0.0, "joinsPerSecond": 3.0},
+        "outflow": {"mode": "targetArrivals", "targetPerMinute": 600, "redeemedPerMinute": 0.0,
+                    "servedPerMinute": 0.0, "noShowShare": 0.18, "released": 42},
+        "heldBy": "health", "holdReason": "origin 5xx", "heldSince": 1_790_000_000u64 + 3 * 3600 + 4 * 60 + 4,
+        "lastStepAt": 0, "createdAt": 0, "updatedAt": 0, "rev": 9
+    })
+}
+
 fn authorized(headers: &HeaderMap, seen: &Seen, path: String) -> bool {
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let ok = auth.as_deref() == Some(&format!("Bearer {KEY}"));
@@ -65,6 +83,7 @@ async fn tier1_status(
     }
     match event.as_str() {
         "sale1" => (StatusCode::OK, Json(status_json(&event))),
+        "held1" => (StatusCode::OK, Json(held_json(&event))),
         "weird" => (StatusCode::OK, Json(json!(["not", "an", "object"]))),
         _ => (StatusCode::NOT_FOUND, Json(json!({"error": "event_not_found", "message": "no such event"}))),
     }
@@ -138,6 +157,33 @@ async fn watch_once_prints_the_figures_and_sends_the_bearer_key() {
         vec![("/api/admin/vwr/status/sale1".to_owned(), Some(format!("Bearer {KEY}")))],
         "one GET of the status, with the bearer key (the trailing / of --url is dropped)"
     );
+}
+
+#[tokio::test]
+async fn watch_once_shows_the_hold_and_the_outflow_figures() {
+    let (url, _) = server().await;
+    let text = watch::snapshot(&args(&url, "held1", KEY)).await.unwrap();
+    println!("{text}");
+    // 1_790_000_000 is 14:13:20Z; held since 3 h 4 min 4 s later
+    for needle in [
+        "state               open\n",
+        "hold                HELD by health: origin 5xx since 17:17:24Z",
+        "mode                targetArrivals · target 600/min · at most 5000/step\n",
+        "per minute          redeemed 0.0 · served 0.0 · 0 % of target\n",
+        "released            42\n",
+        // the status's recent figure, not 1 - 3000/4000 = 25 %
+        "no-show share       18.0 % (recent)\n",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+    }
+
+    // an event that is not held (a status without outflow figures): no hold line, the mode
+    // from the configuration, the no-show share computed over the whole sale
+    let text = watch::snapshot(&args(&url, "sale1", KEY)).await.unwrap();
+    assert!(!text.contains("HELD") && !text.contains("\nhold "), "{text}");
+    assert!(text.contains("mode                fixed · 50 every 5s\n"), "{text}");
+    assert!(text.contains("no-show share       5.0 % (whole sale)\n"), "{text}");
+    assert!(text.contains("released            —\n"), "{text}");
 }
 
 #[tokio::test]

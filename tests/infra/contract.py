@@ -27,7 +27,11 @@ Fails when they disagree:
   * the public status document (/vwr-api/vwr/status/*) has its own behavior before /vwr-api/*:
     cached 1 s keyed on the path alone, nothing of the viewer's request forwarded, the prefix
     stripped and never the verifier, and it reaches a tier-1 public route;
-  * the admin principal allow-list reaches every Lambda that serves admin routes.
+  * the admin principal allow-list reaches every Lambda that serves admin routes;
+  * variables only some binaries of a crate use (ENV_USERS, e.g. VWR_HEALTH_ALARMS: the advancer)
+    are set on exactly those;
+  * early release (POST /vwr-api/vwr/release/*) reaches the tier-1 API through /vwr-api/* with
+    the method allowed and the visitor's tier-1 cookie and x-vwr-token header forwarded.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -40,6 +44,7 @@ Usage: contract.py [--root DIR]   (prints one line per check and "N passed, M fa
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import glob
 import os
 import re
@@ -108,6 +113,7 @@ SDK_ACTIONS = {
     "describe_key_value_store": "cloudfront-keyvaluestore:DescribeKeyValueStore",
     "get_key": "cloudfront-keyvaluestore:GetKey",
     "put_key": "cloudfront-keyvaluestore:PutKey",
+    "describe_alarms": "cloudwatch:DescribeAlarms",
 }
 
 # IAM action -> the binaries that call it (among those whose crates contain the call). The store
@@ -123,7 +129,8 @@ SDK_ACTIONS = {
 #     shard seals, pre-queue size), GetItem, TransactWriteItems (prequeue/open/close + audit);
 #     tier-2 api: tier-1 event lookup (GetItem) and the tier-2 registration
 #     item EVT#{eventId}/T2 (GetItem, PutItem, UpdateItem); worker: notices, and the
-#     registration item (GetItem) to re-hydrate a registration Redis lost.
+#     registration item (GetItem) to re-hydrate a registration Redis lost; advancer only: the
+#     health gate's alarms (CloudWatch DescribeAlarms).
 #   Every binary reads its keys from Secrets Manager at start-up.
 CALL_USERS = {
     "dynamodb:GetItem": TIER1 | {"vwr-tier2-api", "vwr-tier2-worker"},
@@ -146,6 +153,10 @@ CALL_USERS = {
     "cloudfront-keyvaluestore:DescribeKeyValueStore": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     "cloudfront-keyvaluestore:GetKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     "cloudfront-keyvaluestore:PutKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
+    # The health gate (docs/outflow.md#health-gate; functions/tier1-store/src/alarms.rs): the
+    # store crate builds the CloudWatch client only when VWR_HEALTH_ALARMS is set, which only the
+    # advancer gets (ENV_USERS); the API and the admin function link the code but never call it.
+    "cloudwatch:DescribeAlarms": {"vwr-tier1-advancer"},
 }
 
 # Transactions are not IAM actions: DynamoDB authorizes each item of a transaction with the
@@ -171,6 +182,17 @@ QUERY_TABLE_USERS = {"vwr-tier1-admin"}
 # The public status document behind CloudFront (docs/lifecycle.md): path pattern and its route.
 STATUS_PATTERN = "/vwr-api/vwr/status/*"
 STATUS_ROUTE = "GET /vwr/status/{}"
+# Early release (docs/outflow.md#early-release): a request path behind CloudFront, its tier-1
+# route, and what the origin must receive of the viewer's request (the tier-1 cookie is
+# vwr_t1_<eventId>, one name per event: only "all cookies" forwards it).
+RELEASE_PATH = "/vwr-api/vwr/release/e1"
+RELEASE_ROUTE = "POST /vwr/release/{}"
+RELEASE_HEADER = "x-vwr-token"
+# CloudFront managed origin request policies that forward every viewer cookie and header.
+FORWARD_ALL_POLICIES = {
+    "b689b0a8-53d0-40ab-baf2-68738e2966ac": "Managed-AllViewerExceptHostHeader",
+    "216adef6-5c7f-47e4-b989-5492eafa07d3": "Managed-AllViewer",
+}
 
 # Actions a policy may grant because a needed action implies them (a customer managed KMS key on
 # the queue: SendMessage needs the key).
@@ -228,6 +250,16 @@ FORBIDDEN_ENV = {
     "VWR_TIER2_KEYS": "use VWR_TIER2_KEYS_SECRET_ID (or VWR_TIER2_JWKS for verifiers)",
     "VWR_ADMIN_KEY": "vwr dev only; deployed admin APIs use IAM",
     "VWR_REDIS_URL": "it carries the Redis password: use VWR_REDIS_URL_SECRET_ID",
+}
+
+# Optional variables read by a crate that several binaries link, but used by some of them only
+# (with the reason): Terraform sets each on exactly these binaries (the value may be null, i.e.
+# left out when not configured), and neither Terraform nor the LocalStack kit sets it on any
+# other. A binary outside the list does not need it: the code treats it as optional.
+ENV_USERS = {
+    "VWR_HEALTH_ALARMS": ({"vwr-tier1-advancer"}, "the health gate's CloudWatch alarms hold the advancer (docs/outflow.md#health-gate)"),
+    "VWR_ADVANCER_TICK_SECONDS": ({"vwr-tier1-advancer"}, "how often the advancer looks for due steps"),
+    "VWR_EDGE_KVS_ARN": ({"vwr-tier1-admin", "vwr-tier1-advancer"}, "the edge event list: written on activate/deactivate, reconciled by the advancer"),
 }
 
 # Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.
@@ -1128,6 +1160,83 @@ def check_status_document(checks: Checks, modules: dict) -> None:
     checks.check(f"public status document: {STATUS_PATTERN} before /vwr-api/*, cached 1 s on the path alone, never gated", problems)
 
 
+def check_release(checks: Checks, modules: dict) -> None:
+    """POST /vwr-api/vwr/release/{eventId} reaches the tier-1 release route: the first
+    CloudFront behaviour that matches it is /vwr-api/*'s, allows POST, and forwards the
+    visitor's tier-1 cookie and x-vwr-token to the origin."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    local = locals_of(edge)
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
+    dynamic_patterns = [
+        str(first(body.get("for_each")))
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+
+    def resolve(v):
+        ref = re.fullmatch(r"\$\{local\.(\w+)\}", str(first(v)))
+        return local.get(ref.group(1)) if ref else first(v)
+
+    matching = [b for b in ordered if fnmatch.fnmatchcase(RELEASE_PATH, str(first(b.get("path_pattern"))))]
+    if any("/vwr-api" in p for p in dynamic_patterns):
+        problems.append(f"a dynamic behaviour may take /vwr-api paths ({dynamic_patterns}): its order cannot be checked")
+    if not matching:
+        problems.append(f"no CloudFront behaviour matches {RELEASE_PATH}")
+    else:
+        b = matching[0]
+        pattern = first(b.get("path_pattern"))
+        if pattern != "/vwr-api/*":
+            problems.append(f"{RELEASE_PATH} is taken by {pattern!r} before /vwr-api/*")
+        methods = resolve(b.get("allowed_methods"))
+        if "POST" not in flat(methods):
+            problems.append(f"{pattern}: allowed_methods {methods!r} lack POST")
+        policy_id = str(resolve(b.get("origin_request_policy_id")))
+        orp = re.fullmatch(r"\$\{aws_cloudfront_origin_request_policy\.(\w+)\.id\}", policy_id)
+        if policy_id in FORWARD_ALL_POLICIES:
+            pass
+        elif orp:
+            policy = blocks(edge, "resource", "aws_cloudfront_origin_request_policy").get(orp.group(1))
+            if policy is None:
+                problems.append(f"{pattern}: origin request policy {orp.group(1)} is not in terraform/modules/edge")
+            else:
+                cookies = (policy.get("cookies_config") or [{}])[0]
+                headers = (policy.get("headers_config") or [{}])[0]
+                if first(cookies.get("cookie_behavior")) != "all":
+                    problems.append(f"{pattern}: origin request policy {orp.group(1)} does not forward all cookies (the tier-1 cookie is named per event)")
+                hb = first(headers.get("header_behavior"))
+                items = [str(i).lower() for i in flat((headers.get("headers") or [{}])[0].get("items", []))]
+                if hb not in ("allViewer", "allViewerAndWhitelistCloudFront") and RELEASE_HEADER not in items:
+                    problems.append(f"{pattern}: origin request policy {orp.group(1)} does not forward {RELEASE_HEADER}")
+        else:
+            problems.append(f"{pattern}: origin request policy {policy_id!r} is neither a module policy nor one known to forward every cookie and header")
+    if RELEASE_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+        problems.append(f"the tier-1 public API has no route {RELEASE_ROUTE}")
+    checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
+
+
+def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
+    """ENV_USERS: set on exactly (Terraform) / at most (LocalStack) the binaries that use it."""
+    problems = []
+    for name, (users, why) in ENV_USERS.items():
+        readers = {b for b, crates in BINARIES.items() if any(name in scans[c]["reads"] for c in crates)}
+        if not readers:
+            problems.append(f"ENV_USERS names {name}, which no code reads: stale entry")
+            continue
+        if users - readers:
+            problems.append(f"ENV_USERS gives {name} to {sorted(users - readers)}, whose code does not read it")
+        for d in deployments:
+            if not isinstance(d["env"], dict):
+                continue  # reported by the environment check
+            b = d["binary"]
+            if b in users and exact and name not in d["env"]:
+                problems.append(f"{d['where']}: {b} does not get {name} ({why})")
+            if b not in users and name in d["env"]:
+                problems.append(f"{d['where']}: {b} gets {name}, which only {', '.join(sorted(users))} use(s) ({why})")
+    scope = "exactly those" if exact else "no other binary"
+    checks.check(f"{label}: variables some binaries use ({', '.join(sorted(ENV_USERS))}) go to {scope}", problems)
+
+
 def check_admin_allow_list(checks: Checks, modules: dict, deployments: list[dict]) -> None:
     """VWR_ADMIN_PRINCIPALS reaches every Lambda behind an admin route, from one variable."""
     problems = []
@@ -1207,6 +1316,18 @@ def localstack_functions(root: str) -> dict | None:
     return bootstrap.FUNCTIONS
 
 
+def check_localstack_routes(root: str, checks: Checks) -> None:
+    """The LocalStack kit's REST API serves every tier-1 public route (localstack/bootstrap.py
+    ROUTES, without the /vwr-api prefix, as behind CloudFront)."""
+    import bootstrap  # noqa: PLC0415 - loaded by localstack_functions
+
+    kit = {f"{method} {normalize_path(path)}" for path, method, binary, _auth in bootstrap.ROUTES if binary == "vwr-tier1-api"}
+    rust = rust_routes(root, "functions/tier1/src/http.rs").get("public", set())
+    problems = [f"the code serves {r}, localstack/bootstrap.py ROUTES do not" for r in sorted(rust - kit)]
+    problems += [f"localstack/bootstrap.py routes {r}, the code has no such route" for r in sorted(kit - rust)]
+    checks.check("LocalStack REST API: the tier-1 public routes", problems)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -1229,7 +1350,10 @@ def main() -> int:
             for b, f in ls.items()
         ]
         check_env(root, checks, ls_deployments, scans, "LocalStack")
+        check_env_users(checks, scans, ls_deployments, "LocalStack", exact=False)
+        check_localstack_routes(root, checks)
         check_timeouts(checks, ls_deployments)
+    check_env_users(checks, scans, deployments, "Terraform", exact=True)
     for name in PLANNED_ENV:
         if any(name in scans[c]["reads"] for c in CRATES):
             print(f"note {name} is now read by the code: it can leave PLANNED_ENV")
@@ -1244,6 +1368,7 @@ def main() -> int:
     check_edge_keys(root, checks, modules)
     check_waiting_page_headers(checks, modules)
     check_status_document(checks, modules)
+    check_release(checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
 

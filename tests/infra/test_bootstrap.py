@@ -45,6 +45,51 @@ def b64d(s: str) -> bytes:
     return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 
+def check_admin_requests() -> None:
+    """localstack/admin.py builds the admin calls of docs/api.md (no endpoint needed)."""
+    import admin  # noqa: PLC0415 - the kit's own module, next to bootstrap
+
+    def req(*argv: str):
+        ap = admin.parser()
+        return admin.request(ap.parse_args(list(argv)), ap)
+
+    def refused(*argv: str) -> bool:
+        ap = admin.parser()
+        ap.error = lambda msg: (_ for _ in ()).throw(ValueError(msg))  # type: ignore[method-assign]
+        try:
+            admin.request(ap.parse_args(list(argv)), ap)
+        except ValueError:
+            return True
+        return False
+
+    problems = []
+    want = {
+        ("health", "e1", "--hold", "--reason", "origin 5xx"): ("vwr-tier1-admin", "PUT", "/api/admin/vwr/health/e1", {"ok": False, "reason": "origin 5xx"}),
+        ("health", "e1", "--ok"): ("vwr-tier1-admin", "PUT", "/api/admin/vwr/health/e1", {"ok": True}),
+        ("activate", "e1", "--mode", "targetArrivals", "--target-per-minute", "600", "--max-batch-size", "900", "--reentry-grace-seconds", "120", "--max-session-seconds", "900"): (
+            "vwr-tier1-admin", "POST", "/api/admin/vwr/activate/e1",
+            {"mode": "targetArrivals", "targetArrivalsPerMinute": 600, "maxBatchSize": 900, "reentryGraceSeconds": 120, "maxSessionSeconds": 900},
+        ),
+        ("activate", "e1", "--batch-size", "2", "--mode", "fixed"): ("vwr-tier1-admin", "POST", "/api/admin/vwr/activate/e1", {"batchSize": 2, "mode": "fixed"}),
+        ("schedule", "e1", "--prequeue-at", "100", "--open-at", "200", "--mode", "targetArrivals", "--target-per-minute", "60"): (
+            "vwr-tier1-admin", "PUT", "/api/admin/vwr/schedule/e1",
+            {"prequeueAt": 100, "openAt": 200, "mode": "targetArrivals", "targetArrivalsPerMinute": 60},
+        ),
+        ("close", "e1", "--reason", "sold_out"): ("vwr-tier1-admin", "POST", "/api/admin/vwr/close/e1", {"reason": "sold_out"}),
+    }
+    for argv, expected in want.items():
+        got = req(*argv)
+        if got != expected:
+            problems.append(f"{' '.join(argv)}: {got} != {expected}")
+    for argv in (("health", "e1"), ("health", "e1", "--hold"), ("health", "e1", "--ok", "--hold"), ("close", "e1", "--reason", "origin 5xx"), ("pause", "e1", "--hold")):
+        try:
+            if not refused(*argv):
+                problems.append(f"{' '.join(argv)} is not refused")
+        except SystemExit:
+            pass  # argparse refused it itself (mutually exclusive options)
+    check("admin.py: health --ok/--hold, outflow and session options of activate/schedule", problems)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint-url", required=True)
@@ -180,9 +225,16 @@ def main() -> int:
     else:
         api_id = apis[0]["id"]
         paths = {r["path"]: r for r in apigw.get_resources(restApiId=api_id, embed=["methods"])["items"]}
-        for path, method, _binary, _auth in bootstrap.ROUTES:
+        for path, method, binary, _auth in bootstrap.ROUTES:
             if path not in paths:
                 problems.append(f"no resource {path}")
+                continue
+            m = apigw.get_method(restApiId=api_id, resourceId=paths[path]["id"], httpMethod=method)
+            uri = (m.get("methodIntegration") or {}).get("uri", "")
+            if first["functions"][binary] not in uri:
+                problems.append(f"{method} {path} does not invoke {binary}: {uri!r}")
+        if ("/vwr/release/{eventId}", "POST", "vwr-tier1-api", "NONE") not in bootstrap.ROUTES:
+            problems.append("no POST /vwr/release/{eventId} (early release) in ROUTES")
         auths = apigw.get_authorizers(restApiId=api_id)["items"]
         if not auths or auths[0]["type"] != "REQUEST" or first["functions"]["vwr-tier2-authorizer"] not in auths[0]["authorizerUri"]:
             problems.append(f"authorizer {auths}")
@@ -191,6 +243,8 @@ def main() -> int:
             if not m or m.get("authorizationType") != "CUSTOM":
                 problems.append(f"{path} is not behind the authorizer")
     check("REST API: tier-1 and tier-2 routes, protected paths behind the entry-token authorizer", problems)
+
+    check_admin_requests()
 
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

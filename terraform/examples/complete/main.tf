@@ -56,6 +56,13 @@ module "tier1" {
   table_deletion_protection = var.table_deletion_protection
   edge_kvs_arn              = module.edge.kvs_arn
   admin_principal_patterns  = var.admin_principal_patterns
+  # The health gate (docs/outflow.md#health-gate): while one of these alarms is in ALARM the
+  # advancer lets nobody new in; everybody keeps their place.
+  health_alarm_names = concat(
+    var.health_alarm_names,
+    var.hold_on_origin_errors && local.origin_5xx != null ? [module.observability.origin_5xx_alarm_name] : [],
+  )
+  health_alarms_by_event = var.health_alarms_by_event
 }
 
 module "tier2" {
@@ -101,11 +108,32 @@ module "edge" {
   web_acl_id           = var.web_acl_id
 }
 
+# The origin's 5xx rate, for the health gate: CloudFront's 5xxErrorRate (the site origin
+# included) where the advancer runs in us-east-1 — CloudFront's metrics exist there only, and an
+# alarm (like the advancer's DescribeAlarms) sees its own region's — else the protected-API gate's
+# 5xx share (the booking backend behind it), else none: name an alarm of your own origin in this
+# region in health_alarm_names instead (terraform/README.md, "Health gate").
+locals {
+  origin_5xx = var.region == "us-east-1" ? {
+    source          = "cloudfront"
+    distribution_id = module.edge.distribution_id
+    api_name        = null
+    api_stage       = null
+    } : var.protected_backend_url != null ? {
+    source          = "protected-api"
+    distribution_id = null
+    api_name        = module.tier2.protected_api_name
+    api_stage       = module.tier2.protected_api_stage
+  } : null
+}
+
 module "observability" {
   source                = "../../modules/observability"
   name                  = var.name
   alarm_actions         = var.alarm_actions
   stall_alarm_event_ids = var.stall_alarm_event_ids
+  origin_5xx            = local.origin_5xx
+  origin_5xx_percent    = var.origin_5xx_percent
   tier1 = {
     public_api_id   = module.tier1.public_api_id
     function_names  = module.tier1.function_names
@@ -118,6 +146,15 @@ module "observability" {
     notice_queue_name = module.tier2.notice_queue_name
     notice_dlq_name   = module.tier2.notice_dlq_name
     redis_cache_name  = module.tier2.redis_cache_name
+  }
+}
+
+# hold_on_origin_errors asks for the origin-5xx alarm, which needs a metric the advancer's region
+# can see.
+check "origin_health_alarm" {
+  assert {
+    condition     = !var.hold_on_origin_errors || local.origin_5xx != null
+    error_message = "hold_on_origin_errors is set, but there is no origin-5xx alarm to hold on: CloudFront's metrics exist in us-east-1 only (region is ${var.region}) and there is no protected_backend_url. Name an alarm of your own origin in this region in health_alarm_names (e.g. your ALB's HTTPCode_Target_5XX_Count), or set hold_on_origin_errors = false."
   }
 }
 

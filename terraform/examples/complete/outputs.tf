@@ -57,3 +57,8 @@ output "origin_secret_arn" {
   description = "Secret with the x-vwr-origin-secret value CloudFront sends to every origin: your site origin and protected backend must refuse requests without it (terraform/README.md, \"Locking origins to CloudFront\")."
   value       = module.tier1.origin_secret_arn
 }
+
+output "health_alarms" {
+  description = "The alarms that hold the advancer (VWR_HEALTH_ALARMS): AlarmName holds every event, eventId=AlarmName one."
+  value       = module.tier1.health_alarms
+}

@@ -81,6 +81,30 @@ variable "stall_alarm_event_ids" {
   default     = []
 }
 
+variable "hold_on_origin_errors" {
+  description = "Hold the advancer (nobody new let in, everybody keeps their place) while the origin-5xx alarm is in ALARM: more than origin_5xx_percent % of requests fail with 5xx in 2 of 3 minutes (docs/outflow.md#health-gate). The alarm watches CloudFront's 5xxErrorRate in us-east-1, else the protected-API gate; without either, name your own alarm in health_alarm_names."
+  type        = bool
+  default     = true
+}
+
+variable "origin_5xx_percent" {
+  description = "Threshold of the origin-5xx alarm: percentage of requests failing with 5xx (2 of 3 minutes)."
+  type        = number
+  default     = 5
+}
+
+variable "health_alarm_names" {
+  description = "More CloudWatch metric alarms (this account and region) that hold the advancer for every event while in ALARM, e.g. your site origin's ALB 5xx alarm."
+  type        = list(string)
+  default     = []
+}
+
+variable "health_alarms_by_event" {
+  description = "CloudWatch metric alarms that hold one event: event id -> alarm names, e.g. { \"concert-1\" = [\"concert-1-checkout-5xx\"] }."
+  type        = map(list(string))
+  default     = {}
+}
+
 variable "table_deletion_protection" {
   description = "Protect the DynamoDB table from deletion (false only for throw-away stacks)."
   type        = bool

@@ -393,8 +393,12 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
-  # Tier-1 API: assign (POST, never cached) and check (per requestId in the path; the API
-  # answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at most).
+  # Tier-1 API: assign and release (POSTs, never cached) and check (per requestId in the path;
+  # the API answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at
+  # most). Every method is allowed, and the origin request policy (AllViewerExceptHostHeader)
+  # forwards every viewer cookie and header: early release (POST /vwr-api/vwr/release/{eventId},
+  # docs/outflow.md#early-release) reads the visitor's tier-1 cookie (vwr_t1_<eventId>) or the
+  # x-vwr-token header. They reach the origin without being part of the cache key.
   ordered_cache_behavior {
     path_pattern               = "/vwr-api/*"
     target_origin_id           = "tier1-api"
@@ -568,7 +572,9 @@ resource "aws_cloudfront_response_headers_policy" "waiting_page" {
 }
 
 # Honors the origin's Cache-Control up to 1 s; nothing cached without it (default 0). Keyed on
-# the path only: the tier-1 API reads neither cookies nor query strings.
+# the path only: no cacheable tier-1 answer depends on cookies or query strings (the one route
+# that reads the cookie or x-vwr-token, release, is a POST, which CloudFront never caches; the
+# behaviour's origin request policy forwards them).
 resource "aws_cloudfront_cache_policy" "api_one_second" {
   name        = "${var.name}-api-1s"
   comment     = "vwr: origin-directed caching, at most 1 s"

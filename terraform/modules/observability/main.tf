@@ -2,8 +2,10 @@
 #
 # Metrics used: API Gateway (5xx, Count), Lambda (Errors, Throttles), SQS (DLQ depth), the EMF
 # metrics the functions print (namespace vwr, dimension EventId: Served, ServingCounter,
-# QueueLength, AdvancerStuck, Admitted, ActiveUsers, …) and two log metric filters: one per
-# completed advancer / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log lines).
+# QueueLength, AdvancerStuck, AdvancerHeld, Admitted, ActiveUsers, …), two log metric filters:
+# one per completed advancer / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log
+# lines), and — for the health gate's example alarm — the origin's 5xx rate (CloudFront's
+# 5xxErrorRate, or the protected-API gate's 5XXError).
 
 data "aws_region" "current" {}
 
@@ -55,6 +57,123 @@ resource "aws_cloudwatch_metric_alarm" "api_5xx" {
       dimensions  = { ApiId = each.value }
       period      = 60
       stat        = "Sum"
+    }
+  }
+}
+
+# ---------------------------------------------------------------------------------------------
+# The origin's 5xx rate: an example alarm for the health gate (docs/outflow.md#health-gate). Put
+# its name in the tier-1 module's health_alarm_names and the advancer holds every event while it
+# is in ALARM: nobody new is let in while the site is failing, and everybody keeps their place.
+#
+# The advancer reads alarms of its own region, and an alarm can only watch metrics of its own
+# region. CloudFront publishes its metrics in us-east-1 only, so the "cloudfront" source needs
+# this module in us-east-1; elsewhere the "protected-api" source watches the protected-API gate
+# in front of the booking backend (regional). A metric alarm, not a composite one: the advancer
+# asks DescribeAlarms for metric alarms, on their ARNs only.
+
+locals {
+  origin_5xx_source = var.origin_5xx == null ? null : var.origin_5xx.source
+  origin_5xx_alarms = concat(
+    [for a in aws_cloudwatch_metric_alarm.origin_5xx_cloudfront : a.alarm_name],
+    [for a in aws_cloudwatch_metric_alarm.origin_5xx_gate : a.alarm_name],
+  )
+}
+
+resource "aws_cloudwatch_metric_alarm" "origin_5xx_cloudfront" {
+  count               = local.origin_5xx_source == "cloudfront" ? 1 : 0
+  alarm_name          = "${var.name}-origin-5xx"
+  alarm_description   = "More than ${var.origin_5xx_percent}% of the requests through CloudFront ${var.origin_5xx.distribution_id} fail with 5xx in 2 of 3 minutes (only with >= ${var.origin_5xx_min_requests} requests per minute). In the advancer's VWR_HEALTH_ALARMS it holds the waiting room's outflow (docs/outflow.md#health-gate)."
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.origin_5xx_percent
+  evaluation_periods  = 3
+  datapoints_to_alarm = 2
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  metric_query {
+    id          = "rate"
+    expression  = "IF(requests >= ${var.origin_5xx_min_requests}, errors, 0)"
+    label       = "origin 5xx %"
+    return_data = true
+  }
+  metric_query {
+    id = "errors"
+    metric {
+      namespace   = "AWS/CloudFront"
+      metric_name = "5xxErrorRate"
+      dimensions  = { DistributionId = var.origin_5xx.distribution_id, Region = "Global" }
+      period      = 60
+      stat        = "Average"
+    }
+  }
+  metric_query {
+    id = "requests"
+    metric {
+      namespace   = "AWS/CloudFront"
+      metric_name = "Requests"
+      dimensions  = { DistributionId = var.origin_5xx.distribution_id, Region = "Global" }
+      period      = 60
+      stat        = "Sum"
+    }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = data.aws_region.current.name == "us-east-1"
+      error_message = "origin_5xx.source = \"cloudfront\" needs this module in us-east-1: CloudFront publishes its metrics there only, an alarm cannot watch another region's metrics, and the advancer reads alarms of its own region. Use source = \"protected-api\", or an alarm of your own origin in this region (tier-1 health_alarm_names)."
+    }
+    precondition {
+      condition     = try(length(var.origin_5xx.distribution_id) > 0, false)
+      error_message = "origin_5xx.source = \"cloudfront\" needs origin_5xx.distribution_id."
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "origin_5xx_gate" {
+  count               = local.origin_5xx_source == "protected-api" ? 1 : 0
+  alarm_name          = "${var.name}-origin-5xx"
+  alarm_description   = "More than ${var.origin_5xx_percent}% of the requests through the protected-API gate ${var.origin_5xx.api_name} (the booking backend behind it) fail with 5xx in 2 of 3 minutes (only with >= ${var.origin_5xx_min_requests} requests per minute). In the advancer's VWR_HEALTH_ALARMS it holds the waiting room's outflow (docs/outflow.md#health-gate)."
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.origin_5xx_percent
+  evaluation_periods  = 3
+  datapoints_to_alarm = 2
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+
+  metric_query {
+    id          = "rate"
+    expression  = "IF(requests >= ${var.origin_5xx_min_requests}, 100 * errors / requests, 0)"
+    label       = "origin 5xx %"
+    return_data = true
+  }
+  metric_query {
+    id = "errors"
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "5XXError"
+      dimensions  = { ApiName = var.origin_5xx.api_name, Stage = var.origin_5xx.api_stage }
+      period      = 60
+      stat        = "Sum"
+    }
+  }
+  metric_query {
+    id = "requests"
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "Count"
+      dimensions  = { ApiName = var.origin_5xx.api_name, Stage = var.origin_5xx.api_stage }
+      period      = 60
+      stat        = "Sum"
+    }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = try(length(var.origin_5xx.api_name) > 0 && length(var.origin_5xx.api_stage) > 0, false)
+      error_message = "origin_5xx.source = \"protected-api\" needs origin_5xx.api_name and api_stage (the tier-2 module's protected_api_name and protected_api_stage)."
     }
   }
 }
@@ -326,7 +445,7 @@ locals {
       metrics = [for k, fn in local.all_functions : ["AWS/Lambda", metric, "FunctionName", fn, { label = k }]]
     }
   }]
-  emf_widgets = [for m in concat(["QueueLength", "ServingCounter", "Served", "AdvancerStuck"], local.tier2 ? ["Admitted", "ActiveUsers", "Evicted", "StaleRemoved", "OverThresholdAttempts"] : []) : {
+  emf_widgets = [for m in concat(["QueueLength", "ServingCounter", "Served", "AdvancerStuck", "AdvancerHeld"], local.tier2 ? ["Admitted", "ActiveUsers", "Evicted", "StaleRemoved", "OverThresholdAttempts"] : []) : {
     type   = "metric"
     width  = 8
     height = 6
@@ -334,7 +453,7 @@ locals {
       title   = "${m} by event"
       region  = local.region
       period  = 60
-      metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "AdvancerStuck", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
+      metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "AdvancerStuck", "AdvancerHeld", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
     }
   }]
   tier2_widgets = local.tier2 ? [

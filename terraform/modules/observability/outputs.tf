@@ -15,5 +15,16 @@ output "alarm_names" {
     [for a in aws_cloudwatch_metric_alarm.worker_not_running : a.alarm_name],
     [for a in aws_cloudwatch_metric_alarm.notice_failures : a.alarm_name],
     [for a in aws_cloudwatch_metric_alarm.notice_dlq : a.alarm_name],
+    local.origin_5xx_alarms,
   )
+}
+
+output "origin_5xx_alarm_name" {
+  description = "Name of the origin-5xx alarm (null without var.origin_5xx): give it to the tier-1 module's health_alarm_names and the advancer holds every event while it is in ALARM (docs/outflow.md#health-gate)."
+  value       = one(local.origin_5xx_alarms)
+}
+
+output "origin_5xx_alarm_arn" {
+  description = "ARN of the origin-5xx alarm (null without var.origin_5xx)."
+  value       = one(concat([for a in aws_cloudwatch_metric_alarm.origin_5xx_cloudfront : a.arn], [for a in aws_cloudwatch_metric_alarm.origin_5xx_gate : a.arn]))
 }

@@ -71,3 +71,41 @@ variable "stall_alarm_event_ids" {
     error_message = "stall_alarm_event_ids must be event ids: 1-64 characters of A-Z a-z 0-9 _ -."
   }
 }
+
+variable "origin_5xx" {
+  description = "The health gate's example alarm <name>-origin-5xx on the origin's 5xx rate (null = none). source = \"cloudfront\": the distribution's 5xxErrorRate (every request through CloudFront, the site origin's included) — CloudFront publishes it in us-east-1 only and an alarm watches its own region's metrics, so only where this module runs in us-east-1; needs distribution_id. source = \"protected-api\": the protected-API gate's 5XXError share (the booking backend behind it), any region; needs api_name and api_stage (tier-2 outputs protected_api_name, protected_api_stage)."
+  type = object({
+    source          = string
+    distribution_id = optional(string)
+    api_name        = optional(string)
+    api_stage       = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.origin_5xx == null || try(contains(["cloudfront", "protected-api"], var.origin_5xx.source), false)
+    error_message = "origin_5xx.source must be \"cloudfront\" or \"protected-api\"."
+  }
+}
+
+variable "origin_5xx_percent" {
+  description = "The origin-5xx alarm fires when more than this percentage of requests fail with 5xx in 2 of 3 minutes."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.origin_5xx_percent > 0 && var.origin_5xx_percent <= 100
+    error_message = "origin_5xx_percent must be in (0, 100]."
+  }
+}
+
+variable "origin_5xx_min_requests" {
+  description = "Requests per minute below which the origin's 5xx rate is not judged (a few failures of a handful of requests must not stop a sale)."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.origin_5xx_min_requests >= 0
+    error_message = "origin_5xx_min_requests must be >= 0."
+  }
+}

@@ -19,7 +19,25 @@ locals {
   # (functions read the secret once per cold start). Holds no key material.
   keys_revision = sha256(join(",", var.key_ids))
   table_name    = "${var.name}-tier1"
+
+  # The health gate (docs/outflow.md#health-gate): VWR_HEALTH_ALARMS is `AlarmName` (holds every
+  # event) or `eventId=AlarmName` (holds one event), comma-separated; null (left out) = none.
+  health_alarm_entries = concat(
+    var.health_alarm_names,
+    flatten([for e, names in var.health_alarms_by_event : [for n in names : "${e}=${n}"]]),
+  )
+  health_alarms = length(local.health_alarm_entries) == 0 ? null : join(",", local.health_alarm_entries)
+  # DescribeAlarms is allowed on exactly these alarms (metric alarms of this account and region:
+  # the advancer's CloudWatch client asks its own region).
+  health_alarm_arns = [
+    for n in distinct(concat(var.health_alarm_names, flatten(values(var.health_alarms_by_event)))) :
+    "arn:${data.aws_partition.current.partition}:cloudwatch:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:alarm:${n}"
+  ]
 }
+
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+data "aws_caller_identity" "current" {}
 
 # ---------------------------------------------------------------------------------------------
 # Keys
@@ -165,6 +183,7 @@ locals {
     VWR_CACHE_TTL_MS          = tostring(var.cache_ttl_ms)
     VWR_ADVANCER_TICK_SECONDS = tostring(var.advancer_tick_seconds)
     VWR_EDGE_KVS_ARN          = var.edge_kvs_arn
+    VWR_HEALTH_ALARMS         = local.health_alarms
     RUST_LOG                  = var.log_level
     KEYS_REVISION             = local.keys_revision
   }
@@ -254,13 +273,25 @@ data "aws_iam_policy_document" "advancer" {
       resources = [statement.value]
     }
   }
+  # The health gate: the advancer reads the state of the alarms in VWR_HEALTH_ALARMS (one
+  # DescribeAlarms call per 5 s for all of them). DescribeAlarms takes resource-level
+  # permissions on metric alarm ARNs, so it is allowed on exactly the listed alarms. (Composite
+  # alarms are only returned to a DescribeAlarms allowed on "*": name metric alarms here.)
+  dynamic "statement" {
+    for_each = length(local.health_alarm_entries) == 0 ? [] : [local.health_alarm_arns]
+    content {
+      sid       = "HealthAlarms"
+      actions   = ["cloudwatch:DescribeAlarms"]
+      resources = statement.value
+    }
+  }
 }
 
 module "api" {
   source               = "../lambda"
   function_name        = "${var.name}-tier1-api"
   binary               = "vwr-tier1-api"
-  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}, GET /vwr/status/{eventId}"
+  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}, GET /vwr/status/{eventId}, POST /vwr/release/{eventId}"
   dist_dir             = var.dist_dir
   architecture         = var.architecture
   memory_mb            = var.api_memory_mb
@@ -343,6 +374,10 @@ locals {
     check  = "GET /vwr/check/{eventId}/{requestId}"
     # The public status document (docs/lifecycle.md): CloudFront caches it 1 s, keyed on the path.
     status = "GET /vwr/status/{eventId}"
+    # Early release (docs/outflow.md#early-release): the site ends a visitor's session; the
+    # visitor's tier-1 token comes in x-vwr-token or the tier-1 cookie (CloudFront's /vwr-api/*
+    # behaviour forwards both).
+    release = "POST /vwr/release/{eventId}"
   }
   admin_routes = {
     activate   = "POST /api/admin/vwr/activate/{eventId}"
@@ -357,6 +392,8 @@ locals {
     close    = "POST /api/admin/vwr/close/{eventId}"
     message  = "PUT /api/admin/vwr/message/{eventId}"
     audit    = "GET /api/admin/vwr/audit/{eventId}"
+    # The health gate (docs/outflow.md#health-gate): {ok: false, reason} holds the advancer.
+    health = "PUT /api/admin/vwr/health/{eventId}"
   }
 }
 

@@ -98,6 +98,11 @@ output "log_group_names" {
   }
 }
 
+output "health_alarms" {
+  description = "VWR_HEALTH_ALARMS of the advancer (AlarmName = every event, eventId=AlarmName = one event; null = no alarm holds it)."
+  value       = local.health_alarms
+}
+
 output "advancer_schedule_name" {
   description = "EventBridge Scheduler schedule of the advancer."
   value       = module.advancer.schedule_name

@@ -176,6 +176,33 @@ variable "edge_kvs_arn" {
   default     = null
 }
 
+variable "health_alarm_names" {
+  description = "CloudWatch metric alarms (names, in this account and region) that hold the advancer for EVERY event while in ALARM: nobody new is let in, everybody keeps their place (docs/outflow.md#health-gate). Part of VWR_HEALTH_ALARMS; the advancer may call cloudwatch:DescribeAlarms on exactly these alarms. [] = none."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for n in var.health_alarm_names : length(n) >= 1 && length(n) <= 255 && n == trimspace(n) && !can(regex("[,=[:cntrl:]]", n))])
+    error_message = "health_alarm_names must be alarm names of 1-255 characters without commas, '=', control characters or leading/trailing spaces (the VWR_HEALTH_ALARMS syntax)."
+  }
+}
+
+variable "health_alarms_by_event" {
+  description = "CloudWatch metric alarms that hold ONE event's advancer while in ALARM: event id -> alarm names, e.g. { \"concert-1\" = [\"concert-1-checkout-5xx\"] }. Joined with health_alarm_names into VWR_HEALTH_ALARMS as eventId=AlarmName entries."
+  type        = map(list(string))
+  default     = {}
+
+  validation {
+    condition     = alltrue([for e in keys(var.health_alarms_by_event) : can(regex("^[A-Za-z0-9_-]{1,64}$", e))])
+    error_message = "health_alarms_by_event keys must be event ids: 1-64 characters of A-Z a-z 0-9 _ -."
+  }
+
+  validation {
+    condition     = alltrue([for n in flatten(values(var.health_alarms_by_event)) : length(n) >= 1 && length(n) <= 255 && n == trimspace(n) && !can(regex("[,=[:cntrl:]]", n))])
+    error_message = "health_alarms_by_event values must be alarm names of 1-255 characters without commas, '=', control characters or leading/trailing spaces."
+  }
+}
+
 variable "kms_key_arn" {
   description = "Optional customer managed KMS key for the table, the secret, logs and environment variables (null = AWS owned / managed keys)."
   type        = string

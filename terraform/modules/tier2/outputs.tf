@@ -64,6 +64,11 @@ output "protected_api_domain" {
   value       = local.gate ? "${aws_api_gateway_rest_api.gate[0].id}.execute-api.${data.aws_region.current.name}.amazonaws.com" : null
 }
 
+output "protected_api_name" {
+  description = "Name of the protected-API gate's REST API (its CloudWatch ApiName dimension; the observability module's origin-5xx alarm), null without it."
+  value       = local.gate ? aws_api_gateway_rest_api.gate[0].name : null
+}
+
 output "protected_api_stage" {
   description = "Stage of the protected-API gate (CloudFront origin path), null without it."
   value       = local.gate ? aws_api_gateway_stage.gate[0].stage_name : null
