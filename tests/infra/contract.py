@@ -31,7 +31,12 @@ Fails when they disagree:
   * variables only some binaries of a crate use (ENV_USERS, e.g. VWR_HEALTH_ALARMS: the advancer)
     are set on exactly those;
   * early release (POST /vwr-api/vwr/release/*) reaches the tier-1 API through /vwr-api/* with
-    the method allowed and the visitor's tier-1 cookie and x-vwr-token header forwarded.
+    the method allowed and the visitor's tier-1 cookie and x-vwr-token header forwarded;
+  * per-client limits at the edge (docs/abuse.md): the edge module creates a CLOUDFRONT web ACL in
+    us-east-1 with the AWS managed IP-reputation and known-bad-inputs groups (never count-only)
+    and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
+    /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
+    distribution uses it, and examples/complete turns it on.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -193,6 +198,20 @@ FORWARD_ALL_POLICIES = {
     "b689b0a8-53d0-40ab-baf2-68738e2966ac": "Managed-AllViewerExceptHostHeader",
     "216adef6-5c7f-47e4-b989-5492eafa07d3": "Managed-AllViewer",
 }
+
+# Per-client limits at the edge (docs/abuse.md, "Per-client limits at the edge"): the AWS managed
+# rule groups the edge module's web ACL must always run (blocking, not count-only), and the paths
+# its per-IP rate-based rules must cover — as the viewer sends them (WAF inspects the request
+# before the prefix-stripping function) — with the method the scope-down must require (None: any).
+WAF_MANAGED_GROUPS = ("AWSManagedRulesAmazonIpReputationList", "AWSManagedRulesKnownBadInputsRuleSet")
+WAF_RATE_RULES = {
+    "/vwr-api/vwr/assign/": "POST",
+    "/api/queue/": None,
+}
+# Where CloudFront serves the tier-1 API (the /vwr-api/* behaviour's prefix, stripped at the edge).
+TIER1_EDGE_PREFIX = "/vwr-api"
+WAF_WINDOW_SECONDS = 60
+WAF_MIN_LIMIT = 10
 
 # Actions a policy may grant because a needed action implies them (a customer managed KMS key on
 # the queue: SendMessage needs the key).
@@ -1215,6 +1234,178 @@ def check_release(checks: Checks, modules: dict) -> None:
     checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
 
 
+def check_waf(root: str, checks: Checks, modules: dict) -> None:
+    """The edge module's web ACL: CLOUDFRONT scope in us-east-1, the managed groups of
+    WAF_MANAGED_GROUPS blocking, per-IP rate-based rules over WAF_WINDOW_SECONDS scoped to the
+    paths of WAF_RATE_RULES (which the routers serve) and answering 429 with the API's JSON error;
+    attached to the distribution; on in examples/complete."""
+    problems = []
+    edge_dir = "terraform/modules/edge"
+    edge = modules.get(edge_dir, {})
+    local = locals_of(edge)
+    acls = blocks(edge, "resource", "aws_wafv2_web_acl")
+
+    def value(v):
+        """A literal, a var.* (its default) or a local.* (its value), else the expression."""
+        v = first(v)
+        m = re.fullmatch(r"\$\{(var|local)\.(\w+)\}", str(v))
+        if m:
+            return var_default(edge, m.group(2)) if m.group(1) == "var" else local.get(m.group(2))
+        return v
+
+    def kids(body: dict, name: str) -> list[dict]:
+        """Static `name` blocks of body and the content of its dynamic `name` blocks."""
+        out = list(body.get(name, []))
+        for dyn in body.get("dynamic", []):
+            if name in dyn:
+                content = dyn[name].get("content", [])
+                out.extend(content if isinstance(content, list) else [content])
+        return out
+
+    def byte_matches(stmt: dict) -> tuple[list[dict], list[str]]:
+        """The byte-match statements a scope-down requires (itself, or all of an and_statement)."""
+        if stmt.get("byte_match_statement"):
+            return [stmt["byte_match_statement"][0]], []
+        ands = stmt.get("and_statement")
+        if ands:
+            out, bad = [], []
+            for st in ands[0].get("statement", []):
+                got, b = byte_matches(st)
+                out += got
+                bad += b
+            return out, bad
+        return [], [f"a scope-down of {sorted(stmt)}: only byte matches, alone or in an and_statement, can be checked"]
+
+    if len(acls) != 1:
+        problems.append(f"expected one aws_wafv2_web_acl in {edge_dir}, found {len(acls)}")
+    for acl_name, acl in acls.items():
+        where = f"{edge_dir} aws_wafv2_web_acl.{acl_name}"
+        if first(acl.get("scope")) != "CLOUDFRONT":
+            problems.append(f"{where}: scope {first(acl.get('scope'))!r}, want CLOUDFRONT")
+        if first(acl.get("provider")) != "${aws.us_east_1}":
+            problems.append(f"{where}: a CLOUDFRONT web ACL must be created in us-east-1 (provider = aws.us_east_1)")
+        if not (acl.get("default_action") or [{}])[0].get("allow"):
+            problems.append(f"{where}: the default action must be allow (the rules block)")
+        bodies = {first(b.get("key")): b for b in acl.get("custom_response_body", [])}
+        static_rules = acl.get("rule", [])
+
+        for group in WAF_MANAGED_GROUPS:
+            found = [
+                r for r in static_rules
+                for st in r.get("statement", [])
+                for g in st.get("managed_rule_group_statement", [])
+                if first(g.get("name")) == group and first(g.get("vendor_name")) == "AWS"
+            ]
+            if not found:
+                problems.append(f"{where}: no (always-on) rule runs the AWS managed group {group}")
+            for r in found:
+                override = (r.get("override_action") or [{}])[0]
+                if "none" not in override:
+                    problems.append(f"{where}: rule {first(r.get('name'))} runs {group} with override_action {sorted(override)}: it must block (none)")
+                g = r["statement"][0]["managed_rule_group_statement"][0]
+                if g.get("rule_action_override"):
+                    problems.append(f"{where}: rule {first(r.get('name'))} overrides actions of {group}")
+
+        rate_rules = [(r, st["rate_based_statement"][0]) for r in static_rules for st in r.get("statement", []) if st.get("rate_based_statement")]
+        covered: dict[str, list[str]] = {}
+        for r, rate in rate_rules:
+            name = first(r.get("name"))
+            rw = f"{where}: rate rule {name}"
+            if first(rate.get("aggregate_key_type")) != "IP":
+                problems.append(f"{rw}: aggregate_key_type {first(rate.get('aggregate_key_type'))!r}, want IP (per client)")
+            if value(rate.get("evaluation_window_sec")) != WAF_WINDOW_SECONDS:
+                problems.append(f"{rw}: evaluation_window_sec {value(rate.get('evaluation_window_sec'))!r}, want {WAF_WINDOW_SECONDS} (limits are per minute)")
+            limit_ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(first(rate.get("limit"))))
+            limit = value(rate.get("limit"))
+            if not limit_ref:
+                problems.append(f"{rw}: limit {first(rate.get('limit'))!r} is not a variable")
+            elif not isinstance(limit, int) or isinstance(limit, bool) or limit < WAF_MIN_LIMIT:
+                problems.append(f"{rw}: limit var.{limit_ref.group(1)} defaults to {limit!r}, not a whole number ≥ {WAF_MIN_LIMIT}")
+            # What it answers: the API's error shape with a 429 the waiting page backs off on.
+            actions = (r.get("action") or [{}])[0]
+            blocks_ = kids(actions, "block")
+            for dyn in actions.get("dynamic", []):
+                if "block" in dyn:
+                    sel = re.search(r'var\.(\w+) == \\?"block\\?"', str(first(dyn["block"].get("for_each"))))
+                    if not sel or var_default(edge, sel.group(1)) != "block":
+                        problems.append(f"{rw}: its block action is not on by default ({first(dyn['block'].get('for_each'))})")
+            if not blocks_:
+                problems.append(f"{rw}: no block action")
+            for b in blocks_:
+                resp = (b.get("custom_response") or [{}])[0]
+                if first(resp.get("response_code")) != 429:
+                    problems.append(f"{rw}: blocks with {first(resp.get('response_code'))!r}, want 429 (the waiting page backs off on it)")
+                body = bodies.get(first(resp.get("custom_response_body_key")))
+                if body is None:
+                    problems.append(f"{rw}: custom_response_body_key {first(resp.get('custom_response_body_key'))!r} names no custom_response_body")
+                else:
+                    content = str(first(body.get("content")))
+                    if first(body.get("content_type")) != "APPLICATION_JSON" or not re.search(r"""['"]error['"]\s*[:=]\s*['"]rate_limited['"]""", content):
+                        problems.append(f"{rw}: the 429 body is not JSON with error rate_limited: {content!r}")
+            # What it counts.
+            scope = (rate.get("scope_down_statement") or [None])[0]
+            if scope is None:
+                problems.append(f"{rw}: no scope-down statement")
+                continue
+            matches, bad = byte_matches(scope)
+            problems += [f"{rw}: {b}" for b in bad]
+            paths = [
+                first(m.get("search_string")) for m in matches
+                if (m.get("field_to_match") or [{}])[0].get("uri_path") is not None and first(m.get("positional_constraint")) == "STARTS_WITH"
+            ]
+            methods = [
+                first(m.get("search_string")) for m in matches
+                if (m.get("field_to_match") or [{}])[0].get("method") is not None and first(m.get("positional_constraint")) == "EXACTLY"
+            ]
+            for path in paths:
+                covered.setdefault(path, []).extend(methods or ["*"])
+        for prefix, method in WAF_RATE_RULES.items():
+            got = covered.get(prefix)
+            if got is None:
+                problems.append(f"{where}: no per-IP rate rule scoped to paths starting with {prefix}")
+            elif method is not None and method not in got:
+                problems.append(f"{where}: the rate rule on {prefix} counts {got}, not {method}")
+            elif method is None and "*" not in got:
+                problems.append(f"{where}: the rate rule on {prefix} counts only {got}, want every method")
+
+    # The prefixes are the routers' paths as CloudFront serves them.
+    t1 = {f"{TIER1_EDGE_PREFIX}{r.split(' ', 1)[1]}": r.split(" ", 1)[0] for r in rust_routes(root, "functions/tier1/src/http.rs").get("public", set())}
+    t2 = {r.split(" ", 1)[1]: r.split(" ", 1)[0] for r in rust_routes(root, "tier2/tier2/src/http.rs").get("public", set())}
+    for prefix, method in WAF_RATE_RULES.items():
+        served = [(p, m) for p, m in {**t1, **t2}.items() if p.startswith(prefix)]
+        if not served:
+            problems.append(f"WAF_RATE_RULES: no public route is served under {prefix}")
+        elif method is not None and not any(m == method for _p, m in served):
+            problems.append(f"WAF_RATE_RULES: no {method} route under {prefix} ({served})")
+
+    # The distribution uses it (or the operator's own web ACL).
+    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+        acl_ref = str(first(dist.get("web_acl_id")))
+        if not any(f"aws_wafv2_web_acl.{a}" in acl_ref for a in acls):
+            problems.append(f"{edge_dir} aws_cloudfront_distribution.{name}: web_acl_id {acl_ref!r} does not use the module's web ACL")
+        if "var.web_acl_id" not in acl_ref:
+            problems.append(f"{edge_dir} aws_cloudfront_distribution.{name}: web_acl_id ignores var.web_acl_id (the operator's own web ACL)")
+
+    # examples/complete turns it on.
+    example = "terraform/examples/complete"
+    calls = [(c, n, call) for c, n, call in calls_of(modules, edge_dir) if c == example]
+    if not calls:
+        problems.append(f"{example} does not call {edge_dir}")
+    for caller, call_name, call in calls:
+        where = f"{caller} module.{call_name}"
+        for arg, want in (("waf_enabled", True), ("web_acl_id", None)):
+            if arg not in call:
+                v = var_default(edge, arg)
+            else:
+                v = first(call[arg])
+                ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(v))
+                if ref:
+                    v = var_default(modules[caller], ref.group(1))
+            if v != want:
+                problems.append(f"{where}: {arg} is {v!r} by default, want {want!r} (the module's web ACL on by default)")
+    checks.check(f"per-client limits at the edge: web ACL with {', '.join(WAF_MANAGED_GROUPS)} and per-IP rate rules on {', '.join(WAF_RATE_RULES)}, attached, on in examples/complete", problems)
+
+
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
     """ENV_USERS: set on exactly (Terraform) / at most (LocalStack) the binaries that use it."""
     problems = []
@@ -1369,6 +1560,7 @@ def main() -> int:
     check_waiting_page_headers(checks, modules)
     check_status_document(checks, modules)
     check_release(checks, modules)
+    check_waf(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
 

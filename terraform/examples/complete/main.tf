@@ -105,7 +105,15 @@ module "edge" {
   origin_secret        = module.tier1.origin_secret
   aliases              = var.aliases
   acm_certificate_arn  = var.acm_certificate_arn
-  web_acl_id           = var.web_acl_id
+  # Per-client limits at the edge (terraform/README.md, "WAF"), on unless web_acl_id is given.
+  web_acl_id                  = var.web_acl_id
+  waf_enabled                 = var.waf_enabled
+  waf_assign_limit_per_minute = var.waf_assign_limit_per_minute
+  waf_check_limit_per_minute  = var.waf_check_limit_per_minute
+  waf_queue_limit_per_minute  = var.waf_queue_limit_per_minute
+  waf_rate_limit_action       = var.waf_rate_limit_action
+  waf_block_anonymous_ips     = var.waf_block_anonymous_ips
+  waf_log_destination_arn     = var.waf_log_destination_arn
 }
 
 # The origin's 5xx rate, for the health gate: CloudFront's 5xxErrorRate (the site origin

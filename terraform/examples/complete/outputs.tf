@@ -43,6 +43,11 @@ output "distribution_id" {
   value       = module.edge.distribution_id
 }
 
+output "web_acl_arn" {
+  description = "WAF web ACL on the distribution (terraform/README.md, \"WAF\")."
+  value       = module.edge.web_acl_arn
+}
+
 output "dashboard" {
   description = "CloudWatch dashboard."
   value       = module.observability.dashboard_name

@@ -58,7 +58,50 @@ variable "acm_certificate_arn" {
 }
 
 variable "web_acl_id" {
-  description = "WAF web ACL (CLOUDFRONT scope) ARN."
+  description = "Your own WAF web ACL (WAFv2 ARN, scope CLOUDFRONT, us-east-1) instead of the one the edge module creates; the waf_* variables are then ignored."
+  type        = string
+  default     = null
+}
+
+# Per-client limits at the edge (terraform/README.md, "WAF"): on by default.
+variable "waf_enabled" {
+  description = "Create the edge's WAF web ACL: AWS managed IP-reputation and known-bad-inputs rules, per-IP rate limits on assign, check and /api/queue/* (about $10 a month + $0.60 per million requests)."
+  type        = bool
+  default     = true
+}
+
+variable "waf_assign_limit_per_minute" {
+  description = "Joins (POST /vwr-api/vwr/assign/*) per client IP per minute before 429. One IP can be a whole household, office or mobile carrier NAT."
+  type        = number
+  default     = 60
+}
+
+variable "waf_check_limit_per_minute" {
+  description = "Ticket checks (/vwr-api/vwr/check/*) per client IP per minute before 429."
+  type        = number
+  default     = 300
+}
+
+variable "waf_queue_limit_per_minute" {
+  description = "Tier-2 requests (/api/queue/*) per client IP per minute before 429 (a tier-2 visitor near the front polls every second)."
+  type        = number
+  default     = 600
+}
+
+variable "waf_rate_limit_action" {
+  description = "block (429) or count (metrics only: a rehearsal, or a load test from few addresses)."
+  type        = string
+  default     = "block"
+}
+
+variable "waf_block_anonymous_ips" {
+  description = "Also block VPNs, proxies, Tor and hosting providers (AWS AnonymousIpList). Turns away real buyers on VPNs."
+  type        = bool
+  default     = false
+}
+
+variable "waf_log_destination_arn" {
+  description = "CloudWatch Logs group, S3 bucket or Firehose stream in us-east-1 named aws-waf-logs-* for the blocked and counted requests; null = no WAF logs."
   type        = string
   default     = null
 }

@@ -38,7 +38,7 @@ provider "aws" {
   }
 }
 
-# Lambda@Edge and CloudFront certificates live in us-east-1.
+# Lambda@Edge, CloudFront certificates and the CloudFront WAF web ACL live in us-east-1.
 provider "aws" {
   alias  = "us_east_1"
   region = "us-east-1"

@@ -245,8 +245,6 @@ resource "aws_cloudfront_function" "verifier" {
 # Distribution
 
 resource "aws_cloudfront_distribution" "this" {
-  #checkov:skip=CKV_AWS_68:A web ACL is attached through var.web_acl_id (recommended: rate-based rules); it costs per request, so it is the operator's choice.
-  #checkov:skip=CKV2_AWS_47:Same: the Log4j rule set belongs to the operator's web ACL.
   #checkov:skip=CKV_AWS_86:Standard logs need an ACL-enabled bucket: var.access_log_bucket_domain.
   #checkov:skip=CKV_AWS_310:The origins are regional API Gateway and S3 endpoints; there is no second origin to fail over to.
   #checkov:skip=CKV_AWS_305:The default behavior is the operator's site, which serves its own root.
@@ -259,7 +257,9 @@ resource "aws_cloudfront_distribution" "this" {
   comment         = "vwr waiting room in front of ${var.site_origin_domain}"
   price_class     = var.price_class
   aliases         = var.aliases
-  web_acl_id      = var.web_acl_id
+  # The operator's web ACL (var.web_acl_id), else the module's (waf.tf, var.waf_enabled), else
+  # none. Spelled out here, not through a local, so that static analysis sees which is attached.
+  web_acl_id = var.web_acl_id != null ? var.web_acl_id : (local.create_waf ? aws_wafv2_web_acl.this[0].arn : null)
 
   origin {
     origin_id   = "site"

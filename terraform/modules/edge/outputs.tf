@@ -13,6 +13,11 @@ output "distribution_domain" {
   value       = aws_cloudfront_distribution.this.domain_name
 }
 
+output "web_acl_arn" {
+  description = "WAF web ACL attached to the distribution: the module's (waf_enabled), the operator's (web_acl_id), or null."
+  value       = aws_cloudfront_distribution.this.web_acl_id
+}
+
 output "waiting_page_bucket" {
   description = "Bucket holding the waiting page under vwr/."
   value       = aws_s3_bucket.static.id

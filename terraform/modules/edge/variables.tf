@@ -172,9 +172,78 @@ variable "acm_certificate_arn" {
 }
 
 variable "web_acl_id" {
-  description = "WAF web ACL (ARN, scope CLOUDFRONT) to attach; recommended for a public sale (rate-based rules)."
+  description = "Your own WAF web ACL (WAFv2 ARN, scope CLOUDFRONT, in us-east-1) to attach instead of the module's: with it the module creates none and the waf_* variables are ignored. Give a value known at plan time (a literal or a variable)."
   type        = string
   default     = null
+}
+
+# --- WAF (terraform/README.md, "WAF") --------------------------------------------------------
+
+variable "waf_enabled" {
+  description = "Create a WAF web ACL (us-east-1, scope CLOUDFRONT) and attach it: AWS managed IP-reputation and known-bad-inputs rules, and per-IP rate-based rules on assign, check and /api/queue/*. About $10 a month plus $0.60 per million requests. Ignored when web_acl_id is set."
+  type        = bool
+  default     = true
+}
+
+variable "waf_assign_limit_per_minute" {
+  description = "Most POST /vwr-api/vwr/assign/* (joining the line) one IP address may make in a minute; above it, 429 until its rate falls below. A visitor joins once (a few times with rejoins), but a household, an office or a mobile carrier's NAT shares one address: too low turns real buyers away."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.waf_assign_limit_per_minute >= 10 && var.waf_assign_limit_per_minute <= 2000000000 && floor(var.waf_assign_limit_per_minute) == var.waf_assign_limit_per_minute
+    error_message = "waf_assign_limit_per_minute must be a whole number from 10 (the WAF minimum) to 2,000,000,000."
+  }
+}
+
+variable "waf_check_limit_per_minute" {
+  description = "Most GET /vwr-api/vwr/check/* one IP address may make in a minute (the waiting page calls check about once per visitor, at its turn; API clients poll it at nextPollSeconds, at most once a second)."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.waf_check_limit_per_minute >= 10 && var.waf_check_limit_per_minute <= 2000000000 && floor(var.waf_check_limit_per_minute) == var.waf_check_limit_per_minute
+    error_message = "waf_check_limit_per_minute must be a whole number from 10 (the WAF minimum) to 2,000,000,000."
+  }
+}
+
+variable "waf_queue_limit_per_minute" {
+  description = "Most /api/queue/* requests (tier 2, any method) one IP address may make in a minute. A tier-2 visitor near the front polls every second (60 a minute; the poll is the heartbeat that keeps the place): keep room for several visitors per address."
+  type        = number
+  default     = 600
+
+  validation {
+    condition     = var.waf_queue_limit_per_minute >= 10 && var.waf_queue_limit_per_minute <= 2000000000 && floor(var.waf_queue_limit_per_minute) == var.waf_queue_limit_per_minute
+    error_message = "waf_queue_limit_per_minute must be a whole number from 10 (the WAF minimum) to 2,000,000,000."
+  }
+}
+
+variable "waf_rate_limit_action" {
+  description = "What the rate-based rules do above their limit: block (429 with a JSON body and Retry-After) or count (only the metrics and logs: a rehearsal to size the limits, or a load test from few addresses)."
+  type        = string
+  default     = "block"
+
+  validation {
+    condition     = contains(["block", "count"], var.waf_rate_limit_action)
+    error_message = "waf_rate_limit_action must be block or count."
+  }
+}
+
+variable "waf_block_anonymous_ips" {
+  description = "Add the AWS managed AnonymousIpList rule group (VPNs, proxies, Tor, hosting providers). Off by default: it also blocks real buyers on a VPN or a privacy relay."
+  type        = bool
+  default     = false
+}
+
+variable "waf_log_destination_arn" {
+  description = "Where the web ACL logs blocked and counted requests: a CloudWatch Logs group, S3 bucket or Firehose stream in us-east-1 whose name starts with aws-waf-logs-. Cookies and the vwr token headers are redacted. null = no logs (the CloudWatch metrics and sampled requests remain)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.waf_log_destination_arn == null || can(regex("aws-waf-logs-", var.waf_log_destination_arn))
+    error_message = "waf_log_destination_arn must name a destination whose name starts with aws-waf-logs- (a WAF requirement)."
+  }
 }
 
 variable "price_class" {
