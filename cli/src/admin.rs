@@ -152,6 +152,12 @@ pub struct ConfigArgs {
     /// No token of an admission runs past its first admission + this.
     #[arg(long)]
     pub max_session_seconds: Option<u64>,
+    /// Proof of work on `assign`: leading zero bits of SHA-256 (0 = off, at most 28).
+    #[arg(long)]
+    pub pow_difficulty: Option<u32>,
+    /// One place per account: `assign` needs the site's signed enqueue token.
+    #[arg(long)]
+    pub enqueue_token_required: Option<bool>,
 }
 
 impl ConfigArgs {
@@ -170,6 +176,10 @@ impl ConfigArgs {
         put("maxBatchSize", self.max_batch_size);
         put("reentryGraceSeconds", self.reentry_grace_seconds);
         put("maxSessionSeconds", self.max_session_seconds);
+        put("powDifficulty", self.pow_difficulty.map(u64::from));
+        if let Some(required) = self.enqueue_token_required {
+            m.insert("enqueueTokenRequired".into(), json!(required));
+        }
         if let Some(mode) = &self.mode {
             let mode = if mode == "target-arrivals" { "targetArrivals" } else { mode.as_str() };
             m.insert("mode".into(), json!(mode));

@@ -218,7 +218,11 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let (store, registry, store_name) = position_store(opts, env).await?;
-    let tier1 = Arc::new(Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock)));
+    let mut tier1 = Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock));
+    if let Some(v) = &cfg.enqueue {
+        tier1 = tier1.with_enqueue_verifier(v.clone());
+    }
+    let tier1 = Arc::new(tier1);
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
     let entry = tier2_tokens(env, &state)?;

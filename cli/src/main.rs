@@ -101,6 +101,11 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("# {}", entry.to_json());
     println!("# Public JWKS for verifiers (VWR_TIER2_JWKS):");
     println!("# {}", serde_json::to_string(&entry.jwks()).unwrap_or_default());
+    let site = vwr_core::EcKeyring::generate(&format!("site-{kid}")).map_err(|e| e.to_string())?;
+    println!("# Enqueue tokens (one place per account, docs/abuse.md). The SITE keeps the private key and");
+    println!("# signs {{k, eid, exp}} with ES256; vwr gets only the public JWKS:");
+    println!("SITE_ENQUEUE_KEY={}", site.to_text());
+    println!("VWR_ENQUEUE_JWKS='{}'", serde_json::to_string(&site.jwks()).unwrap_or_default());
     Ok(())
 }
 

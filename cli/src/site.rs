@@ -13,6 +13,10 @@ use vwr_core::{ApiError, EventId};
 const INDEX: &str = include_str!("../../static/index.html");
 const APP_JS: &str = include_str!("../../static/assets/app.js");
 const STYLE: &str = include_str!("../../static/assets/style.css");
+const POW_WORKER: &str = include_str!("../../static/assets/pow-worker.js");
+const DRAW_JS: &str = include_str!("../../static/assets/draw.js");
+const VERIFY_HTML: &str = include_str!("../../static/assets/verify.html");
+const VERIFY_JS: &str = include_str!("../../static/assets/verify.js");
 const EVENT_PAGE: &str = include_str!("demo/event.html");
 
 fn with_type(body: &'static str, content_type: &'static str, cache: &'static str) -> Response {
@@ -41,6 +45,15 @@ async fn asset(Path(name): Path<String>) -> Response {
     match name.as_str() {
         "app.js" => with_type(APP_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
         "style.css" => with_type(STYLE, "text/css; charset=utf-8", "public, max-age=300"),
+        "pow-worker.js" => with_type(POW_WORKER, "text/javascript; charset=utf-8", "public, max-age=300"),
+        "draw.js" => with_type(DRAW_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
+        "verify.js" => with_type(VERIFY_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
+        "verify.html" => {
+            let mut res = with_type(VERIFY_HTML, "text/html; charset=utf-8", "public, max-age=300");
+            res.headers_mut()
+                .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
+            res
+        }
         _ => (StatusCode::NOT_FOUND, "not found").into_response(),
     }
 }

@@ -87,21 +87,24 @@ async fn walk(server: &Server) {
     assert_eq!(act["active"], true);
     let url = |p: &str| format!("{}{p}", server.base);
     let mut tickets = Vec::new();
+    let mut secrets = Vec::new();
     for want in 1..=3u64 {
         let r = client.send(Method::POST, &url("/vwr-api/vwr/assign/e1"), None, &Auth::None).await.unwrap();
         assert_eq!(r.status, 200, "{:?}", r.json());
         let body = r.json();
         assert_eq!(body["position"], want);
         tickets.push(body["requestId"].as_str().unwrap().to_owned());
+        secrets.push(body["requestSecret"].as_str().unwrap().to_owned());
     }
     // The third ticket is admitted after the advancer passes position 3 (one per second).
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut saw_waiting = false;
     loop {
-        let r = client
-            .send(Method::GET, &url(&format!("/vwr-api/vwr/check/e1/{}", tickets[2])), None, &Auth::None)
-            .await
+        let req = http::Request::get(url(&format!("/vwr-api/vwr/check/e1/{}", tickets[2])))
+            .header("x-vwr-request-secret", &secrets[2])
+            .body(http_body_util::Full::new(axum::body::Bytes::new()))
             .unwrap();
+        let r = client.raw(req).await.unwrap();
         assert_eq!(r.status, 200, "{:?}", r.json());
         let body = r.json();
         if body["admitted"] == true {

@@ -226,7 +226,7 @@ async fn draw_sales(shards: u32) -> Vec<[u64; JOINERS]> {
         assert!(matches!(svc.advance_event(&event).await.unwrap(), StepOutcome::Transition { .. }));
         let mut tickets = Vec::with_capacity(JOINERS);
         for _ in 0..JOINERS {
-            match svc.assign(&event).await.unwrap() {
+            match svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap() {
                 AssignResponse::Prequeue(j) => tickets.push(j.request_id),
                 other => panic!("a pre-queue join was placed: {other:?}"),
             }
@@ -235,7 +235,7 @@ async fn draw_sales(shards: u32) -> Vec<[u64; JOINERS]> {
         assert!(matches!(svc.advance_event(&event).await.unwrap(), StepOutcome::Transition { .. }));
         let mut positions = [0u64; JOINERS];
         for (k, t) in tickets.iter().enumerate() {
-            match svc.check(&event, t).await.unwrap() {
+            match svc.check(&event, t, svc.request_secret(t).as_deref()).await.unwrap() {
                 CheckOutcome::Waiting(w) => positions[k] = w.position,
                 other => panic!("not waiting after the open: {other:?}"),
             }

@@ -20,8 +20,12 @@
   var TURN_HOLD_S = 10;
   // Countdown values (seconds left) at which the live region reads the countdown again.
   var MARKS = [3600, 600, 300, 60, 10];
+  // A proof of work (docs/abuse.md): loaded only when `assign` asks; a challenge is good for
+  // its minute and the next, so one not solved within 55 s is dropped for a new one.
+  var POW_URL = '/vwr/assets/pow-worker.js';
+  var POW_MAX_S = 55;
   // Messages that end the page's work; each shows a link to `next`.
-  var TERMINAL = { notFound: 'back', badAddress: 'back', notOpen: 'back', noPass: 'continue' };
+  var TERMINAL = { notFound: 'back', badAddress: 'back', notOpen: 'back', noPass: 'continue', signIn: 'back' };
   // Title and lead of each state of the page (`closed` depends on the reason).
   var MODES = {
     starting: ['htmlTitle', 'lead'],
@@ -83,6 +87,8 @@
       notifyOn: 'You will get a notification when it is your turn.',
       notifyOff: 'Notifications are blocked in this browser.',
       sound: 'Play a sound when it is my turn',
+      pow: 'Checking your browser… this takes a few seconds.',
+      signIn: 'Sign in on the site first, then come back.',
     },
     ko: {
       htmlTitle: '대기실',
@@ -132,6 +138,8 @@
       notifyOn: '차례가 되면 알림을 보내 드립니다.',
       notifyOff: '이 브라우저에서 알림이 차단되어 있습니다.',
       sound: '내 차례가 되면 소리로 알리기',
+      pow: '브라우저를 확인하는 중입니다… 몇 초 정도 걸립니다.',
+      signIn: '먼저 사이트에 로그인한 뒤 다시 와 주세요.',
     },
   };
 
@@ -289,7 +297,7 @@
    * Runs the waiting room. `env` holds everything it touches, so tests can drive it:
    * {document, storage, fetch, setTimeout, clearTimeout, now, random, location: {pathname,
    * search, origin, replace}, languages, locks, tab (whose `name` is window.name),
-   * addEventListener, Notification?, AudioContext?}.
+   * addEventListener, Notification?, AudioContext?, Worker?}.
    */
   function start(env) {
     var doc = env.document;
@@ -308,6 +316,8 @@
     var resumeAt = 0;
     var errors = 0;
     var rejoins = 0;
+    var refused = 0;
+    var quit = null;
     var stopped = false;
     var announced = { at: -Infinity, ahead: null };
     // The page's state (MODES, `leaving`, `stopped`), the opening time (unix s), the
@@ -629,6 +639,7 @@
       env.clearTimeout(tickTimer);
       timer = tickTimer = null;
       pending = null;
+      if (quit) quit(null);
       setMode(state);
     }
 
@@ -636,8 +647,10 @@
     function call(method, path, init) {
       var sent = env.now();
       init = init || {};
+      var headers = init.headers || {};
+      headers.accept = 'application/json';
       return env
-        .fetch(path, { method: method, headers: { accept: 'application/json' }, cache: init.cache || 'no-store', credentials: init.credentials || 'same-origin' })
+        .fetch(path, { method: method, headers: headers, body: init.body, cache: init.cache || 'no-store', credentials: init.credentials || 'same-origin' })
         .then(function (res) {
           return res.text().then(function (text) {
             var body = null;
@@ -714,9 +727,10 @@
         halt('stopped');
         return show('notFound', {}, true);
       }
-      if (r.status === 400 && retry === join) {
+      if ((r.status === 400 && retry === join) || code === 'enqueue_token_required') {
+        // Only the site's signed-in visitors may join (its cookie): nothing to retry here.
         halt('stopped');
-        return show('badAddress', {}, true);
+        return show(r.status === 400 ? 'badAddress' : 'signIn', {}, true);
       }
       if (r.status === 409 && code === 'event_not_open') {
         // Not even in the pre-queue yet: count down, and join when the status document says so.
@@ -728,7 +742,8 @@
         return closed(r.body.closeReason);
       }
       if (r.status === 409) return leave('notOpen');
-      // An expired or unusable ticket: join again; after three times in a row, with back-off.
+      // An expired or unusable ticket (403 proof_required: one stored without its secret):
+      // join again; after three times in a row, with back-off.
       if (r.status === 410 || (retry === check && (r.status === 400 || r.status === 403))) {
         forget();
         if (++rejoins <= 3) return join('rejoin');
@@ -903,8 +918,10 @@
       opening(mode === 'paused' ? 'resumed' : 'opening');
     }
 
+    // The secret proves the ticket is this browser's: a header only, never in a URL or the page.
     function check() {
-      return call('GET', API + '/check/' + eventId + '/' + encodeURIComponent(ticket.requestId)).then(
+      var h = ticket.secret ? { 'x-vwr-request-secret': ticket.secret } : {};
+      return call('GET', API + '/check/' + eventId + '/' + encodeURIComponent(ticket.requestId), { headers: h }).then(
         batch(function (r) {
           if (stopped) return;
           if (r.status === 200 && r.body.admitted === true) return leave('noPass');
@@ -914,29 +931,83 @@
       );
     }
 
-    function assign() {
+    // `pow`: a solved proof of work {challenge, nonce}. Answers when the join is done (the
+    // proof included, so the tabs' lock is held throughout).
+    function assign(pow) {
       var existing = loadTicket();
       if (existing) {
         ticket = existing;
         return check();
       }
-      return call('POST', API + '/assign/' + eventId).then(
+      var init = pow ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pow: pow }) } : null;
+      return call('POST', API + '/assign/' + eventId, init).then(
         batch(function (r) {
           if (stopped) return;
           if (r.status === 200 && typeof r.body.requestId === 'string') {
-            ticket = { requestId: r.body.requestId, position: r.body.position };
+            refused = 0;
+            ticket = { requestId: r.body.requestId, secret: r.body.requestSecret, position: r.body.position };
             saveTicket();
             return answered(r.body, false);
+          }
+          // A proof of work first; a refused one (expired, replayed) with the new challenge,
+          // three times in a row, then with back-off.
+          if (r.status === 403 && r.body.error === 'challenge_required' && typeof r.body.challenge === 'string') {
+            if (!pow || ++refused < 3) return work(r.body);
+            refused = 0;
           }
           failed(r, join);
         })
       );
     }
 
+    // Solves challenge `c` in a Web Worker (pow-worker.js), else (no Worker) with the same file
+    // as a script, here in slices; then joins with it, or after POW_MAX_S without (a new one).
+    function work(c) {
+      show('pow');
+      return new Promise(function (resolve) {
+        var w, stop;
+        var timer = env.setTimeout(end, POW_MAX_S * 1000);
+        function end(nonce) {
+          env.clearTimeout(timer);
+          if (w) w.terminate();
+          if (stop) stop();
+          w = stop = quit = null;
+          resolve(nonce);
+        }
+        function here() {
+          if (w) w.terminate();
+          var s = doc.createElement('script');
+          s.src = POW_URL;
+          // (Not loaded: the timer above tries a new challenge.)
+          s.onload = function () {
+            if (quit === end) stop = env.tab.vwrPow.solveSliced(c.challenge, c.difficulty, end, env.setTimeout);
+          };
+          doc.head.appendChild(s);
+        }
+        quit = end;
+        try {
+          w = new env.Worker(POW_URL);
+          w.onmessage = function (e) {
+            end(e.data.nonce);
+          };
+          w.onerror = here;
+          w.postMessage(c);
+        } catch (e) {
+          here();
+        }
+      }).then(function (nonce) {
+        if (!stopped) return assign(nonce ? { challenge: c.challenge, nonce: nonce } : null);
+      });
+    }
+
     // A cross-tab lock where there is one: two tabs opened together get one place.
     function join(reason) {
       if (!message || !message.isError) show(reason === 'rejoin' ? 'rejoin' : 'joining');
-      if (env.locks && env.locks.request) return env.locks.request('vwr-join-' + eventId, assign);
+      if (env.locks && env.locks.request) {
+        return env.locks.request('vwr-join-' + eventId, function () {
+          return assign();
+        });
+      }
       return assign();
     }
 
@@ -1034,6 +1105,7 @@
       addEventListener: window.addEventListener.bind(window),
       Notification: window.Notification,
       AudioContext: window.AudioContext || window.webkitAudioContext,
+      Worker: window.Worker,
     });
   }
 })();

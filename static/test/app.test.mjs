@@ -1,6 +1,7 @@
 // The waiting page script (static/assets/app.js) driven through a fake browser: the real
 // index.html's elements, a scripted tier-1 API, a manual clock and localStorage.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { describe, test } from 'node:test';
 
 const STATIC = join(import.meta.dirname, '..');
 const app = createRequire(import.meta.url)(join(STATIC, 'assets', 'app.js'));
+const pow = createRequire(import.meta.url)(join(STATIC, 'assets', 'pow-worker.js'));
 const HTML = readFileSync(join(STATIC, 'index.html'), 'utf8');
 
 // ---- Fake browser ---------------------------------------------------------------------
@@ -37,6 +39,7 @@ function element(attrs) {
 
 /** The elements of the real index.html that carry an id or data-i18n. */
 function fakeDocument() {
+  let doc = null;
   const byId = {};
   const i18n = [];
   for (const m of HTML.matchAll(/<(\w+)((?:\s+[\w-]+(?:="[^"]*")?)*)\s*>/g)) {
@@ -47,8 +50,20 @@ function fakeDocument() {
     if (attrs['data-i18n']) i18n.push(el);
   }
   const listeners = {};
-  return {
+  doc = {
     documentElement: element({ lang: 'en' }),
+    // Scripts the page adds (pow-worker.js without a Worker); `onScript` loads them.
+    scripts: [],
+    onScript: null,
+    createElement(tag) {
+      return { tag };
+    },
+    head: {
+      appendChild(el) {
+        doc.scripts.push(el);
+        if (doc.onScript) doc.onScript(el);
+      },
+    },
     title: '',
     visibilityState: 'visible',
     getElementById(id) {
@@ -69,6 +84,7 @@ function fakeDocument() {
     byId,
     i18n,
   };
+  return doc;
 }
 
 function storage(initial = {}) {
@@ -84,7 +100,7 @@ function storage(initial = {}) {
 const openStatus = (over = {}) => ({ status: 200, body: { eventId: 'e1', state: 'open', servingCounter: 0, issued: 0, servedPerSecond: null, updatedAt: 900, ...over } });
 
 /**
- * A page at `path` with a scripted API: `api(method, url, n, now)` answers assign and check,
+ * A page at `path` with a scripted API: `api(method, url, n, now, call)` answers assign and check,
  * `status(n, now, url)` the public status document (by default: an open sale), each with
  * {status, body, headers} (n counts that kind of call). `calls` lists the assign and check
  * calls, `statusCalls` the status document's, `allCalls` both in order. `random` is a number
@@ -108,13 +124,13 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
     // the page does next is promise callbacks only.
     fetch: async (url, init) => {
       const isStatus = url.startsWith('/vwr-api/vwr/status/');
-      const call = { method: init.method, url, at: now, init };
+      const call = { method: init.method, url, at: now, init, secret: init.headers['x-vwr-request-secret'], body: init.body === undefined ? undefined : JSON.parse(init.body) };
       (isStatus ? statusCalls : calls).push(call);
       allCalls.push(call);
       inFlight++;
       let r;
       try {
-        r = await (isStatus ? status(statusCalls.length, now, url) : api(init.method, url, calls.length, now));
+        r = await (isStatus ? status(statusCalls.length, now, url) : api(init.method, url, calls.length, now, call));
       } catch (e) {
         inFlight--;
         throw e;
@@ -196,19 +212,20 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
       now = end;
     },
     nextTimerIn: () => (timers.length ? Math.min(...timers.map((t) => t.at)) - now : null),
+    settle,
   };
 }
 
 const ok = (body, headers) => ({ status: 200, body, headers });
 const err = (status, error, headers) => ({ status, body: { error, message: 'x' }, headers });
-const assigned = (over = {}) => ok({ requestId: 'req-1', position: 101, queueLength: 100, servingCounter: 0, estimatedWaitSeconds: 130, nextPollSeconds: 5, ...over });
+const assigned = (over = {}) => ok({ requestId: 'req-1', requestSecret: 'sec-1', position: 101, queueLength: 100, servingCounter: 0, estimatedWaitSeconds: 130, nextPollSeconds: 5, ...over });
 const waitingBody = (over = {}) => ok({ admitted: false, position: 101, servingCounter: 0, peopleAhead: 100, estimatedWaitSeconds: 130, nextPollSeconds: 5, ...over });
 const admitted = () => ok({ admitted: true, token: 't', expiresAt: 1 });
 
 const T0 = 1_000_000; // the harness's clock at start (ms); its unix seconds are T0 / 1000
 const COMMIT = 'ab'.repeat(32);
 const doc = (state, over = {}) => ok({ eventId: 'e1', state, servingCounter: 0, issued: 0, servedPerSecond: null, updatedAt: 900, ...over });
-const pqAnswer = (opensAt, over = {}) => ok({ requestId: 'pq-1', state: 'prequeue', opensAt, nextPollSeconds: 10, ...over });
+const pqAnswer = (opensAt, over = {}) => ok({ requestId: 'pq-1', requestSecret: 'pq-sec', state: 'prequeue', opensAt, nextPollSeconds: 10, ...over });
 const kinds = (p) => p.allCalls.map((c) => `${c.url.split('/')[3]}@${c.at - T0}`);
 const state = (p) => p.doc.byId.room.attrs['data-state'];
 const noCall = () => assert.fail('no assign or check expected');
@@ -264,7 +281,7 @@ describe('joining and polling', () => {
       api: (method) => (method === 'POST' ? assigned() : serving >= 101 ? admitted() : assert.fail('no check before the turn')),
     }).start();
     assert.deepEqual(p.calls.map((c) => `${c.method} ${c.url}`), ['POST /vwr-api/vwr/assign/e1']);
-    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'req-1', position: 101, firstAhead: 100, rate: 101 / 130 }, 'the place, and the rate the estimate implies');
+    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'req-1', secret: 'sec-1', position: 101, firstAhead: 100, rate: 101 / 130 }, 'the place, its secret, and the rate the estimate implies');
     assert.equal(p.text('position'), '101');
     assert.equal(p.text('ahead'), '100');
     assert.equal(p.text('wait'), 'about 3 min');
@@ -282,6 +299,7 @@ describe('joining and polling', () => {
     serving = 101;
     await p.advance(19_750);
     assert.deepEqual(kinds(p).slice(3), ['status@24750', 'check@24750'], 'one check, at the turn');
+    assert.equal(p.calls[1].secret, 'sec-1', "the check carries the ticket's secret");
     assert.equal(p.text('ahead'), '0');
     assert.equal(p.doc.byId.fill.style.width, '100%');
     assert.equal(p.env.location.replaced, '/events/e1?seat=A1');
@@ -754,6 +772,213 @@ describe('in line: the status document, not check', () => {
   });
 });
 
+// ---- Proofs (docs/abuse.md): the request secret, proof of work, enqueue tokens --------
+
+/** Leading zero bits of SHA-256(`challenge:nonce`), by Node's crypto: the server's rule. */
+function workOf(challenge, nonce) {
+  let n = 0;
+  for (const b of createHash('sha256').update(`${challenge}:${nonce}`, 'utf8').digest()) {
+    if (b !== 0) return n + Math.clz32(b) - 24;
+    n += 8;
+  }
+  return n;
+}
+
+const CH = (n) => `k1.${29_999_999 + n}.mac${n}AAAAAAAAAAAAA`;
+const challenge = (c, difficulty = 8) => ({ status: 403, body: { error: 'challenge_required', message: 'solve this first', challenge: c, difficulty } });
+
+/** A Web Worker running pow-worker.js's solver: answers at once, or when `reply()`d (`hold`);
+ *  `fail`: the file does not load (an error event). */
+function fakeWorker({ hold = false, fail = false } = {}) {
+  class W {
+    constructor(url) {
+      W.made.push(url);
+      W.all.push(this);
+      this.terminated = false;
+    }
+    postMessage(d) {
+      this.posted = d;
+      if (fail) Promise.resolve().then(() => this.onerror({}));
+      else if (!hold) Promise.resolve().then(() => this.reply());
+    }
+    reply() {
+      if (!this.terminated) this.onmessage({ data: { nonce: pow.solve(this.posted.challenge, this.posted.difficulty) } });
+    }
+    terminate() {
+      this.terminated = true;
+    }
+  }
+  W.made = [];
+  W.all = [];
+  return W;
+}
+
+const posts = (p) => p.calls.filter((c) => c.method === 'POST');
+/** A valid solution in a call's body, for challenge `c` at `difficulty`. */
+function assertSolved(call, c, difficulty) {
+  assert.equal(call.body.pow.challenge, c);
+  assert.match(call.body.pow.nonce, /^[A-Za-z0-9_-]{1,64}$/);
+  assert.ok(workOf(c, call.body.pow.nonce) >= difficulty, `${call.body.pow.nonce}: ${workOf(c, call.body.pow.nonce)} zero bits, want ${difficulty}`);
+  assert.equal(call.init.headers['content-type'], 'application/json');
+}
+
+describe('proofs: the request secret', () => {
+  test('kept with the ticket, sent as a header on every check (and after a refresh), never in a URL, the title or the page', async () => {
+    const SECRET = 'S3cr3t-Value_0123456789';
+    const store = storage();
+    // An API without the status document: the page polls check, so there are many.
+    const opts = { store, status: () => err(404, 'not_found'), api: (m) => (m === 'POST' ? assigned({ requestSecret: SECRET }) : waitingBody({ nextPollSeconds: 5 })) };
+    const p = await page(opts).start();
+    await p.advance(20_000);
+    assert.equal(JSON.parse(store.getItem('vwr.ticket.e1')).secret, SECRET);
+    const checked = checks(p);
+    assert.ok(checked.length >= 3, `${checked.length} checks`);
+    assert.ok(checked.every((c) => c.secret === SECRET), 'every check carries X-VWR-Request-Secret');
+    const again = await page(opts).start();
+    assert.equal(again.calls[0].url, '/vwr-api/vwr/check/e1/req-1', 'a refresh checks the stored ticket');
+    assert.equal(again.calls[0].secret, SECRET, '… with its secret');
+    for (const q of [p, again]) {
+      assert.ok(q.allCalls.every((c) => !c.url.includes(SECRET)), 'not in a URL');
+      assert.ok(!q.doc.title.includes(SECRET), 'not in the title');
+      for (const el of Object.values(q.doc.byId)) {
+        assert.ok(!String(el.textContent).includes(SECRET) && !JSON.stringify(el.attrs).includes(SECRET), 'not in the page');
+      }
+      assert.ok(q.allCalls.filter((c) => c.url.includes('/status/')).every((c) => c.secret === undefined), 'not sent with the public status document');
+    }
+  });
+
+  test('an old stored ticket without a secret: 403 proof_required forgets it and joins again, once', async () => {
+    const store = storage({ 'vwr.ticket.e1': JSON.stringify({ requestId: 'old', position: 5, firstAhead: 4 }) });
+    const p = await page({ store, status: () => openStatus({ servingCounter: 5 }), api: (m) => (m === 'POST' ? assigned() : err(403, 'proof_required')) }).start();
+    assert.deepEqual(p.calls.map((c) => `${c.method} ${c.url.split('/')[3]} ${c.secret}`), ['GET check undefined', 'POST assign undefined']);
+    assert.deepEqual(JSON.parse(store.getItem('vwr.ticket.e1')), { requestId: 'req-1', secret: 'sec-1', position: 101, firstAhead: 100, rate: 101 / 130 });
+    assert.equal(state(p), 'waiting');
+    await p.advance(120_000);
+    assert.equal(p.calls.length, 2, 'no loop: the new place is followed in the status document');
+  });
+});
+
+describe('proofs: proof of work', () => {
+  test('challenge_required: solved in a Web Worker, then assign again with {pow}; the progress is said politely', async () => {
+    const Worker = fakeWorker({ hold: true });
+    const p = await page({ extra: { Worker }, api: (m, url, n, now, call) => (m !== 'POST' ? noCall() : call.body ? assigned() : challenge(CH(1), 8)) }).start();
+    assert.deepEqual(Worker.made, ['/vwr/assets/pow-worker.js']);
+    assert.equal(Worker.all[0].posted.challenge, CH(1));
+    assert.equal(Worker.all[0].posted.difficulty, 8);
+    assert.equal(p.doc.byId.message.hidden, false);
+    assert.equal(p.text('message'), 'Checking your browser… this takes a few seconds.');
+    assert.equal(p.doc.byId.status.attrs['aria-live'], 'polite');
+    assert.match(p.text('status'), /Checking your browser/, 'announced in the polite live region');
+    assert.equal(p.doc.byId.error.hidden, true);
+    assert.equal(posts(p).length, 1);
+    Worker.all[0].reply();
+    await p.settle();
+    assert.equal(posts(p).length, 2);
+    assert.equal(posts(p)[0].body, undefined, 'the first assign has no body');
+    assertSolved(posts(p)[1], CH(1), 8);
+    assert.equal(Worker.all[0].terminated, true);
+    assert.equal(state(p), 'waiting');
+    assert.equal(p.text('position'), '101');
+    assert.equal(p.doc.byId.message.hidden, true, 'the progress message goes once placed');
+    assert.equal(p.nextTimerIn(), 5000, 'only the next look is due (the 55-s limit is cleared)');
+  });
+
+  test('a refused solution (expired, replayed): starts over with the new challenge', async () => {
+    const Worker = fakeWorker();
+    let n = 0;
+    const p = await page({ extra: { Worker }, api: (m) => (m !== 'POST' ? noCall() : ++n === 1 ? challenge(CH(1), 6) : n === 2 ? challenge(CH(2), 7) : assigned()) }).start();
+    assert.equal(posts(p).length, 3);
+    assertSolved(posts(p)[1], CH(1), 6);
+    assertSolved(posts(p)[2], CH(2), 7);
+    assert.deepEqual(Worker.all.map((w) => w.posted.challenge), [CH(1), CH(2)]);
+    assert.equal(state(p), 'waiting');
+  });
+
+  test('not solved within 55 s (the challenge would expire): dropped for a new one', async () => {
+    const Worker = fakeWorker({ hold: true });
+    let n = 0;
+    const p = await page({ extra: { Worker }, api: (m, url, k, now, call) => (m !== 'POST' ? noCall() : call.body ? assigned() : challenge(CH(++n), 8)) }).start();
+    await p.advance(54_999);
+    assert.equal(posts(p).length, 1);
+    await p.advance(1);
+    assert.equal(Worker.all[0].terminated, true, 'the slow search is stopped');
+    assert.equal(posts(p).length, 2);
+    assert.equal(posts(p)[1].body, undefined, 'a plain assign, for a fresh challenge');
+    assert.equal(Worker.all[1].posted.challenge, CH(2));
+    Worker.all[1].reply();
+    await p.settle();
+    assertSolved(posts(p)[2], CH(2), 8);
+    assert.equal(state(p), 'waiting');
+  });
+
+  test('solutions refused three times in a row: back-off, not a busy loop', async () => {
+    const Worker = fakeWorker();
+    let n = 0;
+    const p = await page({ extra: { Worker }, api: (m) => (m === 'POST' ? challenge(CH(++n), 4) : noCall()) }).start();
+    assert.equal(posts(p).length, 4, 'the first assign and three solutions');
+    assert.equal(p.doc.byId.error.hidden, false);
+    assert.ok(p.nextTimerIn() >= 1600 && p.nextTimerIn() <= 2400, `back-off: ${p.nextTimerIn()} ms`);
+    await p.advance(p.nextTimerIn());
+    assert.equal(posts(p).length, 8, 'after the back-off, another round');
+    assert.ok(p.nextTimerIn() >= 3200, 'a longer back-off');
+  });
+
+  test('without Web Workers (or one that fails to load): the same file as a script, solved on this thread in slices', async () => {
+    for (const Worker of [undefined, fakeWorker({ fail: true })]) {
+      const tab = { name: '' };
+      const p = page({ tab, extra: { Worker }, api: (m, url, n, now, call) => (m !== 'POST' ? noCall() : call.body ? assigned() : challenge(CH(1), 12)) });
+      p.doc.onScript = (el) => {
+        tab.vwrPow = pow;
+        Promise.resolve().then(() => el.onload());
+      };
+      await p.start();
+      assert.deepEqual(p.doc.scripts.map((s) => s.src), ['/vwr/assets/pow-worker.js']);
+      if (Worker) assert.equal(Worker.all[0].terminated, true);
+      assert.equal(p.nextTimerIn(), 0, 'the search runs in timer slices, not all at once');
+      assert.equal(posts(p).length, 1);
+      await p.advance(0);
+      assert.equal(posts(p).length, 2);
+      assertSolved(posts(p)[1], CH(1), 12);
+      assert.equal(state(p), 'waiting');
+    }
+  });
+
+  test('with Web Locks, the join holds the lock while it solves: two tabs, one place, one proof', async () => {
+    let chain = Promise.resolve();
+    const locks = { request: (name, fn) => (chain = chain.then(fn)) };
+    const store = storage();
+    const Worker = fakeWorker();
+    let placed = 0;
+    const api = (m, url, n, now, call) => (m === 'GET' ? waitingBody() : call.body ? (placed++, assigned()) : challenge(CH(1), 6));
+    const tabs = [page({ store, locks, api, extra: { Worker } }), page({ store, locks, api, extra: { Worker } })];
+    await Promise.all(tabs.map((t) => t.start()));
+    assert.equal(placed, 1);
+    assert.equal(Worker.all.length, 1, 'one proof of work');
+    assert.deepEqual(tabs[1].calls.map((c) => `${c.method} ${c.secret}`), ['GET sec-1'], "the second tab checks the first one's ticket");
+  });
+});
+
+describe('proofs: enqueue tokens', () => {
+  test('401 enqueue_token_required: sign in on the site first, a link to next, and nothing more (en, ko)', async () => {
+    for (const [languages, text, back] of [
+      [['en-US'], 'Sign in on the site first, then come back.', 'Back to the event page'],
+      [['ko-KR'], '먼저 사이트에 로그인한 뒤 다시 와 주세요.', '공연 페이지로 돌아가기'],
+    ]) {
+      const p = await page({ languages, api: () => ({ status: 401, body: { error: 'enqueue_token_required', message: 'x' } }) }).start();
+      assert.equal(state(p), 'stopped');
+      assert.equal(p.doc.byId.error.hidden, false);
+      assert.equal(p.text('error'), text);
+      assert.equal(p.doc.byId.backwrap.hidden, false);
+      assert.equal(p.text('back'), back);
+      assert.equal(p.doc.byId.back.attrs.href, '/events/e1?seat=A1');
+      assert.equal(p.nextTimerIn(), null);
+      await p.advance(300_000);
+      assert.equal(p.calls.length, 1, 'no loop');
+      assert.equal(p.env.location.replaced, null, 'no redirect either');
+    }
+  });
+});
+
 describe('tabs', () => {
   test('with Web Locks, two tabs opened together get one place', async () => {
     let chain = Promise.resolve();
@@ -838,7 +1063,7 @@ describe('before the open', () => {
     const opensAt = 1060;
     const p = await page({ status: () => doc('prequeue', { opensAt, seedCommitment: COMMIT, prequeueSize: 10 }), api: (m) => (m === 'POST' ? pqAnswer(opensAt) : noCall()) }).start();
     assert.deepEqual(kinds(p), ['status@0', 'assign@0']);
-    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1' }, 'a pre-queue ticket has no position yet');
+    assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1', secret: 'pq-sec' }, 'a pre-queue ticket has no position yet');
     assert.equal(state(p), 'prequeue');
     assert.equal(p.text('title'), 'The sale opens soon');
     assert.equal(p.text('message'), 'You are in the pre-queue. When the sale opens, everyone in the pre-queue gets a random place in line.');
@@ -889,7 +1114,8 @@ describe('before the open', () => {
       assert.equal(p.text('ahead'), '6');
       assert.equal(p.doc.byId.queue.hidden, false);
       assert.equal(p.doc.byId.message.hidden, true);
-      assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1', firstAhead: 6, position: 7, rate: 7 / 130 }, 'the pre-queue ticket learns its place');
+      assert.deepEqual(JSON.parse(p.store.getItem('vwr.ticket.e1')), { requestId: 'pq-1', secret: 'pq-sec', firstAhead: 6, position: 7, rate: 7 / 130 }, 'the pre-queue ticket learns its place');
+      assert.equal(checks[0].secret, 'pq-sec', 'the check at the open carries the secret');
     }
   });
 
@@ -1296,7 +1522,7 @@ describe('language and accessibility', () => {
     assert.match(HTML, /id="status"[^>]*aria-live="polite"/);
     assert.match(HTML, /role="progressbar"[^>]*aria-label=/);
     assert.match(HTML, /<button id="lang" type="button"/);
-    for (const f of ['index.html', 'assets/app.js', 'assets/style.css']) {
+    for (const f of ['index.html', 'assets/app.js', 'assets/style.css', 'assets/pow-worker.js']) {
       const text = readFileSync(join(STATIC, f), 'utf8');
       assert.ok(!/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}\//i.test(text.replace(/https:\/\/tickets\.example\.com/g, '')), `${f} loads nothing from elsewhere`);
       assert.ok(!/@import|@font-face|url\(/.test(text) || f !== 'assets/style.css', 'no web fonts or remote CSS');
@@ -1321,10 +1547,17 @@ describe('language and accessibility', () => {
     assert.ok(!/javascript:/i.test(HTML), 'no javascript: URLs');
     // The script stays within the policy: no eval-like calls, no markup or style attributes
     // from strings (setting element.style properties through the CSSOM is allowed).
-    const js = readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8');
-    for (const [re, what] of [[/\beval\(|new Function\b/, 'eval'], [/setTimeout\(\s*['"`]/, 'string timers'], [/\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/, 'markup from strings'], [/setAttribute\(\s*['"](style|on\w+)['"]/, 'style or handler attributes'], [/\.style\.cssText/, 'cssText']]) {
-      assert.ok(!re.test(js), `app.js uses ${what}`);
+    for (const f of ['app.js', 'pow-worker.js']) {
+      const js = readFileSync(join(STATIC, 'assets', f), 'utf8');
+      for (const [re, what] of [[/\beval\(|new Function\b/, 'eval'], [/setTimeout\(\s*['"`]/, 'string timers'], [/\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/, 'markup from strings'], [/setAttribute\(\s*['"](style|on\w+)['"]/, 'style or handler attributes'], [/\.style\.cssText/, 'cssText'], [/new Worker\(\s*(?!POW_URL)|blob:|createObjectURL/, 'a worker not from this site']]) {
+        assert.ok(!re.test(js), `${f} uses ${what}`);
+      }
     }
+    // The proof-of-work Worker (and, without Workers, the same file as a script) comes from
+    // this site: script-src 'self' covers it (CSP3: worker-src falls back to script-src), and
+    // nothing narrower is set.
+    assert.ok(!/worker-src|child-src/.test(csp[0][1]));
+    assert.match(readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8'), /POW_URL = '\/vwr\/assets\/pow-worker\.js'/);
     const css = readFileSync(join(STATIC, 'assets', 'style.css'), 'utf8');
     assert.ok(!/url\(|@import/.test(css), 'style.css loads nothing');
   });
@@ -1335,12 +1568,15 @@ describe('language and accessibility', () => {
   });
 
   test('total page weight stays small', () => {
-    // Raised from 32 KB (raw) with the sale states: what travels is the compressed size.
+    // Raised from 32 KB (raw) with the sale states, and from 48 KB raw / 16 KB gzipped with the
+    // proofs (request secret, proof of work, sign-in stop): what travels is the compressed size.
+    // assets/pow-worker.js is not part of it: it loads only when `assign` asks for a proof of
+    // work (its own budget: pow.test.mjs).
     const files = ['index.html', 'assets/app.js', 'assets/style.css'].map((f) => readFileSync(join(STATIC, f)));
     const bytes = files.reduce((n, b) => n + b.length, 0);
     const gzipped = files.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0);
-    assert.ok(bytes < 48 * 1024, `${bytes} bytes`);
-    assert.ok(gzipped < 16 * 1024, `${gzipped} bytes gzipped`);
+    assert.ok(bytes < 52 * 1024, `${bytes} bytes`);
+    assert.ok(gzipped < 17 * 1024, `${gzipped} bytes gzipped`);
   });
 });
 

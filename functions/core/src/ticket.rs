@@ -16,6 +16,10 @@ use crate::keys::{HmacKeyring, validate_kid};
 
 /// Label from which the ticket key ring is derived.
 pub const TICKET_KEY_LABEL: &str = "vwr/ticket/v1";
+/// Label from which the request-secret key ring is derived (proof of possession).
+pub const SECRET_KEY_LABEL: &str = "vwr/request-secret/v1";
+/// Bytes of a request secret (before base64url).
+const SECRET_BYTES: usize = 16;
 /// Longest ticket accepted (far above any real one; a guard against huge inputs).
 pub const MAX_TICKET_LEN: usize = 256;
 const MAC_BYTES: usize = 16;
@@ -66,13 +70,18 @@ pub enum TicketError {
 #[derive(Debug, Clone)]
 pub struct TicketSigner {
     ring: HmacKeyring,
+    secrets: HmacKeyring,
     ttl_secs: u64,
 }
 
 impl TicketSigner {
     /// `ring` is the tier-1 key ring; the ticket keys are derived from it.
     pub fn new(tier1_ring: &HmacKeyring, ttl_secs: u64) -> Self {
-        Self { ring: tier1_ring.derive(TICKET_KEY_LABEL), ttl_secs }
+        Self {
+            ring: tier1_ring.derive(TICKET_KEY_LABEL),
+            secrets: tier1_ring.derive(SECRET_KEY_LABEL),
+            ttl_secs,
+        }
     }
 
     pub fn ttl_secs(&self) -> u64 {
@@ -82,6 +91,26 @@ impl TicketSigner {
     fn mac(key: &[u8], signed: &str) -> Vec<u8> {
         let k = hmac::Key::new(hmac::HMAC_SHA256, key);
         hmac::sign(&k, signed.as_bytes()).as_ref()[..MAC_BYTES].to_vec()
+    }
+
+    /// The request secret of a ticket (docs/tokens.md#request-secrets): HMAC of the ticket
+    /// string under a key derived for secrets, of the kid that signed the ticket. Only the
+    /// one who received it from `assign` has it: the ticket alone, seen in a log or a URL, is
+    /// worth nothing. Derived rather than stored, so `assign` can answer it again (one place
+    /// per account) without a write. `None` for a ticket of an unknown kid.
+    pub fn secret_for(&self, request_id: &str) -> Option<String> {
+        let kid = request_id.split('.').nth(1)?;
+        let key = self.secrets.key(kid)?;
+        let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+        Some(URL_SAFE_NO_PAD.encode(&hmac::sign(&k, request_id.as_bytes()).as_ref()[..SECRET_BYTES]))
+    }
+
+    /// Whether `secret` is the request secret of `request_id` (constant time).
+    pub fn secret_matches(&self, request_id: &str, secret: &str) -> bool {
+        match self.secret_for(request_id) {
+            Some(want) => constant_time::verify_slices_are_equal(want.as_bytes(), secret.as_bytes()).is_ok(),
+            None => false,
+        }
     }
 
     /// Issues a ticket string.
@@ -207,11 +236,8 @@ mod tests {
         assert_ne!(edge.signing_key(), master.signing_key(), "the edge must not get the master key");
         let real = TicketSigner::new(&master, 3600);
         for leaked in [edge.clone(), edge.derive(TICKET_KEY_LABEL)] {
-            let forged = TicketSigner { ring: leaked, ttl_secs: 3600 }.issue(&Ticket {
-                event: ev("e1"),
-                place: Place::Join(1),
-                issued_at: 1000,
-            });
+            let forged = TicketSigner { secrets: leaked.clone(), ring: leaked, ttl_secs: 3600 }
+                .issue(&Ticket { event: ev("e1"), place: Place::Join(1), issued_at: 1000 });
             assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
         }
         let forged = TicketSigner::new(edge, 3600).issue(&Ticket {
@@ -242,6 +268,24 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn request_secrets_belong_to_their_ticket() {
+        let s = signer();
+        let a = s.issue(&Ticket { event: ev("e1"), place: Place::Join(1), issued_at: 1000 });
+        let b = s.issue(&Ticket { event: ev("e1"), place: Place::Join(2), issued_at: 1000 });
+        let (sa, sb) = (s.secret_for(&a).unwrap(), s.secret_for(&b).unwrap());
+        assert_ne!(sa, sb);
+        assert_eq!(sa.len(), 22);
+        assert!(s.secret_matches(&a, &sa));
+        assert!(!s.secret_matches(&a, &sb), "another ticket's secret");
+        assert!(!s.secret_matches(&a, ""));
+        assert!(!s.secret_matches(&a, &a), "the ticket is not its own secret");
+        // The secret key is not the ticket key: knowing tickets and their MACs gives nothing.
+        assert_ne!(s.secrets.signing_key().as_ref(), s.ring.signing_key().as_ref());
+        // Another deployment (another master ring) computes another secret.
+        assert!(!signer().secret_matches(&a, &sa));
     }
 
     #[test]

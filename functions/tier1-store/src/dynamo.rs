@@ -8,6 +8,8 @@
 //!   (pre-queue joins), `sealed`. Each shard has its own partition key, so N shards take
 //!   N × an item's write rate;
 //! - redemption items `pk = EVT#{e}#R#{position}`, `sk = R`: `jti`, `at`, `expiresAt` (TTL);
+//! - account items `pk = EVT#{e}#A#{sha256(account)}`, `sk = A`: `ticket`, `expiresAt` (TTL):
+//!   one place per account (docs/abuse.md#one-place-per-account);
 //! - audit items `pk = EVT#{e}#AUDIT`, `sk = {seq:012}`: `at`, `actor`, `action`, `before`,
 //!   `after` (JSON). Written in the same transaction as the change they record; `auditSeq` on
 //!   the event item counts them.
@@ -62,6 +64,10 @@ fn event_key(e: &EventId) -> Item {
 
 fn shard_key(e: &EventId, k: u64) -> Item {
     HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#S#{k}"))), ("sk".to_owned(), s("S"))])
+}
+
+fn account_key(e: &EventId, account: &str) -> Item {
+    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#A#{account}"))), ("sk".to_owned(), s("A"))])
 }
 
 fn audit_pk(e: &EventId) -> String {
@@ -190,6 +196,10 @@ struct EventItem {
     max_batch_size: Option<u64>,
     reentry_grace_seconds: Option<u64>,
     max_session_seconds: Option<u64>,
+    #[serde(default)]
+    pow_difficulty: u32,
+    #[serde(default)]
+    enqueue_token_required: bool,
     /// The health gate (JSON of `Hold`), absent when not held.
     hold: Option<String>,
     resumed_at: Option<u64>,
@@ -324,6 +334,8 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
             max_batch_size: it.max_batch_size.unwrap_or(DEFAULT_MAX_BATCH_SIZE),
             reentry_grace_seconds: it.reentry_grace_seconds.unwrap_or(DEFAULT_REENTRY_GRACE_SECONDS),
             max_session_seconds: it.max_session_seconds.unwrap_or(DEFAULT_MAX_SESSION_SECONDS),
+            pow_difficulty: it.pow_difficulty,
+            enqueue_token_required: it.enqueue_token_required,
         },
         hold,
         resumed_at: it.resumed_at,
@@ -565,6 +577,8 @@ impl PositionStore for DynamoStore {
         ex.set("maxBatchSize", n(c.max_batch_size));
         ex.set("reentryGraceSeconds", n(c.reentry_grace_seconds));
         ex.set("maxSessionSeconds", n(c.max_session_seconds));
+        ex.set("powDifficulty", n(c.pow_difficulty));
+        ex.set("enqueueTokenRequired", AttributeValue::Bool(c.enqueue_token_required));
         let hold = match &rec.hold {
             Some(h) => Some(serde_json::to_string(h).map_err(|e| StoreError::Corrupt(e.to_string()))?),
             None => None,
@@ -1007,6 +1021,54 @@ impl PositionStore for DynamoStore {
             tracing::warn!(event = "tier1.release_count_failed", event_id = %event, error = %unavailable("UpdateItem(released)", e));
         }
         Ok(Some(decode::<RedemptionItem>(&item, "redemption")?.view(true)))
+    }
+
+    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
+        let res = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(account_key(event, account)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem(account)", e))?;
+        #[derive(Deserialize)]
+        struct AccountItem {
+            ticket: String,
+        }
+        match res.item() {
+            Some(item) => Ok(Some(decode::<AccountItem>(item, "account item")?.ticket)),
+            None => Ok(None),
+        }
+    }
+
+    async fn claim_account(
+        &self,
+        event: &EventId,
+        account: &str,
+        request_id: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let mut item = account_key(event, account);
+        item.insert("ticket".into(), s(request_id));
+        item.insert("expiresAt".into(), n(expires_at));
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(None),
+            Err(e) if is_condition_failed(&e) => match self.account_ticket(event, account).await? {
+                Some(t) => Ok(Some(t)),
+                None => Err(StoreError::Unavailable("account item vanished".into())),
+            },
+            Err(e) => Err(unavailable("PutItem(account)", e)),
+        }
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {

@@ -22,6 +22,9 @@ pub fn service(cfg: &Tier1Config, tokens: Tier1Tokens, sdk: &aws_config::SdkConf
     if let Some(arn) = &cfg.edge_kvs_arn {
         svc = svc.with_edge_sync(Arc::new(kvs::KvsEdgeConfig::new(sdk, arn.clone())));
     }
+    if let Some(v) = &cfg.enqueue {
+        svc = svc.with_enqueue_verifier(v.clone());
+    }
     if !cfg.health_alarms.is_empty() {
         let cw = aws_sdk_cloudwatch::Client::new(sdk);
         svc = svc.with_health_signal(Arc::new(alarms::CloudWatchAlarms::new(

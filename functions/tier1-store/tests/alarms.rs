@@ -77,7 +77,7 @@ async fn an_alarm_in_alarm_holds_the_events_it_names() {
     let patch = ConfigPatch { batch_size: Some(5), interval_seconds: Some(1), ..Default::default() };
     svc.activate(&e2, patch, "test").await.unwrap();
     for _ in 0..20 {
-        svc.assign(&e2).await.unwrap();
+        svc.assign(&e2, &vwr_tier1::service::JoinProof::default()).await.unwrap();
     }
     clock.advance(1);
     match svc.advance_event(&e2).await.unwrap() {

@@ -51,7 +51,13 @@ async fn concurrent_assigns_give_unique_positions() {
                 tasks.push(tokio::spawn(async move {
                     let mut got = Vec::new();
                     for _ in 0..10 {
-                        got.push(svc.assign(&event).await.unwrap().position().unwrap());
+                        got.push(
+                            svc.assign(&event, &vwr_tier1::service::JoinProof::default())
+                                .await
+                                .unwrap()
+                                .position()
+                                .unwrap(),
+                        );
                     }
                     got
                 }));
@@ -89,7 +95,7 @@ async fn racing_advancers_never_overshoot_or_double_step() {
         let svc = Arc::new(common::service(Arc::clone(&store), Arc::clone(&clock)));
         svc.activate(&event, patch(7, 10, 1), "test").await.unwrap();
         for _ in 0..40 {
-            svc.assign(&event).await.unwrap();
+            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
         }
         let stop = Arc::new(AtomicBool::new(false));
         // A watcher: the counter never decreases and never passes the highest issued position.
@@ -123,7 +129,7 @@ async fn racing_advancers_never_overshoot_or_double_step() {
                 tokio::spawn(async move {
                     if step > 8 {
                         for _ in 0..3 {
-                            svc.assign(&event).await.unwrap();
+                            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
                         }
                     }
                 })
@@ -216,7 +222,7 @@ async fn interval_change_keeps_the_advancer_moving() {
         let svc = common::service(Arc::clone(&store), Arc::clone(&clock));
         svc.activate(&event, patch(1, 1, 1), "test").await.unwrap();
         for _ in 0..100 {
-            svc.assign(&event).await.unwrap();
+            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
         }
         let run = |at: u64| {
             clock.set(at);
@@ -264,12 +270,20 @@ async fn reactivation_keeps_counters() {
         svc.activate(&event, patch(0, 10, 2), "test").await.unwrap();
         let mut tickets = Vec::new();
         for _ in 0..10 {
-            tickets.push(svc.assign(&event).await.unwrap().request_id().to_owned());
+            tickets.push(
+                svc.assign(&event, &vwr_tier1::service::JoinProof::default())
+                    .await
+                    .unwrap()
+                    .request_id()
+                    .to_owned(),
+            );
         }
         svc.advance(&event, 4, "test").await.unwrap();
         let mut redeemed = 0;
         for t in &tickets {
-            if let CheckOutcome::Admitted(_) = svc.check(&event, t).await.unwrap() {
+            if let CheckOutcome::Admitted(_) =
+                svc.check(&event, t, svc.request_secret(t).as_deref()).await.unwrap()
+            {
                 redeemed += 1;
             }
         }
@@ -279,7 +293,7 @@ async fn reactivation_keeps_counters() {
             let (svc, event) = (Arc::clone(&svc), event.clone());
             tasks.push(tokio::spawn(async move {
                 if i % 3 == 0 {
-                    svc.assign(&event).await.map(|_| ()).unwrap();
+                    svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.map(|_| ()).unwrap();
                 } else {
                     let p = ConfigPatch { batch_size: Some(i), ..ConfigPatch::default() };
                     svc.activate(&event, p, "test").await.map(|_| ()).unwrap();
@@ -306,7 +320,12 @@ async fn racing_checks_redeem_once() {
         let event = ev("once");
         let svc0 = common::service(Arc::clone(&store), Arc::clone(&clock));
         svc0.activate(&event, patch(0, 10, 1), "test").await.unwrap();
-        let ticket = svc0.assign(&event).await.unwrap().request_id().to_owned();
+        let ticket = svc0
+            .assign(&event, &vwr_tier1::service::JoinProof::default())
+            .await
+            .unwrap()
+            .request_id()
+            .to_owned();
         svc0.advance(&event, 1, "test").await.unwrap();
         let mut tasks = Vec::new();
         for _ in 0..16 {
@@ -324,7 +343,7 @@ async fn racing_checks_redeem_once() {
             );
             let (event, ticket) = (event.clone(), ticket.clone());
             tasks.push(tokio::spawn(async move {
-                match svc.check(&event, &ticket).await.unwrap() {
+                match svc.check(&event, &ticket, svc.request_secret(&ticket).as_deref()).await.unwrap() {
                     CheckOutcome::Admitted(a) => tokens.verify(&a.token, &event, T0).unwrap().jti,
                     other => panic!("not admitted: {other:?}"),
                 }

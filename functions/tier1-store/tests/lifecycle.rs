@@ -55,7 +55,9 @@ async fn joins_racing_the_seal_land_on_one_side_and_none_is_lost() {
                 tasks.push(tokio::spawn(async move {
                     let mut got = Vec::new();
                     for _ in 0..10 {
-                        got.push(svc.assign(&event).await.unwrap());
+                        got.push(
+                            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap(),
+                        );
                         joined.fetch_add(1, Ordering::SeqCst);
                         // Spread the joins out so that the open falls among them on the
                         // fast in-memory store too (a pace, not a timing assertion).
@@ -87,7 +89,11 @@ async fn joins_racing_the_seal_land_on_one_side_and_none_is_lost() {
             let mut pre = BTreeSet::new();
             let mut regular = BTreeSet::new();
             for a in &answers {
-                let position = match svc.check(&event, a.request_id()).await.unwrap() {
+                let position = match svc
+                    .check(&event, a.request_id(), svc.request_secret(a.request_id()).as_deref())
+                    .await
+                    .unwrap()
+                {
                     CheckOutcome::Waiting(w) => w.position,
                     other => panic!("{name}/{shards}: {other:?}"),
                 };

@@ -172,13 +172,18 @@ async fn apply(
         Op::Deactivate { ev } => {
             format!("{:?}", svc.deactivate(&events[*ev], "test").await.map_err(|e| e.to_string()))
         }
-        Op::Assign { ev } => format!("{:?}", svc.assign(&events[*ev]).await.map_err(|e| e.to_string())),
+        Op::Assign { ev } => format!(
+            "{:?}",
+            svc.assign(&events[*ev], &vwr_tier1::service::JoinProof::default())
+                .await
+                .map_err(|e| e.to_string())
+        ),
         Op::Check { ev, ticket } => {
             if tickets.is_empty() {
                 return Ok("no tickets".into());
             }
             let (_, t) = &tickets[ticket % tickets.len()];
-            match svc.check(&events[*ev], t).await {
+            match svc.check(&events[*ev], t, svc.request_secret(t).as_deref()).await {
                 Ok(CheckOutcome::Waiting(w)) => format!("waiting {w:?}"),
                 Ok(CheckOutcome::Prequeue(p)) => format!("prequeue {p:?}"),
                 Ok(CheckOutcome::Closed(c)) => format!("closed {c:?}"),
@@ -278,10 +283,14 @@ async fn run_case(dynamo: &DynamoStore, ops: &[Op]) -> Result<(), TestCaseError>
         let got = apply(&mut real, op, &events, &tickets).await?;
         prop_assert_eq!(&got, &want, "step {} {:?} diverged", i, op);
         if let Op::Assign { ev } = op
-            && let Ok(a) = model.svc.assign(&events[*ev]).await
+            && let Ok(a) = model.svc.assign(&events[*ev], &vwr_tier1::service::JoinProof::default()).await
         {
             // Keep one more ticket on both sides in step (assign again on the real side too).
-            let b = real.svc.assign(&events[*ev]).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let b = real
+                .svc
+                .assign(&events[*ev], &vwr_tier1::service::JoinProof::default())
+                .await
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(a.request_id(), b.request_id());
             tickets.push((*ev, a.request_id().to_owned()));
         }

@@ -43,6 +43,20 @@ fn crypto(c: &mut Criterion) {
     let id = signer.issue(&ticket);
     c.bench_function("ticket/issue", |b| b.iter(|| signer.issue(&ticket)));
     c.bench_function("ticket/verify", |b| b.iter(|| signer.verify(&id, &ev, now).unwrap()));
+    // Abuse resistance: what a join or check adds on the server (docs/abuse.md).
+    let pow = vwr_core::pow::PowIssuer::new(t.ring());
+    let challenge = pow.challenge(&ev, now);
+    let nonce = vwr_core::pow::solve(&challenge, 16);
+    c.bench_function("pow/verify_d16", |b| b.iter(|| pow.verify(&ev, now, &challenge, &nonce, 16).unwrap()));
+    c.bench_function("request_secret/verify", |b| {
+        let secret = signer.secret_for(&id).unwrap();
+        b.iter(|| assert!(signer.secret_matches(&id, &secret)))
+    });
+    let site = vwr_core::keys::EcKeyring::generate("site").unwrap();
+    let jwks = serde_json::to_string(&site.jwks()).unwrap();
+    let verifier = vwr_core::enqueue::EnqueueVerifier::from_jwks(&jwks).unwrap();
+    let et = vwr_core::enqueue::sign(&site, "account-1", &ev, now + 300).unwrap();
+    c.bench_function("enqueue_token/verify", |b| b.iter(|| verifier.verify(&et, &ev, now).unwrap()));
     // The draw: what a check of a pre-queue ticket adds (rank over 16 shards + permutation).
     let seed = vwr_core::draw::Seed::generate().unwrap();
     let counts = vec![31_250u64; 16];
@@ -69,19 +83,29 @@ fn api(c: &mut Criterion) {
         rt.block_on(async {
             let p = ConfigPatch { batch_size: Some(0), ..Default::default() };
             svc.activate(&ev, p, "bench").await.unwrap();
-            ids.push(svc.assign(&ev).await.unwrap().request_id().to_owned());
+            ids.push(
+                svc.assign(&ev, &vwr_tier1::service::JoinProof::default())
+                    .await
+                    .unwrap()
+                    .request_id()
+                    .to_owned(),
+            );
         });
     }
     c.bench_function("assign/memory", |b| {
-        b.to_async(&rt).iter(|| async { cached.assign(&ev).await.unwrap() })
+        b.to_async(&rt)
+            .iter(|| async { cached.assign(&ev, &vwr_tier1::service::JoinProof::default()).await.unwrap() })
     });
     let id = ids[0].clone();
     c.bench_function("check_waiting/cached", |b| {
-        b.to_async(&rt).iter(|| async { cached.check(&ev, &id).await.unwrap() })
+        b.to_async(&rt)
+            .iter(|| async { cached.check(&ev, &id, cached.request_secret(&id).as_deref()).await.unwrap() })
     });
     let id = ids[1].clone();
     c.bench_function("check_waiting/uncached_baseline", |b| {
-        b.to_async(&rt).iter(|| async { uncached.check(&ev, &id).await.unwrap() })
+        b.to_async(&rt).iter(|| async {
+            uncached.check(&ev, &id, uncached.request_secret(&id).as_deref()).await.unwrap()
+        })
     });
 }
 

@@ -16,6 +16,7 @@
 //! | `VWR_EDGE_KVS_ARN` | — | admin/advancer: CloudFront KeyValueStore whose `config.events` lists the active events |
 //! | `VWR_ORIGIN_SECRET_ID` | — | APIs behind CloudFront: Secrets Manager secret whose string CloudFront sends as `x-vwr-origin-secret`; requests without it get 403 (`VWR_ORIGIN_SECRET` gives the value itself, for local runs) |
 //! | `VWR_HEALTH_ALARMS` | — | advancer: CloudWatch alarms that hold the advancer while in ALARM: `AlarmName` (every event) or `eventId=AlarmName`, comma-separated (docs/outflow.md#health-gate) |
+//! | `VWR_ENQUEUE_JWKS` | — | API/admin: the site's public keys (JWKS, ES256) for enqueue tokens: one place per account (docs/abuse.md#one-place-per-account) |
 //! | `VWR_ADMIN_PRINCIPALS` | — | admin routes: comma-separated IAM principal ARN patterns (`*` wildcard) allowed to administer; empty = any IAM-authenticated principal |
 
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub struct Tier1Config {
     pub advancer_tick: Duration,
     pub edge_kvs_arn: Option<String>,
     pub health_alarms: HealthAlarms,
+    /// The site's enqueue-token public keys (`VWR_ENQUEUE_JWKS`), checked at start-up.
+    pub enqueue: Option<vwr_core::enqueue::EnqueueVerifier>,
 }
 
 /// CloudWatch alarms that hold the advancer (`VWR_HEALTH_ALARMS`).
@@ -147,6 +150,16 @@ impl Tier1Config {
                     });
                 }
                 other => other.map(str::to_owned),
+            },
+            enqueue: match env.get("VWR_ENQUEUE_JWKS") {
+                None | Some("") => None,
+                Some(json) => Some(vwr_core::enqueue::EnqueueVerifier::from_jwks(json).map_err(|e| {
+                    ConfigError::Invalid {
+                        name: "VWR_ENQUEUE_JWKS".into(),
+                        value: "(the JWKS)".into(),
+                        reason: format!("{e}; expected the site's JWKS with EC P-256 keys that have a kid"),
+                    }
+                })?),
             },
             health_alarms: HealthAlarms::parse(env.get("VWR_HEALTH_ALARMS").unwrap_or("")).map_err(
                 |reason| ConfigError::Invalid {

@@ -21,7 +21,7 @@ use vwr_core::{ApiError, ErrorCode};
 
 use crate::lifecycle::LifecycleError;
 use crate::model::{CloseReason, ConfigPatch, Message, StoreError};
-use crate::service::{CheckOutcome, ScheduleRequest, Tier1Error, Tier1Service};
+use crate::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Error, Tier1Service};
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -78,6 +78,15 @@ impl From<Tier1Error> for ApiError {
             },
             Tier1Error::InvalidMessage(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::AdmissionExpired => ApiError::new(StatusCode::GONE, ErrorCode::AdmissionExpired, msg),
+            Tier1Error::ChallengeRequired { challenge, difficulty } => {
+                ApiError::forbidden(ErrorCode::ChallengeRequired, msg)
+                    .with_field("challenge", challenge)
+                    .with_field("difficulty", difficulty)
+            }
+            Tier1Error::EnqueueTokenRequired => {
+                ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::EnqueueTokenRequired, msg)
+            }
+            Tier1Error::ProofRequired => ApiError::forbidden(ErrorCode::ProofRequired, msg),
             Tier1Error::SessionEnded => ApiError::new(StatusCode::GONE, ErrorCode::SessionEnded, msg),
             Tier1Error::InvalidToken => ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, msg),
             Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
@@ -125,24 +134,72 @@ pub fn public_router(svc: Svc) -> Router {
         .with_state(svc)
 }
 
+/// The header that carries the site's enqueue token (or the cookie `vwr_enqueue_{eventId}`).
+pub const ENQUEUE_TOKEN_HEADER: &str = "x-vwr-enqueue-token";
+
+#[derive(Debug, Default, Deserialize)]
+struct PowBody {
+    challenge: String,
+    nonce: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct AssignBody {
+    /// A solved proof of work (docs/abuse.md#proof-of-work).
+    pow: Option<PowBody>,
+}
+
 async fn assign(
     State(svc): State<Svc>,
     EventPath(event): EventPath,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    // The body is optional; when present it must be a JSON object (no fields are read yet).
-    let _: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
-    let res = svc.assign(&event).await?;
+    // The body is optional; when present it is a JSON object. Unknown fields are ignored (old
+    // pages sent `{}` or other fields): only `pow` is read.
+    let map: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
+    let parsed: AssignBody = match map.get("pow") {
+        None | Some(serde_json::Value::Null) => AssignBody::default(),
+        Some(v) => AssignBody {
+            pow: Some(serde_json::from_value(v.clone()).map_err(|_| {
+                ApiError::bad_request(
+                    ErrorCode::InvalidBody,
+                    "pow must be {\"challenge\": \"…\", \"nonce\": \"…\"}",
+                )
+            })?),
+        },
+    };
+    let cookie_name = format!("vwr_enqueue_{event}");
+    let enqueue_token = headers
+        .get(ENQUEUE_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| cookie_value(&headers, &cookie_name));
+    let proof = JoinProof { pow: parsed.pow.map(|p| (p.challenge, p.nonce)), enqueue_token };
+    let res = svc.assign(&event, &proof).await?;
     Ok(no_store((StatusCode::OK, Json(res)).into_response()))
 }
+
+fn cookie_value(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|h| vwr_core::identity::cookie(h, name).map(str::to_owned))
+}
+
+/// The header that carries a ticket's request secret (docs/tokens.md#request-secrets).
+pub const REQUEST_SECRET_HEADER: &str = "x-vwr-request-secret";
 
 async fn check(
     State(svc): State<Svc>,
     EventPath(event): EventPath,
     path: Result<Path<(String, String)>, PathRejection>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     let Path((_, request_id)) = path.map_err(path_error)?;
-    match svc.check(&event, &request_id).await? {
+    let secret = headers.get(REQUEST_SECRET_HEADER).and_then(|v| v.to_str().ok());
+    match svc.check(&event, &request_id, secret).await? {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
@@ -167,13 +224,7 @@ async fn release(
         .get("x-vwr-token")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
-        .or_else(|| {
-            headers
-                .get_all(header::COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .find_map(|h| vwr_core::identity::cookie(h, &cookie_name).map(str::to_owned))
-        })
+        .or_else(|| cookie_value(&headers, &cookie_name))
         .ok_or(Tier1Error::InvalidToken)?;
     let name = svc.release(&event, &token).await?;
     let clear = HeaderValue::from_str(&format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"))

@@ -44,6 +44,8 @@ struct State {
     shards: HashMap<(EventId, u32), Shard>,
     redemptions: HashMap<(EventId, u64), Red>,
     audit: HashMap<EventId, Vec<AuditEntry>>,
+    /// (event, account digest) → ticket
+    accounts: HashMap<(EventId, String), String>,
 }
 
 fn shard_index(position: u64, shards: u32) -> Result<u32, StoreError> {
@@ -261,6 +263,26 @@ impl PositionStore for MemoryStore {
         let shard = shard_index(position, shards)?;
         st.shards.entry((event.clone(), shard)).or_default().released += 1;
         Ok(Some(view))
+    }
+
+    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.lock().accounts.get(&(event.clone(), account.to_owned())).cloned())
+    }
+
+    async fn claim_account(
+        &self,
+        event: &EventId,
+        account: &str,
+        request_id: &str,
+        _expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let mut st = self.lock();
+        let key = (event.clone(), account.to_owned());
+        if let Some(t) = st.accounts.get(&key) {
+            return Ok(Some(t.clone()));
+        }
+        st.accounts.insert(key, request_id.to_owned());
+        Ok(None)
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {

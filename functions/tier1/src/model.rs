@@ -75,6 +75,10 @@ pub struct EventConfig {
     pub reentry_grace_seconds: u64,
     /// No token of an admission runs past its first admission + this.
     pub max_session_seconds: u64,
+    /// Leading zero bits of the proof of work `assign` asks for; 0 = none (docs/abuse.md).
+    pub pow_difficulty: u32,
+    /// `assign` needs the site's enqueue token: one place per account (docs/abuse.md).
+    pub enqueue_token_required: bool,
 }
 
 impl Default for EventConfig {
@@ -89,6 +93,8 @@ impl Default for EventConfig {
             max_batch_size: DEFAULT_MAX_BATCH_SIZE,
             reentry_grace_seconds: DEFAULT_REENTRY_GRACE_SECONDS,
             max_session_seconds: DEFAULT_MAX_SESSION_SECONDS,
+            pow_difficulty: 0,
+            enqueue_token_required: false,
         }
     }
 }
@@ -106,6 +112,8 @@ pub struct ConfigPatch {
     pub max_batch_size: Option<u64>,
     pub reentry_grace_seconds: Option<u64>,
     pub max_session_seconds: Option<u64>,
+    pub pow_difficulty: Option<u32>,
+    pub enqueue_token_required: Option<bool>,
 }
 
 impl ConfigPatch {
@@ -157,6 +165,11 @@ impl ConfigPatch {
                 "maxSessionSeconds must be between {MIN_MAX_SESSION_SECONDS} and {MAX_MAX_SESSION_SECONDS}"
             ));
         }
+        if let Some(d) = self.pow_difficulty
+            && d > vwr_core::pow::MAX_DIFFICULTY
+        {
+            return Err(format!("powDifficulty must be between 0 and {}", vwr_core::pow::MAX_DIFFICULTY));
+        }
         Ok(())
     }
 
@@ -183,6 +196,8 @@ impl ConfigPatch {
             max_batch_size: self.max_batch_size.unwrap_or(base.max_batch_size),
             reentry_grace_seconds: self.reentry_grace_seconds.unwrap_or(base.reentry_grace_seconds),
             max_session_seconds: self.max_session_seconds.unwrap_or(base.max_session_seconds),
+            pow_difficulty: self.pow_difficulty.unwrap_or(base.pow_difficulty),
+            enqueue_token_required: self.enqueue_token_required.unwrap_or(base.enqueue_token_required),
         }
     }
 }

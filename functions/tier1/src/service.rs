@@ -59,6 +59,13 @@ pub enum Tier1Error {
     AdmissionExpired,
     #[error("this visit was ended by the site; join the line again")]
     SessionEnded,
+    #[error("this request id needs its request secret (X-VWR-Request-Secret), as assign answered it")]
+    ProofRequired,
+    /// Proof of work needed: solve `challenge` to `difficulty` leading zero bits.
+    #[error("solve the challenge first")]
+    ChallengeRequired { challenge: String, difficulty: u32 },
+    #[error("this sale needs the site's enqueue token (X-VWR-Enqueue-Token): sign in on the site first")]
+    EnqueueTokenRequired,
     #[error("the tier-1 token is missing, invalid or not for this event")]
     InvalidToken,
     #[error("{0}")]
@@ -108,11 +115,25 @@ impl Default for Tier1Settings {
     }
 }
 
+/// What a join brings besides the event (docs/abuse.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinProof {
+    /// `(challenge, nonce)`: a solved proof of work.
+    pub pow: Option<(String, String)>,
+    /// The site's enqueue token.
+    pub enqueue_token: Option<String>,
+}
+
+/// Solutions remembered per instance before old ones are swept.
+const POW_SEEN_MAX: usize = 100_000;
+
 /// Answer of `assign` once the event is open: a place in line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Placed {
     pub request_id: String,
+    /// Proof of possession: `check` requires it (docs/tokens.md#request-secrets).
+    pub request_secret: String,
     pub position: u64,
     pub queue_length: u64,
     pub serving_counter: u64,
@@ -128,6 +149,7 @@ pub struct Placed {
 #[serde(rename_all = "camelCase")]
 pub struct PrequeueJoin {
     pub request_id: String,
+    pub request_secret: String,
     pub state: EventState,
     pub opens_at: u64,
     pub next_poll_seconds: u64,
@@ -148,6 +170,13 @@ impl AssignResponse {
         match self {
             Self::Placed(p) => &p.request_id,
             Self::Prequeue(p) => &p.request_id,
+        }
+    }
+
+    pub fn request_secret(&self) -> &str {
+        match self {
+            Self::Placed(p) => &p.request_secret,
+            Self::Prequeue(p) => &p.request_secret,
         }
     }
 
@@ -411,6 +440,10 @@ pub struct Tier1Service {
     /// When this instance last counted each pre-queue.
     prequeue_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
+    pow: vwr_core::pow::PowIssuer,
+    /// Proof-of-work solutions seen on this instance, with when they stop mattering.
+    pow_seen: Mutex<HashMap<String, u64>>,
+    enqueue: Option<vwr_core::enqueue::EnqueueVerifier>,
 }
 
 impl Tier1Service {
@@ -421,6 +454,7 @@ impl Tier1Service {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let tickets = TicketSigner::new(tokens.ring(), settings.ticket_ttl_secs);
+        let pow = vwr_core::pow::PowIssuer::new(tokens.ring());
         let rng = SystemRandom::new();
         let mut seed = [0u8; 8];
         // Start instances at different shards; a failed random fill just starts at 0.
@@ -439,7 +473,21 @@ impl Tier1Service {
             edge: None,
             prequeue_counted: Mutex::new(HashMap::new()),
             health: None,
+            pow,
+            pow_seen: Mutex::new(HashMap::new()),
+            enqueue: None,
         }
+    }
+
+    /// Verifies the site's enqueue tokens with these public keys (one place per account).
+    pub fn with_enqueue_verifier(mut self, verifier: vwr_core::enqueue::EnqueueVerifier) -> Self {
+        self.enqueue = Some(verifier);
+        self
+    }
+
+    /// Whether enqueue tokens can be checked (events may require them only then).
+    pub fn has_enqueue_keys(&self) -> bool {
+        self.enqueue.is_some()
     }
 
     /// Holds the advancer while one of these alarms is in ALARM.
@@ -541,48 +589,137 @@ impl Tier1Service {
         u32::try_from(k).unwrap_or(1)
     }
 
-    /// `POST /vwr/assign/{eventId}`: hands out the next place and its ticket.
-    pub async fn assign(&self, event: &EventId) -> Result<AssignResponse, Tier1Error> {
+    /// `POST /vwr/assign/{eventId}`: hands out the next place and its ticket — after the
+    /// event's proofs (docs/abuse.md): a proof of work when `powDifficulty` > 0, the site's
+    /// enqueue token when `enqueueTokenRequired` (then an account that already holds a ticket
+    /// gets the same ticket again, never a second place).
+    pub async fn assign(&self, event: &EventId, proof: &JoinProof) -> Result<AssignResponse, Tier1Error> {
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         let now = self.now();
         match rec.state {
-            EventState::Inactive => Err(Tier1Error::EventNotActive),
-            EventState::Scheduled => Err(not_open(&rec)),
-            EventState::Closed => Err(Tier1Error::EventClosed { reason: rec.close_reason }),
-            EventState::Prequeue => {
-                let shard = self.next_shard(rec.config.shards);
-                let n = u64::from(rec.config.shards.max(1));
-                if let Some(c) = self.store.join_prequeue(event, shard).await? {
-                    let place = Place::Pre(draw::pre_index(u64::from(shard), c, n));
-                    tracing::debug!(event = "tier1.prequeue_joined", event_id = %event, place = %place);
-                    return Ok(self.prequeue_join(&rec, place, now));
-                }
-                // The shard is sealed: the open is under way. A regular join, whose position
-                // needs the sealed P from the event item.
-                let j = self.store.next_in_shard(event, shard).await?;
-                let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
-                match self.store.get_event(event).await? {
-                    Some(fresh) if !fresh.needs_seal() && fresh.state != EventState::Prequeue => {
-                        self.cache.insert(event.clone(), Some(fresh.clone()));
-                        self.placed(&fresh, place, now)
-                    }
-                    _ => Ok(self.prequeue_join(&rec, place, now)),
-                }
+            EventState::Inactive => return Err(Tier1Error::EventNotActive),
+            EventState::Scheduled => return Err(not_open(&rec)),
+            EventState::Closed => return Err(Tier1Error::EventClosed { reason: rec.close_reason }),
+            EventState::Prequeue | EventState::Open | EventState::Paused => {}
+        }
+        if rec.config.pow_difficulty > 0 {
+            self.check_work(&rec, proof, now)?;
+        }
+        let account = match rec.config.enqueue_token_required {
+            true => Some(self.account_of(event, proof, now)?),
+            false => None,
+        };
+        if let Some(acc) = &account
+            && let Some(rid) = self.store.account_ticket(event, acc).await?
+        {
+            return self.answer_again(&rec, rid, now).await;
+        }
+        let answer = self.join(&rec, now).await?;
+        if let Some(acc) = &account {
+            let expires_at = now + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
+            if let Some(rid) = self.store.claim_account(event, acc, answer.request_id(), expires_at).await? {
+                // Two joins of one account raced: the first ticket stands; this place stays
+                // empty (the advancer passes it like a no-show).
+                tracing::info!(event = "tier1.account_race", event_id = %event);
+                return self.answer_again(&rec, rid, now).await;
             }
-            EventState::Open | EventState::Paused => {
-                let shard = self.next_shard(rec.config.shards);
-                let j = self.store.next_in_shard(event, shard).await?;
-                let n = u64::from(rec.config.shards.max(1));
-                let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
-                self.placed(&rec, place, now)
-            }
+        }
+        Ok(answer)
+    }
+
+    /// A proof of work for `rec`'s difficulty, fresh and not seen on this instance before.
+    fn check_work(&self, rec: &EventRecord, proof: &JoinProof, now: u64) -> Result<(), Tier1Error> {
+        let difficulty = rec.config.pow_difficulty;
+        let required =
+            || Tier1Error::ChallengeRequired { challenge: self.pow.challenge(&rec.event, now), difficulty };
+        let Some((challenge, nonce)) = &proof.pow else {
+            return Err(required());
+        };
+        if let Err(e) = self.pow.verify(&rec.event, now, challenge, nonce, difficulty) {
+            tracing::debug!(event = "tier1.pow_refused", event_id = %rec.event, reason = %e);
+            return Err(required());
+        }
+        // A solution is good for at most two minutes; on this instance, once.
+        let mut seen = self.pow_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() > POW_SEEN_MAX {
+            seen.retain(|_, until| *until > now);
+        }
+        let key = format!("{challenge}:{nonce}");
+        if seen.get(&key).is_some_and(|until| *until > now) {
+            return Err(required());
+        }
+        seen.insert(key, now + 2 * vwr_core::pow::BUCKET_SECS);
+        Ok(())
+    }
+
+    /// The account digest of the join's enqueue token.
+    fn account_of(&self, event: &EventId, proof: &JoinProof, now: u64) -> Result<String, Tier1Error> {
+        let verifier = self.enqueue.as_ref().ok_or(Tier1Error::Internal("no enqueue keys configured"))?;
+        let token = proof.enqueue_token.as_deref().ok_or(Tier1Error::EnqueueTokenRequired)?;
+        verifier.verify(token, event, now).map_err(|e| {
+            tracing::debug!(event = "tier1.enqueue_token_refused", event_id = %event, reason = e.code());
+            Tier1Error::EnqueueTokenRequired
+        })
+    }
+
+    /// The answer for a ticket the account already holds (its place, or the pre-queue).
+    async fn answer_again(
+        &self,
+        rec: &EventRecord,
+        request_id: String,
+        now: u64,
+    ) -> Result<AssignResponse, Tier1Error> {
+        let ticket = self
+            .tickets
+            .verify(&request_id, &rec.event, now)
+            .map_err(|_| Tier1Error::Internal("an account's stored ticket does not verify"))?;
+        if rec.state == EventState::Prequeue {
+            return Ok(self.prequeue_with(rec, request_id, now));
+        }
+        match position_of(rec, ticket.place)? {
+            Some(position) => Ok(self.placed_with(rec, request_id, position, now)),
+            None => Ok(self.prequeue_with(rec, request_id, now)),
         }
     }
 
+    /// Takes the next place.
+    async fn join(&self, rec: &EventRecord, now: u64) -> Result<AssignResponse, Tier1Error> {
+        let event = &rec.event;
+        let shard = self.next_shard(rec.config.shards);
+        let n = u64::from(rec.config.shards.max(1));
+        if rec.state == EventState::Prequeue {
+            if let Some(c) = self.store.join_prequeue(event, shard).await? {
+                let place = Place::Pre(draw::pre_index(u64::from(shard), c, n));
+                tracing::debug!(event = "tier1.prequeue_joined", event_id = %event, place = %place);
+                return Ok(self.prequeue_join(rec, place, now));
+            }
+            // The shard is sealed: the open is under way. A regular join, whose position
+            // needs the sealed P from the event item.
+            let j = self.store.next_in_shard(event, shard).await?;
+            let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
+            return match self.store.get_event(event).await? {
+                Some(fresh) if !fresh.needs_seal() && fresh.state != EventState::Prequeue => {
+                    self.cache.insert(event.clone(), Some(fresh.clone()));
+                    self.placed(&fresh, place, now)
+                }
+                _ => Ok(self.prequeue_join(rec, place, now)),
+            };
+        }
+        let j = self.store.next_in_shard(event, shard).await?;
+        let place = Place::Join(crate::model::position_of(u64::from(shard), j, n));
+        self.placed(rec, place, now)
+    }
+
     fn prequeue_join(&self, rec: &EventRecord, place: Place, now: u64) -> AssignResponse {
+        let request_id = self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now });
+        self.prequeue_with(rec, request_id, now)
+    }
+
+    fn prequeue_with(&self, rec: &EventRecord, request_id: String, now: u64) -> AssignResponse {
         let opens_at = rec.schedule.map_or(now, |s| s.open_at);
         AssignResponse::Prequeue(PrequeueJoin {
-            request_id: self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now }),
+            request_secret: self.tickets.secret_for(&request_id).unwrap_or_default(),
+            request_id,
             state: EventState::Prequeue,
             opens_at,
             next_poll_seconds: prequeue_poll_seconds(opens_at, now),
@@ -593,10 +730,15 @@ impl Tier1Service {
     fn placed(&self, rec: &EventRecord, place: Place, now: u64) -> Result<AssignResponse, Tier1Error> {
         let position = position_of(rec, place)?.ok_or(Tier1Error::Internal("a join without a position"))?;
         let request_id = self.tickets.issue(&Ticket { event: rec.event.clone(), place, issued_at: now });
+        tracing::debug!(event = "tier1.assigned", event_id = %rec.event, position);
+        Ok(self.placed_with(rec, request_id, position, now))
+    }
+
+    fn placed_with(&self, rec: &EventRecord, request_id: String, position: u64, now: u64) -> AssignResponse {
         let ahead = position.saturating_sub(rec.serving_counter).saturating_sub(1);
         let wait = estimated_wait_seconds(ahead + 1, rec.estimate_rate(now));
-        tracing::debug!(event = "tier1.assigned", event_id = %rec.event, position);
-        Ok(AssignResponse::Placed(Placed {
+        AssignResponse::Placed(Placed {
+            request_secret: self.tickets.secret_for(&request_id).unwrap_or_default(),
             request_id,
             position,
             queue_length: position.saturating_sub(rec.serving_counter),
@@ -605,13 +747,27 @@ impl Tier1Service {
             next_poll_seconds: poll_seconds_for_wait(wait),
             state: rec.state,
             message: rec.message.clone(),
-        }))
+        })
     }
 
-    /// `GET /vwr/check/{eventId}/{requestId}`.
-    pub async fn check(&self, event: &EventId, request_id: &str) -> Result<CheckOutcome, Tier1Error> {
+    /// The request secret of a ticket this service issued (what `assign` answered with it).
+    pub fn request_secret(&self, request_id: &str) -> Option<String> {
+        self.tickets.secret_for(request_id)
+    }
+
+    /// `GET /vwr/check/{eventId}/{requestId}` with the request secret (proof of possession):
+    /// without it, or with another, 403 `proof_required` before any store access.
+    pub async fn check(
+        &self,
+        event: &EventId,
+        request_id: &str,
+        secret: Option<&str>,
+    ) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
         let ticket = self.tickets.verify(request_id, event, now).map_err(Tier1Error::Ticket)?;
+        if !secret.is_some_and(|s| self.tickets.secret_matches(request_id, s)) {
+            return Err(Tier1Error::ProofRequired);
+        }
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         let position = match rec.state {
             EventState::Inactive => return Err(Tier1Error::EventNotActive),
@@ -870,13 +1026,23 @@ impl Tier1Service {
         patch: ConfigPatch,
         actor: &str,
     ) -> Result<EventStatus, Tier1Error> {
-        patch.validate().map_err(Tier1Error::InvalidConfig)?;
+        self.validate_patch(&patch)?;
         let rec = self.transition(event, actor, Action::Activate { patch, sealed: None }).await?;
         if rec.state == EventState::Open {
             // An activation of an already open event may have been a no-op for the edge.
             self.sync_edge(Some((event, true))).await?;
         }
         self.status_of(rec).await
+    }
+
+    fn validate_patch(&self, patch: &ConfigPatch) -> Result<(), Tier1Error> {
+        patch.validate().map_err(Tier1Error::InvalidConfig)?;
+        if patch.enqueue_token_required == Some(true) && self.enqueue.is_none() {
+            return Err(Tier1Error::InvalidConfig(
+                "enqueueTokenRequired needs the site's public keys: set VWR_ENQUEUE_JWKS".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Admin: schedule (or reschedule) a sale with a pre-queue and a randomized open.
@@ -887,7 +1053,7 @@ impl Tier1Service {
         actor: &str,
     ) -> Result<EventStatus, Tier1Error> {
         let patch = req.config;
-        patch.validate().map_err(Tier1Error::InvalidConfig)?;
+        self.validate_patch(&patch)?;
         let seed = match &self.settings.fixed_seed {
             Some(hex) => {
                 Seed::from_hex(hex).map_err(|_| Tier1Error::Internal("the fixed seed is not hex"))?

@@ -110,6 +110,19 @@ pub trait PositionStore: Send + Sync + 'static {
         now: u64,
     ) -> Result<Option<Redemption>, StoreError>;
 
+    /// The ticket an account already holds for the event (one place per account), if any.
+    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError>;
+
+    /// Records `request_id` as the account's ticket unless it already has one (a conditional
+    /// write); returns the ticket it already had, if any. `expires_at`: when the record may go.
+    async fn claim_account(
+        &self,
+        event: &EventId,
+        account: &str,
+        request_id: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError>;
+
     /// All events that are not `inactive` (read through an index, paginated; may lag a
     /// write by a moment).
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError>;

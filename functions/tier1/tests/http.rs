@@ -25,8 +25,11 @@ async fn assign(app: &App, event: &str) -> Res {
     call(app, "POST", &format!("/vwr/assign/{event}"), None, false).await
 }
 
+/// `check` as the page calls it: with the ticket's request secret.
 async fn check(app: &App, event: &str, rid: &str) -> Res {
-    call(app, "GET", &format!("/vwr/check/{event}/{rid}"), None, false).await
+    let secret = app.svc.request_secret(rid).unwrap_or_default();
+    common::call_with(app, "GET", &format!("/vwr/check/{event}/{rid}"), &[("x-vwr-request-secret", &secret)])
+        .await
 }
 
 async fn status(app: &App, event: &str) -> Value {
@@ -49,7 +52,8 @@ async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
     assert_eq!(
         r.body["config"],
         json!({"batchSize":0,"intervalSeconds":10,"shards":1,"tokenTtlSeconds":600,"mode":"fixed",
-               "targetArrivalsPerMinute":0,"maxBatchSize":5000,"reentryGraceSeconds":300,"maxSessionSeconds":1800})
+               "targetArrivalsPerMinute":0,"maxBatchSize":5000,"reentryGraceSeconds":300,"maxSessionSeconds":1800,
+               "powDifficulty":0,"enqueueTokenRequired":false})
     );
 
     let a1 = assign(&app, "e1").await;
@@ -190,7 +194,12 @@ async fn tampered_foreign_and_malformed_tickets_are_4xx_without_state_change() {
     // A ticket signed with other keys.
     let other = common::service(Arc::new(MemoryStore::new()), Arc::clone(&app.clock));
     other.activate(&common::ev("e1"), Default::default(), "test").await.unwrap();
-    let alien = other.assign(&common::ev("e1")).await.unwrap().request_id().to_owned();
+    let alien = other
+        .assign(&common::ev("e1"), &vwr_tier1::service::JoinProof::default())
+        .await
+        .unwrap()
+        .request_id()
+        .to_owned();
     assert_error(&check(&app, "e1", &alien).await, StatusCode::FORBIDDEN, "invalid_request_id");
 
     assert_eq!((status(&app, "e1").await, status(&app, "e2").await), before, "refused checks changed state");
@@ -343,4 +352,32 @@ async fn activation_publishes_active_events_to_the_edge_config() {
     );
     assert_eq!((err.status, err.code.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed"));
     assert!(svc.status(&common::ev("c")).await.unwrap().active);
+}
+
+/// Proof of possession (docs/tokens.md#request-secrets): a `requestId` seen in a log or a
+/// pasted URL, without the secret `assign` answered beside it, gets nothing — not even whether
+/// it is admitted — and changes nothing.
+#[tokio::test]
+async fn a_request_id_without_its_secret_is_worth_nothing() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let a = assign(&app, "e1").await;
+    let rid = a.body["requestId"].as_str().unwrap().to_owned();
+    let secret = a.body["requestSecret"].as_str().unwrap().to_owned();
+    assert_eq!(secret.len(), 22);
+    assert!(!rid.contains(&secret), "the ticket does not carry its secret");
+    call(&app, "POST", "/api/admin/vwr/advance/e1", Some(r#"{"by":1}"#), true).await;
+    let other = assign(&app, "e1").await.body["requestSecret"].as_str().unwrap().to_owned();
+    for headers in
+        [vec![], vec![("x-vwr-request-secret", "")], vec![("x-vwr-request-secret", other.as_str())]]
+    {
+        let r = common::call_with(&app, "GET", &format!("/vwr/check/e1/{rid}"), &headers).await;
+        assert_error(&r, StatusCode::FORBIDDEN, "proof_required");
+        assert!(r.headers.get(header::SET_COOKIE).is_none());
+    }
+    assert_eq!(status(&app, "e1").await["admitted"], 0, "no admission was recorded");
+    let ok =
+        common::call_with(&app, "GET", &format!("/vwr/check/e1/{rid}"), &[("x-vwr-request-secret", &secret)])
+            .await;
+    assert_eq!(ok.body["admitted"], true);
 }

@@ -34,7 +34,8 @@ async fn assign(app: &App) -> Res {
 }
 
 async fn check(app: &App, rid: &str) -> Res {
-    call(app, "GET", &format!("/vwr/check/e1/{rid}"), None).await
+    let secret = app.svc.request_secret(rid).unwrap_or_default();
+    common::call_with(app, "GET", &format!("/vwr/check/e1/{rid}"), &[("x-vwr-request-secret", &secret)]).await
 }
 
 async fn public(app: &App) -> Res {

@@ -60,7 +60,7 @@ async fn simulate(
     let people = target * (minutes + 2) * 3;
     let mut tickets = HashMap::new();
     for _ in 0..people {
-        let a = svc.assign(&e).await.unwrap();
+        let a = svc.assign(&e, &vwr_tier1::service::JoinProof::default()).await.unwrap();
         tickets.insert(a.position().unwrap(), a.request_id().to_owned());
     }
     let mut rng = Rng(seed | 1);
@@ -81,7 +81,7 @@ async fn simulate(
             serving = now_serving;
         }
         for p in due.remove(&t).unwrap_or_default() {
-            match svc.check(&e, &tickets[&p]).await.unwrap() {
+            match svc.check(&e, &tickets[&p], svc.request_secret(&tickets[&p]).as_deref()).await.unwrap() {
                 CheckOutcome::Admitted(_) => redeemed_at.push(t),
                 other => panic!("position {p} served but not admitted: {other:?}"),
             }
@@ -137,7 +137,7 @@ async fn the_health_gate_holds_the_advancer_without_a_burst_after() {
     let patch = ConfigPatch { batch_size: Some(10), interval_seconds: Some(1), ..Default::default() };
     svc.activate(&e, patch, "test").await.unwrap();
     for _ in 0..200 {
-        svc.assign(&e).await.unwrap();
+        svc.assign(&e, &vwr_tier1::service::JoinProof::default()).await.unwrap();
     }
     clock.set(T0 + 1);
     assert!(matches!(svc.advance_event(&e).await.unwrap(), StepOutcome::Advanced { to: 10, .. }));
@@ -175,9 +175,10 @@ async fn an_expired_token_within_the_grace_period_is_renewed_in_place() {
         ..Default::default()
     };
     svc.activate(&e, patch, "test").await.unwrap();
-    let rid = svc.assign(&e).await.unwrap().request_id().to_owned();
+    let rid =
+        svc.assign(&e, &vwr_tier1::service::JoinProof::default()).await.unwrap().request_id().to_owned();
     svc.advance(&e, 1, "test").await.unwrap();
-    let first = match svc.check(&e, &rid).await.unwrap() {
+    let first = match svc.check(&e, &rid, svc.request_secret(&rid).as_deref()).await.unwrap() {
         CheckOutcome::Admitted(a) => a,
         other => panic!("{other:?}"),
     };
@@ -186,7 +187,7 @@ async fn an_expired_token_within_the_grace_period_is_renewed_in_place() {
 
     // The token expired 2 s ago: a new one at once, same position and identity.
     clock.set(T0 + 602);
-    let again = match svc.check(&e, &rid).await.unwrap() {
+    let again = match svc.check(&e, &rid, svc.request_secret(&rid).as_deref()).await.unwrap() {
         CheckOutcome::Admitted(a) => a,
         other => panic!("{other:?}"),
     };
@@ -195,26 +196,33 @@ async fn an_expired_token_within_the_grace_period_is_renewed_in_place() {
     assert_eq!((renewed.iat, again.expires_at), (T0 + 602, T0 + 1202));
     // Checking again while it is valid answers the same token.
     clock.set(T0 + 700);
-    match svc.check(&e, &rid).await.unwrap() {
+    match svc.check(&e, &rid, svc.request_secret(&rid).as_deref()).await.unwrap() {
         CheckOutcome::Admitted(a) => assert_eq!(a.expires_at, T0 + 1202),
         other => panic!("{other:?}"),
     }
     // The session ends 1800 s after the first admission: the next token is cut there.
     clock.set(T0 + 1300);
-    match svc.check(&e, &rid).await.unwrap() {
+    match svc.check(&e, &rid, svc.request_secret(&rid).as_deref()).await.unwrap() {
         CheckOutcome::Admitted(a) => assert_eq!(a.expires_at, T0 + 1800),
         other => panic!("{other:?}"),
     }
     clock.set(T0 + 1801);
-    let err = vwr_core::ApiError::from(svc.check(&e, &rid).await.unwrap_err());
+    let err =
+        vwr_core::ApiError::from(svc.check(&e, &rid, svc.request_secret(&rid).as_deref()).await.unwrap_err());
     assert_eq!((err.status.as_u16(), err.code.as_str()), (410, "admission_expired"));
 
     // Past the grace period: 410 as well.
-    let rid2 = svc.assign(&e).await.unwrap().request_id().to_owned();
+    let rid2 =
+        svc.assign(&e, &vwr_tier1::service::JoinProof::default()).await.unwrap().request_id().to_owned();
     svc.advance(&e, 1, "test").await.unwrap();
-    assert!(matches!(svc.check(&e, &rid2).await.unwrap(), CheckOutcome::Admitted(_)));
+    assert!(matches!(
+        svc.check(&e, &rid2, svc.request_secret(&rid2).as_deref()).await.unwrap(),
+        CheckOutcome::Admitted(_)
+    ));
     clock.set(T0 + 1801 + 600 + 301);
-    let err = vwr_core::ApiError::from(svc.check(&e, &rid2).await.unwrap_err());
+    let err = vwr_core::ApiError::from(
+        svc.check(&e, &rid2, svc.request_secret(&rid2).as_deref()).await.unwrap_err(),
+    );
     assert_eq!(err.code.as_str(), "admission_expired");
 }
 
@@ -231,11 +239,19 @@ async fn the_sites_release_ends_the_session_and_hands_the_place_on() {
     app.svc.activate(&e, patch, "test").await.unwrap();
     let mut rids = Vec::new();
     for _ in 0..10 {
-        rids.push(app.svc.assign(&e).await.unwrap().request_id().to_owned());
+        rids.push(
+            app.svc
+                .assign(&e, &vwr_tier1::service::JoinProof::default())
+                .await
+                .unwrap()
+                .request_id()
+                .to_owned(),
+        );
     }
     app.clock.set(T0 + 1);
     assert!(matches!(app.svc.advance_event(&e).await.unwrap(), StepOutcome::Advanced { to: 1, .. }));
-    let token = match app.svc.check(&e, &rids[0]).await.unwrap() {
+    let token = match app.svc.check(&e, &rids[0], app.svc.request_secret(&rids[0]).as_deref()).await.unwrap()
+    {
         CheckOutcome::Admitted(a) => a.token,
         other => panic!("{other:?}"),
     };
@@ -252,7 +268,9 @@ async fn the_sites_release_ends_the_session_and_hands_the_place_on() {
     assert_eq!(again.status.as_u16(), 204);
     assert_eq!(app.svc.status(&e).await.unwrap().outflow.released, 1);
     // The session is over: no token again.
-    let err = vwr_core::ApiError::from(app.svc.check(&e, &rids[0]).await.unwrap_err());
+    let err = vwr_core::ApiError::from(
+        app.svc.check(&e, &rids[0], app.svc.request_secret(&rids[0]).as_deref()).await.unwrap_err(),
+    );
     assert_eq!((err.status.as_u16(), err.code.as_str()), (410, "session_ended"));
     // The next step hands the released place on: 1 for the target plus 1 released.
     app.clock.set(T0 + 2);

@@ -63,6 +63,8 @@ module "tier1" {
     var.hold_on_origin_errors && local.origin_5xx != null ? [module.observability.origin_5xx_alarm_name] : [],
   )
   health_alarms_by_event = var.health_alarms_by_event
+  # One place per site account (docs/abuse.md): the site's public keys for enqueue tokens.
+  enqueue_jwks = var.enqueue_jwks
 }
 
 module "tier2" {

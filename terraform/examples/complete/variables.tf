@@ -161,3 +161,9 @@ variable "tags" {
     Project = "vwr"
   }
 }
+
+variable "enqueue_jwks" {
+  description = "The site's public JWKS for enqueue tokens (`vwr keys generate` prints one; the site keeps the private key). null = events cannot require enqueue tokens."
+  type        = string
+  default     = null
+}

@@ -157,6 +157,7 @@ locals {
     VWR_TICKET_TTL_SECONDS   = tostring(var.ticket_ttl_seconds)
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_ORIGIN_SECRET_ID     = aws_secretsmanager_secret.origin.arn
+    VWR_ENQUEUE_JWKS         = var.enqueue_jwks
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
   }
@@ -170,6 +171,7 @@ locals {
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_EDGE_KVS_ARN         = var.edge_kvs_arn
     VWR_ADMIN_PRINCIPALS     = local.admin_principals
+    VWR_ENQUEUE_JWKS         = var.enqueue_jwks
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
   }

@@ -226,3 +226,14 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "enqueue_jwks" {
+  description = "The site's public keys (a JWKS with EC P-256 keys that have a kid) for enqueue tokens: events with enqueueTokenRequired give one place per site account (docs/abuse.md). null = no enqueue tokens."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.enqueue_jwks == null || can(jsondecode(var.enqueue_jwks).keys)
+    error_message = "enqueue_jwks must be a JWKS document: {\"keys\": [...]}."
+  }
+}

@@ -70,6 +70,17 @@ pub async fn call_with(app: &App, method: &str, uri: &str, headers: &[(&str, &st
     send(app, method, uri, None, headers).await
 }
 
+/// One request with a body and `headers`.
+pub async fn send_full(
+    app: &App,
+    method: &str,
+    uri: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Res {
+    send(app, method, uri, body, headers).await
+}
+
 async fn send(app: &App, method: &str, uri: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Res {
     let mut req = Request::builder().method(method).uri(uri);
     for (k, v) in headers {
