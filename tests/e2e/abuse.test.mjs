@@ -182,8 +182,28 @@ test('solve time by difficulty in headless Chromium (target/e2e/pow-times.json)'
     };
     console.log(`# difficulty ${d}: median solve ${result.difficulties[d].medianSolveMs} ms (challenge answered → solution sent), worker ${result.difficulties[d].medianWorkerMs} ms; runs ${JSON.stringify(runs)}`);
   }
+  // A mid-range phone: Chromium's 4x CPU throttling (Lighthouse's "mid-tier mobile"). It slows
+  // the page's thread, not Workers, so the solver runs there (the page's no-Worker fallback),
+  // 30 challenges at 16 bits with a fixed prefix (the hash count is the nonce's counter + 1).
+  const phone = await browser.newPage();
+  const cdp = await phone.context().newCDPSession(phone);
+  await phone.goto(`${devUrl}/vwr/assets/verify.html`);
+  await phone.addScriptTag({ url: `${devUrl}/vwr/assets/pow-worker.js` });
+  for (const rate of [1, 4]) {
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate });
+    const m = await phone.evaluate(() => {
+      const t = performance.now();
+      let n = 0;
+      for (let i = 0; i < 30; i++) n += parseInt(window.vwrPow.solve(`k1.${i}.x`, 16, '000000000000').slice(12), 16) + 1;
+      return { hashes: n, ms: performance.now() - t };
+    });
+    result[rate === 1 ? 'pageThread' : 'phoneEmulation'] = { cpuThrottlingRate: rate, hashesPerSecond: Math.round((m.hashes / m.ms) * 1000) };
+  }
+  await phone.close();
+  console.log(`# page thread ${result.pageThread.hashesPerSecond} hashes/s; 4x CPU throttling (mid-range phone) ${result.phoneEmulation.hashesPerSecond} hashes/s`);
   writeFileSync(join(ARTIFACTS, 'pow-times.json'), JSON.stringify(result, null, 2) + '\n');
   for (const d of difficulties) assert.ok(result.difficulties[d].medianSolveMs < 60000, `difficulty ${d} solves within the challenge's life`);
+  assert.ok(result.phoneEmulation.hashesPerSecond < result.pageThread.hashesPerSecond, 'the throttling slowed the solver');
 });
 
 test('one place per account: the site signs an enqueue token (docs/examples/enqueue-token.mjs); a second join of the account gets the same ticket, in the browser too', async () => {
