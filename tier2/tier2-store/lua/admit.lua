@@ -6,29 +6,42 @@
 -- Reply: {'unknown'} |
 --        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, user1, jti1, ...}
 -- (idleMs: time since the last check, for retiring idle events)
-local now = now_ms()
-local th = threshold()
+local now = clock()
+local m = meta('threshold', 'order', 'full', 'dropped', 'last', 'r60s', 'rsw', 'first')
+local th = tonumber(m.threshold)
 if not th then return { 'unknown' } end
-local expired, evicted, stale = cleanup(now, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8]))
-local full = tonumber(redis.call('HGET', K_META, 'full') or '0')
-if full > 0 then redis.call('HSET', K_META, 'full', 0) end
-local free = th - active_count(now)
-local n = math.min(free, tonumber(ARGV[2]))
+local expired, evicted, stale = cleanup(now, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8]), m)
+local full = tonumber(m.full or '0')
+local dropped = tonumber(m.dropped or '0')
+local active, held = active_counts(now)
+local n = math.min(th - active - held, tonumber(ARGV[2]))
 local reply = { 'done', expired, evicted, stale, full, 0, 0, 0, 0 }
 if n > 0 then
-  local popped = redis.call('ZPOPMIN', K_WAIT, n)
-  for i = 1, #popped, 2 do
-    local user = popped[i]
-    redis.call('ZREM', K_WSEEN, user)
-    local jti = ARGV[6] .. '.' .. ((i + 1) / 2)
-    admit(user, now, tonumber(ARGV[3]), jti, tonumber(ARGV[7]))
-    reply[#reply + 1] = user
-    reply[#reply + 1] = jti
+  -- The front of the line, taken as a range (cheaper than ZPOPMIN, which removes its members
+  -- one by one and sends their scores); then the whole batch at once, one command per key.
+  local users = redis.call('ZRANGE', K_WAIT, 0, n - 1)
+  local jtis = {}
+  for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
+  if #users > 0 then
+    -- (Their waiting heartbeats stay until stale: remove_stale_waitings.)
+    redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #users - 1)
+    -- After cleanup the held set holds only slots still counted: none counted, none held.
+    dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0)
+    for k = 1, #users do
+      reply[#reply + 1] = users[k]
+      reply[#reply + 1] = jtis[k]
+    end
   end
 end
 reply[6] = redis.call('ZCARD', K_WAIT)
-reply[7] = active_count(now)
-reply[8] = tonumber(redis.call('HGET', K_META, 'dropped') or '0')
-if reply[8] > 0 then redis.call('HSET', K_META, 'dropped', 0) end
-reply[9] = math.max(0, now - tonumber(redis.call('HGET', K_META, 'last') or now))
+-- (No slot was held, and admitting holds none: only the active set can have changed.)
+reply[7] = redis.call('ZCOUNT', K_ACT, '(' .. text(now), '+inf')
+  + (held == 0 and 0 or redis.call('ZCOUNT', K_HELD, '(' .. text(now), '+inf'))
+-- The counters since the previous step are reported once: back to 0.
+reply[8] = dropped
+local reset = {}
+if full > 0 then reset[#reset + 1] = 'full'; reset[#reset + 1] = 0 end
+if dropped > 0 then reset[#reset + 1] = 'dropped'; reset[#reset + 1] = 0 end
+if #reset > 0 then redis.call('HSET', K_META, unpack(reset)) end
+reply[9] = math.max(0, now - tonumber(m.last or now))
 return reply

@@ -3,14 +3,15 @@
 -- ARGV[4] tier-1 position (when 'tier1'), ARGV[5] active TTL ms, ARGV[6] jti for a new
 -- admission, ARGV[7] notice list cap, ARGV[8] entry-token TTL ms.
 -- Replies: {'unknown'} | {'order_mismatch', order} | {'position_taken'} | describe() |
--- {'admitted', rec, ...}; a describe()-shaped reply has a 7th element: 1 when the event had
+-- {'admitted', rec, ...}; a describe()-shaped reply has an 8th element: 1 when the event had
 -- been retired from the worker's index (the caller puts it back), else 0.
 local user = ARGV[2]
-local now = now_ms()
+local now, now_us = clock()
 local tok_ttl = tonumber(ARGV[8])
-local th = threshold()
+local m = meta('threshold', 'order', 'retired', 'full', 'r60s', 'r60', 'first')
+local th = tonumber(m.threshold)
 if not th then return { 'unknown' } end
-local order = redis.call('HGET', K_META, 'order')
+local order = m.order
 if order ~= ARGV[3] then return { 'order_mismatch', order } end
 -- A tier-1 position belongs to the first user who brings it: one tier-1 admission can never
 -- line up several tier-2 identities.
@@ -19,36 +20,47 @@ if order == 'tier1' then
   if owner and owner ~= user then return { 'position_taken' } end
   if not owner then redis.call('HSET', K_OWNER, ARGV[4], user) end
 end
-redis.call('HSET', K_META, 'last', now)
 local reindex = 0
-if redis.call('HDEL', K_META, 'retired') == 1 then reindex = 1 end
+if m.retired then
+  redis.call('HDEL', K_META, 'retired')
+  reindex = 1
+end
 
+-- The meta fields this check writes (the time of the last check; the count of checks that
+-- found the event full), in one HSET with the reply.
+local writes = { 'last', text(now) }
 local function reply(r)
-  r[7] = reindex
+  redis.call('HSET', K_META, unpack(writes))
+  r[8] = reindex
   return r
 end
 
 -- Already waiting or active: touch the heartbeat and answer where they are.
-if redis.call('ZSCORE', K_WAIT, user) then
-  redis.call('ZADD', K_WSEEN, now, user)
-  return reply(describe(user, now, 0))
+local rank = redis.call('ZRANK', K_WAIT, user)
+if rank then
+  redis.call('ZADD', K_WSEEN, text(now), user)
+  return reply(queued(rank, now, m))
 end
 local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
 if exp and exp > now then
-  redis.call('ZADD', K_ASEEN, now, user)
-  return reply(describe(user, now, tok_ttl))
+  redis.call('ZADD', K_ASEEN, text(now), user)
+  return reply(admitted(user, exp, now, tok_ttl, m))
 end
-if exp then remove_active(user) end
+if exp then remove_actives({ user }) end
 
 -- Nobody waits and there is room: admit now. Else join the line.
 local active = active_count(now)
-if redis.call('ZCARD', K_WAIT) == 0 and active < th then
-  admit(user, now, tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]))
-  local r = describe(user, now, tok_ttl)
+local size = redis.call('ZCARD', K_WAIT)
+if size == 0 and active < th then
+  local dropped = admit_all({ user }, { ARGV[6] }, now, tonumber(ARGV[5]), tonumber(ARGV[7]), m)
+  if dropped > 0 then redis.call('HINCRBY', K_META, 'dropped', dropped) end
+  local r = describe(user, now, tok_ttl, m)
   r[1] = 'admitted'
   return reply(r)
 end
-if active >= th then redis.call('HINCRBY', K_META, 'full', 1) end
+if active >= th then
+  writes[3], writes[4] = 'full', (tonumber(m.full) or 0) + 1
+end
 local score
 if order == 'tier1' then
   score = tonumber(ARGV[4])
@@ -63,8 +75,9 @@ if order == 'tier1' then
     redis.call('HSET', K_META, 'tail', score)
   end
 else
-  score = now_us()
+  score = string.format('%d', now_us)
 end
-redis.call('ZADD', K_WAIT, 'NX', score, user)
-redis.call('ZADD', K_WSEEN, now, user)
-return reply(describe(user, now, 0))
+local added = redis.call('ZADD', K_WAIT, 'NX', score, user)
+redis.call('ZADD', K_WSEEN, text(now), user)
+-- Nothing above changed the slots taken: `active` stands.
+return reply(queued(redis.call('ZRANK', K_WAIT, user), now, m, size + added, active))

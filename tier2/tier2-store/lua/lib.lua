@@ -1,15 +1,21 @@
--- Shared prelude of every tier-2 script (prepended to each script body by the Rust side).
+-- Shared prelude of every tier-2 script. The Rust side (src/scripts.rs) makes one Redis
+-- function library of it and the script bodies, each body one function (FCALL); where Redis
+-- refuses functions, each body runs as a script (EVALSHA) with this prelude before it.
 -- Every script gets the same eleven keys, all with the event's hash tag {eventId} so the
 -- script is Redis Cluster safe (one slot):
 --   KEYS[1]  waiting   ZSET user -> place in line (tier-1 position, or arrival stamp in µs)
 --   KEYS[2]  active    ZSET user -> end of the admission (ms)
---   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms)
+--   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms); an admitted
+--                      user's stays until it is stale, see cleanup
 --   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms)
 --   KEYS[5]  meta      HASH threshold, order ('tier1' | 'arrival'), createdAt, full (checks
 --                      that found the event full), dropped (notices trimmed), last (last
 --                      check, ms), retired (1 = out of the worker's index), tail (last score
 --                      given to a re-entering user), removed (1 = tombstone of an
---                      unregistered event)
+--                      unregistered event), r60s + r60 (the 60 s admission count as summed
+--                      for second r60s, see rate60), rsw (every rate bucket before this
+--                      second is deleted, see sweep_rate), first (the event's first
+--                      admission, ms; set once)
 --   KEYS[6]  jti       HASH user -> "jti|admittedAtMs|expiresAtMs|tokenExpMs" of the current
 --                      admission (tokenExpMs: the latest entry token handed out ends then)
 --   KEYS[7]  rate      HASH second -> admissions in that second (sliding 60 s rate)
@@ -22,24 +28,80 @@
 --   KEYS[11] inflight  ZSET notice JSON -> end of its lease (ms): taken, not yet acknowledged
 -- ARGV[1] is a fixed clock offset in ms (0 in production; tests use it to move time).
 -- Time always comes from Redis TIME, never from the caller.
-local K_WAIT, K_ACT, K_WSEEN, K_ASEEN = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_META, K_JTI, K_RATE, K_NOTICE, K_OWNER = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local K_HELD, K_INFL = KEYS[10], KEYS[11]
+--
+-- Cost (benches/redis_cost.rs): with a long line, a poll is its two O(log N) steps on the
+-- line-sized sets (ZRANK in the line, the heartbeat's ZADD) plus one Redis call per figure;
+-- so a script reads Redis TIME once, the meta fields it needs in one HMGET, sums the rate hash
+-- at most once a second (rate60), and a worker step writes its admissions with one command
+-- per key, not per user, and leaves the admitted users' waiting heartbeats to the cleanup
+-- (remove_stale_waitings). As a function library, this prelude is not run again at each call.
+local KEYS, ARGV
+local K_WAIT, K_ACT, K_WSEEN, K_ASEEN, K_META, K_JTI, K_RATE, K_NOTICE, K_OWNER, K_HELD, K_INFL
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+-- Binds the keys and arguments of this call. The prelude runs once, when Redis loads the
+-- function library; each call binds its own keys first (src/scripts.rs).
+local function bind(keys, args)
+  KEYS, ARGV = keys, args
+  K_WAIT, K_ACT, K_WSEEN, K_ASEEN = keys[1], keys[2], keys[3], keys[4]
+  K_META, K_JTI, K_RATE, K_NOTICE, K_OWNER = keys[5], keys[6], keys[7], keys[8], keys[9]
+  K_HELD, K_INFL = keys[10], keys[11]
 end
 
--- Arrival stamp in µs (distinct for users arriving in different microseconds).
-local function now_us()
+local NOW, NOW_TEXT
+
+-- Now, from one Redis TIME: in ms, and in µs (arrival stamps: distinct for users arriving in
+-- different microseconds).
+local function clock()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1]) * 1000
+  local s, us, offset = tonumber(t[1]), tonumber(t[2]), tonumber(ARGV[1])
+  NOW = s * 1000 + math.floor(us / 1000) + offset
+  NOW_TEXT = nil
+  return NOW, s * 1000000 + us + offset * 1000
 end
 
--- The admission record {jti, admittedAt, expiresAt, tokenExp} of a user, or nil.
-local function record(user)
-  local rec = redis.call('HGET', K_JTI, user)
+-- A time in ms as a command argument. Formatting a number costs as much as a cheap command,
+-- so now's text is made once per call.
+local function text(ms)
+  if ms ~= NOW then return string.format('%d', ms) end
+  if not NOW_TEXT then NOW_TEXT = string.format('%d', ms) end
+  return NOW_TEXT
+end
+
+-- Loads into `m` the named fields of the event's meta hash that it does not hold yet, in one
+-- HMGET (a missing field is false). Scripts load what they need up front; the functions
+-- below load anything else they need themselves.
+local function need(m, ...)
+  local missing
+  for i = 1, select('#', ...) do
+    local name = select(i, ...)
+    if m[name] == nil then
+      missing = missing or {}
+      missing[#missing + 1] = name
+    end
+  end
+  if missing then
+    local values = redis.call('HMGET', K_META, unpack(missing))
+    for i, name in ipairs(missing) do m[name] = values[i] end
+  end
+  return m
+end
+
+local function meta(...)
+  return need({}, ...)
+end
+
+-- Runs `cmd key a1 a2 ...` over the list `args`, at most 1000 arguments a call (Lua's unpack
+-- is limited; pairs stay whole). Returns the last reply.
+local function each_chunk(cmd, key, args)
+  local reply
+  for i = 1, #args, 1000 do
+    reply = redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+  end
+  return reply
+end
+
+-- The admission record {jti, admittedAt, expiresAt, tokenExp} stored as `rec`, or nil.
+local function parse(rec)
   if not rec then return nil end
   local jti, at, exp, tok = string.match(rec, '^([^|]*)|(%d+)|(%d+)|?(%d*)$')
   if not jti then return nil end
@@ -50,113 +112,228 @@ local function encode(r)
   return r.jti .. '|' .. r.at .. '|' .. r.exp .. '|' .. r.tok
 end
 
--- Removes an active user outright (their admission is over: no token can outlive it).
-local function remove_active(user)
-  redis.call('ZREM', K_ACT, user)
-  redis.call('ZREM', K_ASEEN, user)
-  redis.call('HDEL', K_JTI, user)
+-- Removes active users outright (their admission is over: no token can outlive it).
+local function remove_actives(users)
+  if #users == 0 then return end
+  each_chunk('ZREM', K_ACT, users)
+  each_chunk('ZREM', K_ASEEN, users)
+  each_chunk('HDEL', K_JTI, users)
 end
 
--- Frees an active user's slot for good, but only once the last entry token handed out to
--- them has expired: until then the slot stays counted (held), so at no moment do more
--- than `threshold` users hold a valid entry token.
-local function release_active(user, now)
-  local r = record(user)
-  remove_active(user)
-  if r and r.tok > now then redis.call('ZADD', K_HELD, r.tok, user) end
+-- Frees active users' slots for good, but each only once the last entry token handed out to
+-- them has expired: until then the slot stays counted (held), so at no moment do more than
+-- `threshold` users hold a valid entry token.
+local function release_actives(users, now)
+  if #users == 0 then return end
+  local held = {}
+  for i = 1, #users, 500 do
+    local part = { unpack(users, i, math.min(i + 499, #users)) }
+    local recs = redis.call('HMGET', K_JTI, unpack(part))
+    for j, user in ipairs(part) do
+      local r = parse(recs[j])
+      if r and r.tok > now then
+        held[#held + 1] = r.tok
+        held[#held + 1] = user
+      end
+    end
+  end
+  remove_actives(users)
+  if #held > 0 then each_chunk('ZADD', K_HELD, held) end
 end
 
-local function remove_waiting(user)
-  redis.call('ZREM', K_WAIT, user)
-  redis.call('ZREM', K_WSEEN, user)
+-- Waiting users whose last heartbeat is before `cutoff`, up to `limit` heartbeats: they
+-- leave the line. The heartbeat set also holds the last waiting heartbeat of users admitted
+-- since: an admission leaves it, because taking one member out of the middle of a large
+-- sorted set costs several µs, and the front of it, taken here as one range, far less. Those
+-- go uncounted. Returns how many left the line.
+local function remove_stale_waitings(cutoff, limit)
+  local old = redis.call('ZRANGEBYSCORE', K_WSEEN, '-inf', '(' .. cutoff, 'LIMIT', 0, limit)
+  if #old == 0 then return 0 end
+  local stale = {}
+  for i = 1, #old, 1000 do
+    local part = { unpack(old, i, math.min(i + 999, #old)) }
+    local places = redis.call('ZMSCORE', K_WAIT, unpack(part))
+    for j, user in ipairs(part) do
+      if places[j] then stale[#stale + 1] = user end
+    end
+  end
+  if #stale > 0 then each_chunk('ZREM', K_WAIT, stale) end
+  -- `old` is the front of the heartbeat set: ranks 0 to #old - 1.
+  redis.call('ZREMRANGEBYRANK', K_WSEEN, 0, #old - 1)
+  return #stale
 end
 
--- Slots taken at `now`: valid admissions plus released slots whose last token still runs.
+-- Slots taken at `now`: valid admissions, and released slots whose last token still runs.
+local function active_counts(now)
+  local after = '(' .. text(now)
+  return redis.call('ZCOUNT', K_ACT, after, '+inf'), redis.call('ZCOUNT', K_HELD, after, '+inf')
+end
+
 local function active_count(now)
-  return redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf') + redis.call('ZCOUNT', K_HELD, '(' .. now, '+inf')
+  local active, held = active_counts(now)
+  return active + held
 end
 
--- Admissions in the last 60 s.
-local function rate60(now)
-  local cutoff = math.floor(now / 1000) - 60
+-- Admissions in the last 60 s: the rate buckets after second - 60. Summing the hash (up to
+-- 121 buckets) on every poll cost more than the rest of the poll, so the sum is kept in meta
+-- for the second it was made for (r60s, r60) and reused within that second; every change of
+-- the hash keeps it right (rate_add) or drops it (sweep_rate); it is written only for a
+-- registered event.
+local function rate60(now, m)
+  need(m, 'threshold', 'r60s', 'r60')
+  local sec = math.floor(now / 1000)
+  if tonumber(m.r60s) == sec and tonumber(m.r60) then return tonumber(m.r60) end
+  local cutoff = sec - 60
   local flat = redis.call('HGETALL', K_RATE)
   local sum = 0
   for i = 1, #flat, 2 do
     if tonumber(flat[i]) > cutoff then sum = sum + tonumber(flat[i + 1]) end
   end
+  if m.threshold then
+    redis.call('HSET', K_META, 'r60s', sec, 'r60', sum)
+    m.r60s, m.r60 = sec, sum
+  end
   return sum
 end
 
-local function threshold()
-  return tonumber(redis.call('HGET', K_META, 'threshold'))
+-- Counts `n` admissions at `now` in the rate hash, and in the cached 60 s sum when its window
+-- holds this second's bucket. A bucket before the swept mark (a clock set back) drops the
+-- mark.
+local function rate_add(now, n, m)
+  need(m, 'r60s', 'rsw')
+  local sec = math.floor(now / 1000)
+  redis.call('HINCRBY', K_RATE, tostring(sec), n)
+  local cached = tonumber(m.r60s)
+  if cached and sec > cached - 60 then m.r60 = redis.call('HINCRBY', K_META, 'r60', n) end
+  local swept = tonumber(m.rsw)
+  if swept and sec < swept then
+    redis.call('HDEL', K_META, 'rsw')
+    m.rsw = false
+  end
 end
 
--- Moves `user` into the active set and records the admission (jti, rate, notice). For a
--- tier-1-ordered line, marks the user as admitted once (a later re-entry goes to the back).
--- Notices beyond `notice_cap` are dropped from the front and counted in meta `dropped`.
-local function admit(user, now, ttl, jti, notice_cap)
+-- Deletes the rate buckets older than two minutes. Meta `rsw` marks that no bucket before it
+-- is left, so once a second only the seconds since the last sweep are deleted (by name),
+-- instead of reading every bucket.
+local function sweep_rate(now, m)
+  need(m, 'r60s', 'rsw')
+  local cutoff = math.floor(now / 1000) - 120
+  local swept = tonumber(m.rsw)
+  if swept and cutoff <= swept then return end
+  local old = {}
+  if swept and cutoff - swept <= 600 then
+    for sec = swept, cutoff - 1 do old[#old + 1] = tostring(sec) end
+  else
+    for _, f in ipairs(redis.call('HKEYS', K_RATE)) do
+      if tonumber(f) < cutoff then old[#old + 1] = f end
+    end
+  end
+  if #old > 0 then each_chunk('HDEL', K_RATE, old) end
+  redis.call('HSET', K_META, 'rsw', cutoff)
+  m.rsw = cutoff
+  -- A cached sum counts buckets after its second - 60; if one of those may have gone, drop it.
+  local cached = tonumber(m.r60s)
+  if cached and #old > 0 and cutoff - 1 > cached - 60 then
+    redis.call('HDEL', K_META, 'r60s')
+    m.r60s = false
+  end
+end
+
+-- Moves `users` into the active set and records their admissions (jti, rate, notice): the
+-- i-th user gets jtis[i]. For a tier-1-ordered line, marks them as admitted once (a later
+-- re-entry goes to the back). Notices beyond `notice_cap` are dropped from the front; returns
+-- how many (the caller counts them in meta `dropped`). One command per key for all users, and
+-- what is the same for all of them formatted once. `no_held`: the caller knows the held set is
+-- empty (nobody to take out of it).
+local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
+  need(m, 'order', 'first')
   local exp = now + ttl
-  redis.call('ZADD', K_ACT, exp, user)
-  redis.call('ZADD', K_ASEEN, now, user)
-  redis.call('ZREM', K_HELD, user)
-  redis.call('HSET', K_JTI, user, jti .. '|' .. now .. '|' .. exp .. '|0')
-  redis.call('HINCRBY', K_RATE, tostring(math.floor(now / 1000)), 1)
-  if redis.call('HGET', K_META, 'order') == 'tier1' then redis.call('HSET', K_OWNER, 'u:' .. user, 1) end
-  -- Written field by field in the order the Rust side serializes a notice, so the stored
-  -- form (which orders notices of equal lease) is the same in both stores.
-  local notice = '{"userId":' .. cjson.encode(user) .. ',"jti":' .. cjson.encode(jti) ..
-    ',"admittedAt":' .. string.format('%d', now) .. ',"attempts":0}'
-  local len = redis.call('RPUSH', K_NOTICE, notice)
+  local at, ends = string.format('%d', now), string.format('%d', exp)
+  if not m.first then
+    redis.call('HSET', K_META, 'first', at)
+    m.first = at
+  end
+  local rec_tail = '|' .. at .. '|' .. ends .. '|0'
+  local notice_tail = ',"admittedAt":' .. at .. ',"attempts":0}'
+  local tier1 = m.order == 'tier1'
+  local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
+  for i, user in ipairs(users) do
+    act[2 * i - 1], act[2 * i] = ends, user
+    seen[2 * i - 1], seen[2 * i] = at, user
+    recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
+    if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
+    -- Written field by field in the order the Rust side serializes a notice, so the stored
+    -- form (which orders notices of equal lease) is the same in both stores.
+    notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":' .. cjson.encode(jtis[i]) .. notice_tail
+  end
+  each_chunk('ZADD', K_ACT, act)
+  each_chunk('ZADD', K_ASEEN, seen)
+  if not no_held then each_chunk('ZREM', K_HELD, users) end
+  each_chunk('HSET', K_JTI, recs)
+  rate_add(now, #users, m)
+  if tier1 then each_chunk('HSET', K_OWNER, owners) end
+  local len = each_chunk('RPUSH', K_NOTICE, notices)
   if len > notice_cap then
     redis.call('LTRIM', K_NOTICE, -notice_cap, -1)
-    redis.call('HINCRBY', K_META, 'dropped', len - notice_cap)
+    return len - notice_cap
   end
-  return exp
+  return 0
 end
 
--- The reply for a user who is in the line or active, or nil. For an active user, `tok_ttl`
--- > 0 means an entry token is about to be handed out: it ends at min(now + tok_ttl, end of
--- the admission), and the record keeps the latest such end (the slot is held until then).
--- Reply: {'queued', place, size, active, threshold, rate60} |
---        {'active', "jti|at|exp|tokenExp", size, active, threshold, rate60}
-local function describe(user, now, tok_ttl)
-  local th = threshold()
-  local size = redis.call('ZCARD', K_WAIT)
-  local rank = redis.call('ZRANK', K_WAIT, user)
-  if rank then
-    return { 'queued', rank + 1, size, active_count(now), th, rate60(now) }
-  end
-  local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
-  if exp and exp > now then
-    local r = record(user) or { jti = '', at = 0, exp = exp, tok = 0 }
-    if tok_ttl > 0 then
-      local tok = math.min(now + tok_ttl, exp)
-      if tok > r.tok then
-        r.tok = tok
-        redis.call('HSET', K_JTI, user, encode(r))
-      end
+-- Whole seconds from the event's first admission to now, or false before it (wait estimates
+-- trust the measured rate once it covers a whole minute).
+local function since_first(now, m)
+  need(m, 'first')
+  if not m.first then return false end
+  return math.max(0, math.floor(now / 1000) - math.floor(tonumber(m.first) / 1000))
+end
+
+-- The reply for a user at `rank` in the line: {'queued', place, size, active, threshold,
+-- rate60, sinceFirst}. `size` and `active` when the caller already has them.
+local function queued(rank, now, m, size, active)
+  local rate = rate60(now, m)
+  return { 'queued', rank + 1, size or redis.call('ZCARD', K_WAIT), active or active_count(now),
+    tonumber(m.threshold), rate, since_first(now, m) }
+end
+
+-- The reply for a user whose admission ends at `exp` (> now): `tok_ttl` > 0 means an entry
+-- token is about to be handed out: it ends at min(now + tok_ttl, end of the admission), and
+-- the record keeps the latest such end (the slot is held until then).
+-- {'active', "jti|at|exp|tokenExp", size, active, threshold, rate60, sinceFirst}.
+local function admitted(user, exp, now, tok_ttl, m)
+  local r = parse(redis.call('HGET', K_JTI, user)) or { jti = '', at = 0, exp = exp, tok = 0 }
+  if tok_ttl > 0 then
+    local tok = math.min(now + tok_ttl, exp)
+    if tok > r.tok then
+      r.tok = tok
+      redis.call('HSET', K_JTI, user, encode(r))
     end
-    return { 'active', encode(r), size, active_count(now), th, rate60(now) }
   end
+  local rate = rate60(now, m)
+  return { 'active', encode(r), redis.call('ZCARD', K_WAIT), active_count(now), tonumber(m.threshold), rate,
+    since_first(now, m) }
+end
+
+-- The reply for a user who is in the line or active (queued / admitted), or nil.
+local function describe(user, now, tok_ttl, m)
+  local rank = redis.call('ZRANK', K_WAIT, user)
+  if rank then return queued(rank, now, m) end
+  local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
+  if exp and exp > now then return admitted(user, exp, now, tok_ttl, m) end
   return nil
 end
 
 -- Removes up to `limit` expired actives, actives whose heartbeat is older than
 -- `hb_timeout` (their slot is held until their last token expires), waiting users whose
--- heartbeat is older than `wait_timeout`, and released slots whose last token has expired.
-local function cleanup(now, hb_timeout, wait_timeout, limit)
+-- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
+-- and released slots whose last token has expired.
+local function cleanup(now, hb_timeout, wait_timeout, limit, m)
   local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, limit)
-  for _, u in ipairs(expired) do remove_active(u) end
+  remove_actives(expired)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, limit)
-  for _, u in ipairs(evicted) do release_active(u, now) end
-  local stale = redis.call('ZRANGEBYSCORE', K_WSEEN, '-inf', '(' .. (now - wait_timeout), 'LIMIT', 0, limit)
-  for _, u in ipairs(stale) do remove_waiting(u) end
+  release_actives(evicted, now)
+  local stale = remove_stale_waitings(now - wait_timeout, limit)
   redis.call('ZREMRANGEBYSCORE', K_HELD, '-inf', now)
-  -- Rate buckets older than two minutes are no longer needed.
-  local cutoff = math.floor(now / 1000) - 120
-  local fields = redis.call('HKEYS', K_RATE)
-  for _, f in ipairs(fields) do
-    if tonumber(f) < cutoff then redis.call('HDEL', K_RATE, f) end
-  end
-  return #expired, #evicted, #stale
+  sweep_rate(now, m)
+  return #expired, #evicted, stale
 end

@@ -6,7 +6,7 @@
 -- unregistered event.
 -- The line order is fixed at first registration: one score domain per event.
 -- Reply: {threshold, order} | {'removed'}.
-local now = now_ms()
+local now = clock()
 if ARGV[4] == 'admin' then
   redis.call('HDEL', K_META, 'removed')
   redis.call('HSET', K_META, 'threshold', ARGV[2])

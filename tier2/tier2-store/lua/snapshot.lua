@@ -3,13 +3,13 @@
 --  activeMembers (all members of the active set), both, rate60, held (released slots whose
 --  last token still runs), pendingNotices (queued + in flight)}
 -- `both` counts users that are in the waiting and the active set at once (must be 0).
-local now = now_ms()
-local th = threshold()
+local now = clock()
+local m = meta('threshold', 'order', 'r60s', 'r60')
 local both = 0
 local members = redis.call('ZRANGE', K_ACT, 0, -1)
 for _, u in ipairs(members) do
   if redis.call('ZSCORE', K_WAIT, u) then both = both + 1 end
 end
-return { th or false, redis.call('HGET', K_META, 'order') or false, redis.call('ZCARD', K_WAIT),
-  active_count(now), #members, both, rate60(now), redis.call('ZCOUNT', K_HELD, '(' .. now, '+inf'),
+return { tonumber(m.threshold) or false, m.order or false, redis.call('ZCARD', K_WAIT),
+  active_count(now), #members, both, rate60(now, m), redis.call('ZCOUNT', K_HELD, '(' .. now, '+inf'),
   redis.call('LLEN', K_NOTICE) + redis.call('ZCARD', K_INFL) }

@@ -2,15 +2,16 @@
 -- ARGV[2] user, ARGV[4] entry-token TTL ms (0: no token is handed out by this call).
 -- Replies {'unknown'} | {'none'} | describe().
 local user = ARGV[2]
-local now = now_ms()
-if not threshold() then return { 'unknown' } end
-local reply = describe(user, now, tonumber(ARGV[4]))
+local now = clock()
+local m = meta('threshold', 'r60s', 'r60', 'first')
+if not tonumber(m.threshold) then return { 'unknown' } end
+local reply = describe(user, now, tonumber(ARGV[4]), m)
 if not reply then return { 'none' } end
 if ARGV[3] == '1' then
   if reply[1] == 'queued' then
-    redis.call('ZADD', K_WSEEN, now, user)
+    redis.call('ZADD', K_WSEEN, text(now), user)
   else
-    redis.call('ZADD', K_ASEEN, now, user)
+    redis.call('ZADD', K_ASEEN, text(now), user)
   end
 end
 return reply

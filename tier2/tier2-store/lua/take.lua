@@ -3,7 +3,7 @@
 -- ones from the list. A notice leaves Redis only when acknowledged (ack.lua), so a worker
 -- that dies mid-send loses nothing; two workers never hold the same lease.
 -- Reply: the notices (JSON strings).
-local now = now_ms()
+local now = clock()
 local max = tonumber(ARGV[2])
 local lease = now + tonumber(ARGV[3])
 -- Expired leases in a canonical order (their text), so that which ones are taken does not

@@ -3,7 +3,7 @@
 -- admin registration lifts it. UNLINK frees large sets in the background.
 -- Reply: {wasRegistered}.
 local was = 0
-if threshold() then was = 1 end
+if tonumber(redis.call('HGET', K_META, 'threshold')) then was = 1 end
 for i = 1, #KEYS do redis.call('UNLINK', KEYS[i]) end
 redis.call('HSET', K_META, 'removed', 1)
 return { was }

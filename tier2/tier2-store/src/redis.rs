@@ -1,12 +1,14 @@
 //! Redis admission store: the real `vwr_tier2::store::AdmissionStore`. Every state change is
-//! one Lua script (see `lua/`); all keys of an event share the hash tag `{eventId}`, so every
-//! script runs on one Redis Cluster slot (docs/invariants.md#8).
+//! one Lua script (see `lua/`), run as a function of the store's Redis function library
+//! (`FCALL`; the library is loaded when Redis does not have it), or as a script (`EVALSHA`)
+//! where Redis refuses functions (`scripts.rs`); all keys of an event share the hash tag
+//! `{eventId}`, so every script runs on one Redis Cluster slot (docs/invariants.md#8).
 //! Single nodes use a multiplexed, auto-reconnecting `ConnectionManager`; clusters use the
 //! async cluster client. Requests time out quickly so a Redis outage becomes a 503, and the
 //! connection comes back by itself when Redis does.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -21,7 +23,7 @@ use vwr_tier2::model::{
 };
 use vwr_tier2::store::{AdmissionStore, Retire};
 
-use crate::scripts;
+use crate::scripts::{self, Op};
 
 /// The set of registered events (one key outside any event slot; never touched by scripts).
 pub const EVENTS_KEY: &str = "vwr:events";
@@ -82,6 +84,16 @@ impl RedisConfig {
 pub struct RedisStore {
     conn: Conn,
     time_offset_ms: Arc<AtomicI64>,
+    /// Redis refused the function library (no permission, or no functions): run scripts.
+    scripts_only: Arc<AtomicBool>,
+    library: Arc<LibraryLoads>,
+}
+
+/// Loads of the function library by this store (and its clones): one at a time.
+#[derive(Default)]
+struct LibraryLoads {
+    lock: tokio::sync::Mutex<()>,
+    loads: AtomicU64,
 }
 
 /// A Redis URL with any password replaced by `***`, for messages and logs.
@@ -181,9 +193,13 @@ fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
             active: as_u64(&a[i + 1])?,
             threshold: as_u64(&a[i + 2])?,
             admitted_last_60s: as_u64(&a[i + 3])?,
+            since_first_admission_secs: match &a[i + 4] {
+                Value::Nil => None,
+                v => Some(as_u64(v)?),
+            },
         })
     };
-    if a.len() < 6 {
+    if a.len() < 7 {
         return Err(proto(format!("short reply {a:?}")));
     }
     match tag {
@@ -226,7 +242,12 @@ impl RedisStore {
                     StoreError::Unavailable(format!("connect: {}", error_text(&e, &cfg.urls)))
                 })?)
             };
-        Ok(Self { conn, time_offset_ms: Arc::new(AtomicI64::new(0)) })
+        Ok(Self {
+            conn,
+            time_offset_ms: Arc::new(AtomicI64::new(0)),
+            scripts_only: Arc::new(AtomicBool::new(false)),
+            library: Arc::default(),
+        })
     }
 
     /// Moves the scripts' clock (tests only; production keeps 0).
@@ -258,13 +279,97 @@ impl RedisStore {
         res.map_err(|e| redis_error(op, e))
     }
 
-    fn prepare<'a>(&self, script: &'a redis::Script, event: &EventId) -> ScriptInvocation<'a> {
-        let mut inv = script.prepare_invoke();
-        for k in keys(event) {
+    async fn raw(&self, cmd: &redis::Cmd) -> Result<Value, RedisError> {
+        match &self.conn {
+            Conn::Single(c) => cmd.query_async(&mut c.clone()).await,
+            Conn::Cluster(c) => cmd.query_async(&mut c.clone()).await,
+        }
+    }
+
+    /// Runs `op` on the keys of `event` with `args` (after the clock offset): the library's
+    /// function, loading the library first when Redis does not have it (a new version, a
+    /// restarted or flushed Redis, a new cluster node); the script where Redis refuses
+    /// functions.
+    async fn run(
+        &self,
+        op: Op,
+        event: &EventId,
+        args: &[String],
+        name: &'static str,
+    ) -> Result<Value, StoreError> {
+        let keys = keys(event);
+        let offset = self.time_offset_ms().to_string();
+        if !self.scripts_only.load(Ordering::Relaxed) {
+            let mut fcall = redis::cmd("FCALL");
+            fcall.arg(scripts::function(op)).arg(keys.len()).arg(&keys[..]).arg(&offset).arg(args);
+            let loads = self.library.loads.load(Ordering::Acquire);
+            match self.raw(&fcall).await {
+                Ok(v) => return Ok(v),
+                Err(e) if not_found(&e) => match self.load_library(loads).await {
+                    Ok(()) => return self.raw(&fcall).await.map_err(|e| redis_error(name, e)),
+                    Err(e) if refused(&e) => self.fall_back(&e),
+                    Err(e) => return Err(redis_error(name, e)),
+                },
+                Err(e) if refused(&e) => self.fall_back(&e),
+                Err(e) => return Err(redis_error(name, e)),
+            }
+        }
+        let mut inv = scripts::script(op).prepare_invoke();
+        for k in &keys {
             inv.key(k);
         }
-        inv.arg(self.time_offset_ms());
-        inv
+        inv.arg(&offset);
+        for a in args {
+            inv.arg(a);
+        }
+        self.invoke(&inv, name).await
+    }
+
+    /// Loads the library, once for all the calls that found it missing at the same time:
+    /// `seen` is the count of loads when the caller's call failed; if a load finished since,
+    /// the caller just calls again. Without `REPLACE`: a library of this name holds this very
+    /// code (the name is its hash), so "already exists" (another instance was faster; in a
+    /// cluster, the primaries that had it) is success, and costs Redis no compilation.
+    async fn load_library(&self, seen: u64) -> Result<(), RedisError> {
+        let _one = self.library.lock.lock().await;
+        if self.library.loads.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let lib = &*scripts::LIBRARY;
+        // A cluster client sends it to every primary.
+        match self.raw(redis::cmd("FUNCTION").arg("LOAD").arg(&lib.source)).await {
+            Ok(_) => tracing::info!(event = "tier2.redis_functions_loaded", library = %lib.name),
+            Err(e) if e.to_string().contains("already exists") => {}
+            Err(e) => return Err(e),
+        }
+        self.library.loads.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    fn fall_back(&self, e: &RedisError) {
+        if !self.scripts_only.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                event = "tier2.redis_functions_refused",
+                error = %e,
+                "Redis refuses functions: the store runs its Lua as scripts (EVALSHA), at a higher cost per call"
+            );
+        }
+    }
+
+    /// Whether the store runs scripts because Redis refused its function library (tests).
+    pub fn runs_scripts(&self) -> bool {
+        self.scripts_only.load(Ordering::Relaxed)
+    }
+
+    /// Runs the Lua as scripts from now on, as where Redis refuses functions (benchmarks: what
+    /// that costs).
+    pub fn run_as_scripts(&self) {
+        self.scripts_only.store(true, Ordering::Relaxed);
+    }
+
+    /// The name of the function library this build loads (`FUNCTION LIST`, tests).
+    pub fn function_library() -> &'static str {
+        &scripts::LIBRARY.name
     }
 
     /// Deletes every key of an event, tombstone included (tests and benchmarks).
@@ -289,10 +394,26 @@ impl RedisStore {
     }
 }
 
-/// The `reindex` flag of a check reply (7th element): the event had been retired from the
+/// `FCALL` of a function Redis does not have (a new version, a restarted or flushed Redis, a
+/// new cluster node).
+fn not_found(e: &RedisError) -> bool {
+    e.to_string().contains("Function not found")
+}
+
+/// Redis refuses functions for good: no permission for `FCALL` or `FUNCTION LOAD`, or a
+/// server without them. Not any `NOPERM`: one for the keys is no reason to give up functions
+/// (the scripts would be refused as well).
+fn refused(e: &RedisError) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    (e.code() == Some("NOPERM") && (text.contains("fcall") || text.contains("function")))
+        || text.contains("unknown command")
+        || text.contains("unknown subcommand")
+}
+
+/// The `reindex` flag of a check reply (8th element): the event had been retired from the
 /// worker's index and must be put back.
 fn reindex_flag(v: &[Value]) -> bool {
-    v.get(6).map(as_u64).transpose().ok().flatten() == Some(1)
+    v.get(7).map(as_u64).transpose().ok().flatten() == Some(1)
 }
 
 #[async_trait]
@@ -304,13 +425,12 @@ impl AdmissionStore for RedisStore {
         order: LineOrder,
         mode: RegisterMode,
     ) -> Result<Option<EventMeta>, StoreError> {
-        let mut inv = self.prepare(&scripts::REGISTER, event);
         let mode_arg = match mode {
             RegisterMode::Admin => "admin",
             RegisterMode::Implicit => "implicit",
         };
-        inv.arg(threshold).arg(order.as_str()).arg(mode_arg);
-        let v = as_array(self.invoke(&inv, "register").await?)?;
+        let args = [threshold.to_string(), order.as_str().into(), mode_arg.into()];
+        let v = as_array(self.run(Op::Register, event, &args, "register").await?)?;
         if matches!(v.first(), Some(Value::BulkString(b)) if b.as_slice() == b"removed") {
             return Ok(None);
         }
@@ -355,15 +475,16 @@ impl AdmissionStore for RedisStore {
             LineScore::Tier1Position(p) => p,
             LineScore::Arrival => 0,
         };
-        let mut inv = self.prepare(&scripts::CHECK, event);
-        inv.arg(user)
-            .arg(score.order().as_str())
-            .arg(pos)
-            .arg(s.active_ttl_ms)
-            .arg(jti)
-            .arg(s.notice_cap)
-            .arg(s.entry_token_ttl_ms);
-        let v = as_array(self.invoke(&inv, "check").await?)?;
+        let args = [
+            user.to_owned(),
+            score.order().as_str().into(),
+            pos.to_string(),
+            s.active_ttl_ms.to_string(),
+            jti.to_owned(),
+            s.notice_cap.to_string(),
+            s.entry_token_ttl_ms.to_string(),
+        ];
+        let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
         match tag.as_str() {
             "unknown" => Err(StoreError::UnknownEvent),
@@ -389,9 +510,8 @@ impl AdmissionStore for RedisStore {
         touch: bool,
         token_ttl_ms: u64,
     ) -> Result<Option<Place>, StoreError> {
-        let mut inv = self.prepare(&scripts::STATUS, event);
-        inv.arg(user).arg(if touch { "1" } else { "0" }).arg(token_ttl_ms);
-        let v = as_array(self.invoke(&inv, "status").await?)?;
+        let args = [user.to_owned(), if touch { "1" } else { "0" }.into(), token_ttl_ms.to_string()];
+        let v = as_array(self.run(Op::Status, event, &args, "status").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
         match tag.as_str() {
             "unknown" => Err(StoreError::UnknownEvent),
@@ -401,9 +521,7 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError> {
-        let mut inv = self.prepare(&scripts::LEAVE, event);
-        inv.arg(user);
-        let v = as_array(self.invoke(&inv, "leave").await?)?;
+        let v = as_array(self.run(Op::Leave, event, &[user.to_owned()], "leave").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
             Some("left") if v.len() == 3 => {
@@ -419,15 +537,16 @@ impl AdmissionStore for RedisStore {
         jti_prefix: &str,
         s: &Tier2Settings,
     ) -> Result<AdmitReport, StoreError> {
-        let mut inv = self.prepare(&scripts::ADMIT, event);
-        inv.arg(s.batch_max)
-            .arg(s.active_ttl_ms)
-            .arg(s.active_heartbeat_timeout_ms)
-            .arg(s.waiting_timeout_ms)
-            .arg(jti_prefix)
-            .arg(s.notice_cap)
-            .arg(s.cleanup_limit);
-        let v = as_array(self.invoke(&inv, "admit").await?)?;
+        let args = [
+            s.batch_max.to_string(),
+            s.active_ttl_ms.to_string(),
+            s.active_heartbeat_timeout_ms.to_string(),
+            s.waiting_timeout_ms.to_string(),
+            jti_prefix.to_owned(),
+            s.notice_cap.to_string(),
+            s.cleanup_limit.to_string(),
+        ];
+        let v = as_array(self.run(Op::Admit, event, &args, "admit").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
             Some("done") if v.len() >= 9 && v.len() % 2 == 1 => {
@@ -452,9 +571,12 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn cleanup(&self, event: &EventId, s: &Tier2Settings) -> Result<Cleaned, StoreError> {
-        let mut inv = self.prepare(&scripts::CLEANUP, event);
-        inv.arg(s.active_heartbeat_timeout_ms).arg(s.waiting_timeout_ms).arg(s.cleanup_limit);
-        let v = as_array(self.invoke(&inv, "cleanup").await?)?;
+        let args = [
+            s.active_heartbeat_timeout_ms.to_string(),
+            s.waiting_timeout_ms.to_string(),
+            s.cleanup_limit.to_string(),
+        ];
+        let v = as_array(self.run(Op::Cleanup, event, &args, "cleanup").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
             Some("cleaned") if v.len() == 4 => {
@@ -470,9 +592,8 @@ impl AdmissionStore for RedisStore {
         max: usize,
         lease_ms: u64,
     ) -> Result<Vec<PendingNotice>, StoreError> {
-        let mut inv = self.prepare(&scripts::TAKE, event);
-        inv.arg(max.max(1)).arg(lease_ms);
-        let raw = as_array(self.invoke(&inv, "take_notices").await?)?;
+        let args = [max.max(1).to_string(), lease_ms.to_string()];
+        let raw = as_array(self.run(Op::Take, event, &args, "take_notices").await?)?;
         let mut out = Vec::with_capacity(raw.len());
         let mut bad = Vec::new();
         for r in &raw {
@@ -501,15 +622,11 @@ impl AdmissionStore for RedisStore {
         if done.is_empty() && retry.is_empty() {
             return Ok(());
         }
-        let mut inv = self.prepare(&scripts::ACK, event);
-        inv.arg(done.len());
-        for n in done {
-            inv.arg(n.raw.as_str());
-        }
-        for n in retry {
-            inv.arg(n.encode());
-        }
-        let _: Value = self.invoke(&inv, "ack_notices").await?;
+        let mut args = Vec::with_capacity(1 + done.len() + retry.len());
+        args.push(done.len().to_string());
+        args.extend(done.iter().map(|n| n.raw.clone()));
+        args.extend(retry.iter().map(PendingNotice::encode));
+        self.run(Op::Ack, event, &args, "ack_notices").await?;
         Ok(())
     }
 
@@ -517,8 +634,7 @@ impl AdmissionStore for RedisStore {
         // Out of the index first, so no worker picks the event up again; then one script
         // removes everything and leaves the tombstone.
         self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "unregister").await?;
-        let inv = self.prepare(&scripts::UNREGISTER, event);
-        let v = as_array(self.invoke(&inv, "unregister").await?)?;
+        let v = as_array(self.run(Op::Unregister, event, &[], "unregister").await?)?;
         Ok(v.first().map(as_u64).transpose()? == Some(1))
     }
 
@@ -527,9 +643,8 @@ impl AdmissionStore for RedisStore {
         // before the script (the event is busy and goes back in) or after it (the check sees
         // `retired` and puts it back itself). Never an event with people in it off the index.
         self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "retire").await?;
-        let mut inv = self.prepare(&scripts::RETIRE, event);
-        inv.arg(idle_ms);
-        let tag = match self.invoke::<Value>(&inv, "retire").await.and_then(as_array) {
+        let tag = match self.run(Op::Retire, event, &[idle_ms.to_string()], "retire").await.and_then(as_array)
+        {
             Ok(v) => v.first().map(as_string).transpose()?.unwrap_or_default(),
             Err(e) => {
                 let _ = self
@@ -551,8 +666,7 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {
-        let inv = self.prepare(&scripts::SNAPSHOT, event);
-        let v = as_array(self.invoke(&inv, "snapshot").await?)?;
+        let v = as_array(self.run(Op::Snapshot, event, &[], "snapshot").await?)?;
         if v.len() != 9 {
             return Err(proto("bad snapshot reply"));
         }

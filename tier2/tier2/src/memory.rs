@@ -82,8 +82,11 @@ struct Event {
     last: u64,
     retired: bool,
     tail: u64,
+    /// The first admission (ms), set once (meta `first`).
+    first_admission: Option<u64>,
     waiting: ZSet,
     active: ZSet,
+    /// Last waiting heartbeat; an admitted user's stays until the cleanup finds it stale.
     wseen: ZSet,
     aseen: ZSet,
     held: ZSet,
@@ -141,11 +144,6 @@ impl Event {
         }
     }
 
-    fn remove_waiting(&mut self, u: &str) {
-        self.waiting.rem(u);
-        self.wseen.rem(u);
-    }
-
     fn active_count(&self, now: u64) -> u64 {
         self.active.count_above(now) + self.held.count_above(now)
     }
@@ -161,6 +159,7 @@ impl Event {
             active: self.active_count(now),
             threshold: self.threshold().unwrap_or(0),
             admitted_last_60s: self.rate60(now),
+            since_first_admission_secs: self.first_admission.map(|f| (now / 1000).saturating_sub(f / 1000)),
         }
     }
 
@@ -204,6 +203,7 @@ impl Event {
             },
         );
         *self.rate.entry(now / 1000).or_default() += 1;
+        self.first_admission.get_or_insert(now);
         if self.meta.is_some_and(|m| m.1 == LineOrder::Tier1) {
             self.admitted_once.insert(u.to_owned());
         }
@@ -231,9 +231,15 @@ impl Event {
         for u in &evicted {
             self.release_active(u, now);
         }
-        let stale = self.wseen.below(now.saturating_sub(s.waiting_timeout_ms), true, limit);
-        for u in &stale {
-            self.remove_waiting(u);
+        // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
+        // admitted since (an admission leaves them) go uncounted.
+        let old = self.wseen.below(now.saturating_sub(s.waiting_timeout_ms), true, limit);
+        let mut stale = Vec::new();
+        for u in old {
+            self.wseen.rem(&u);
+            if self.waiting.rem(&u) {
+                stale.push(u);
+            }
         }
         for u in self.held.below(now, false, usize::MAX) {
             self.held.rem(&u);
@@ -427,7 +433,6 @@ impl AdmissionStore for MemoryStore {
             ev.waiting.order.pop_min(usize::try_from(n).unwrap_or(0)).into_iter().enumerate()
         {
             ev.waiting.scores.remove(&user);
-            ev.wseen.rem(&user);
             let jti = format!("{jti_prefix}.{}", i + 1);
             ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap);
             admitted.push(Admitted { user, jti });

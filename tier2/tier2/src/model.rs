@@ -80,6 +80,9 @@ pub struct Figures {
     pub threshold: u64,
     /// Admissions during the last 60 s.
     pub admitted_last_60s: u64,
+    /// Whole seconds (the store's clock) from the event's first admission to now; `None`
+    /// before it. Wait estimates trust the measured rate only once it covers a whole minute.
+    pub since_first_admission_secs: Option<u64>,
 }
 
 /// A current admission.

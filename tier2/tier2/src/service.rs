@@ -19,7 +19,8 @@ use vwr_core::{ApiError, EventId};
 use crate::entry_token::{EntryClaims, EntryTokens, IDENTITY_AUDIENCE, IdentityClaims};
 use crate::identity::{Caller, IDENTITY_COOKIE_PREFIX, Source};
 use crate::model::{
-    EventMeta, LineOrder, LineScore, MAX_THRESHOLD, Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
+    EventMeta, Figures, LineOrder, LineScore, MAX_THRESHOLD, Place, RegisterMode, Snapshot, StoreError,
+    Tier2Settings,
 };
 use crate::registry::{MemoryRegistry, Registry};
 use crate::store::AdmissionStore;
@@ -258,7 +259,7 @@ impl Tier2Service {
     fn answer(&self, event: &EventId, user: &str, place: &Place) -> Result<QueueAnswer, Tier2Error> {
         match place {
             Place::Queued { position, figures } => {
-                let rate = (figures.admitted_last_60s > 0).then(|| figures.admitted_last_60s as f64 / 60.0);
+                let rate = estimate_rate(figures, self.settings.active_ttl_ms);
                 Ok(QueueAnswer {
                     status: "queued",
                     position: *position,
@@ -453,6 +454,24 @@ fn not_in_queue() -> Tier2Error {
     Tier2Error::NotInQueue
 }
 
+/// How long admissions must have run before their measured rate is trusted: the rate window.
+pub const MEASURED_RATE_AFTER_SECS: u64 = 60;
+
+/// The admission rate a queued user's wait is estimated from
+/// (docs/api.md#poll-hints-and-estimates), as tier 1 does with its own data: admissions per
+/// second over the last 60 s once the event's first admission is a minute old and the rate is
+/// above 0; before that (a young event, or a minute without admissions), the configured rate
+/// `threshold ÷ admission TTL` (in steady state each slot frees up once per admission TTL);
+/// `None` without either.
+pub fn estimate_rate(figures: &Figures, admission_ttl_ms: u64) -> Option<f64> {
+    let measured_for = figures.since_first_admission_secs.unwrap_or(0);
+    if measured_for >= MEASURED_RATE_AFTER_SECS && figures.admitted_last_60s > 0 {
+        return Some(figures.admitted_last_60s as f64 / 60.0);
+    }
+    (figures.threshold > 0 && admission_ttl_ms > 0)
+        .then(|| figures.threshold as f64 * 1000.0 / admission_ttl_ms as f64)
+}
+
 #[async_trait]
 impl vwr_core::tiers::StatusExtra for Tier2Service {
     fn key(&self) -> &'static str {
@@ -465,5 +484,45 @@ impl vwr_core::tiers::StatusExtra for Tier2Service {
             return Ok(None);
         }
         serde_json::to_value(st).map(Some).map_err(|e| ApiError::internal(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use vwr_core::hints::estimated_wait_seconds;
+
+    use super::*;
+
+    fn figures(threshold: u64, admitted_last_60s: u64, since: Option<u64>) -> Figures {
+        Figures {
+            queue_size: 1000,
+            active: threshold,
+            threshold,
+            admitted_last_60s,
+            since_first_admission_secs: since,
+        }
+    }
+
+    /// Until the first admission is a minute old the configured rate (threshold ÷ admission
+    /// TTL); then the measured one while it is above 0 (issue 12 #4, as tier 1).
+    #[test]
+    fn the_configured_rate_until_a_minute_of_admissions() {
+        let ttl = 600_000; // 10 min: 100 slots free up 1/6 per second
+        let configured = Some(100.0 / 600.0);
+        assert_eq!(estimate_rate(&figures(100, 0, None), ttl), configured, "nobody admitted yet");
+        assert_eq!(estimate_rate(&figures(100, 300, Some(0)), ttl), configured, "a burst at the start");
+        assert_eq!(estimate_rate(&figures(100, 300, Some(59)), ttl), configured);
+        assert_eq!(estimate_rate(&figures(100, 300, Some(60)), ttl), Some(5.0), "a whole minute");
+        assert_eq!(estimate_rate(&figures(100, 30, Some(3600)), ttl), Some(0.5));
+        assert_eq!(
+            estimate_rate(&figures(100, 0, Some(3600)), ttl),
+            configured,
+            "a minute without admissions"
+        );
+        assert_eq!(estimate_rate(&figures(0, 0, None), ttl), None);
+        assert_eq!(estimate_rate(&figures(100, 0, None), 0), None);
+        // Place 100 of a young event: 600 s, not the placeholder max(100 / 50, 5) = 5 s.
+        assert_eq!(estimated_wait_seconds(100, estimate_rate(&figures(100, 300, Some(10)), ttl)), 600);
+        assert_eq!(estimated_wait_seconds(100, estimate_rate(&figures(100, 300, Some(61)), ttl)), 20);
     }
 }

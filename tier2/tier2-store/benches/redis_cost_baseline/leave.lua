@@ -1,0 +1,14 @@
+-- leave: frees exactly what the user held: a place in line at once; an active slot once the
+-- last entry token handed out to the user has expired (release_active).
+-- ARGV[2] user. Replies {'unknown'} | {'left', wasWaiting, wasActive}.
+local user = ARGV[2]
+if not threshold() then return { 'unknown' } end
+local now = now_ms()
+local waiting = redis.call('ZREM', K_WAIT, user)
+redis.call('ZREM', K_WSEEN, user)
+local active = 0
+if redis.call('ZSCORE', K_ACT, user) then
+  release_active(user, now)
+  active = 1
+end
+return { 'left', waiting, active }

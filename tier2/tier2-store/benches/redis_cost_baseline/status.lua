@@ -1,0 +1,16 @@
+-- status / heartbeat: where the user is; touches the user's heartbeat when ARGV[3] == '1'.
+-- ARGV[2] user, ARGV[4] entry-token TTL ms (0: no token is handed out by this call).
+-- Replies {'unknown'} | {'none'} | describe().
+local user = ARGV[2]
+local now = now_ms()
+if not threshold() then return { 'unknown' } end
+local reply = describe(user, now, tonumber(ARGV[4]))
+if not reply then return { 'none' } end
+if ARGV[3] == '1' then
+  if reply[1] == 'queued' then
+    redis.call('ZADD', K_WSEEN, now, user)
+  else
+    redis.call('ZADD', K_ASEEN, now, user)
+  end
+end
+return reply
