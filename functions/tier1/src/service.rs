@@ -636,7 +636,7 @@ impl Tier1Service {
             return Err(required());
         };
         if let Err(e) = self.pow.verify(&rec.event, now, challenge, nonce, difficulty) {
-            tracing::debug!(event = "tier1.pow_refused", event_id = %rec.event, reason = %e);
+            tracing::info!(event = "tier1.proof_refused", kind = "pow", event_id = %rec.event, reason = %e);
             return Err(required());
         }
         // A solution is good for at most two minutes; on this instance, once.
@@ -646,6 +646,7 @@ impl Tier1Service {
         }
         let key = format!("{challenge}:{nonce}");
         if seen.get(&key).is_some_and(|until| *until > now) {
+            tracing::info!(event = "tier1.proof_refused", kind = "pow_replay", event_id = %rec.event);
             return Err(required());
         }
         seen.insert(key, now + 2 * vwr_core::pow::BUCKET_SECS);
@@ -657,7 +658,7 @@ impl Tier1Service {
         let verifier = self.enqueue.as_ref().ok_or(Tier1Error::Internal("no enqueue keys configured"))?;
         let token = proof.enqueue_token.as_deref().ok_or(Tier1Error::EnqueueTokenRequired)?;
         verifier.verify(token, event, now).map_err(|e| {
-            tracing::debug!(event = "tier1.enqueue_token_refused", event_id = %event, reason = e.code());
+            tracing::info!(event = "tier1.proof_refused", kind = "enqueue_token", event_id = %event, reason = e.code());
             Tier1Error::EnqueueTokenRequired
         })
     }
@@ -766,6 +767,10 @@ impl Tier1Service {
         let now = self.now();
         let ticket = self.tickets.verify(request_id, event, now).map_err(Tier1Error::Ticket)?;
         if !secret.is_some_and(|s| self.tickets.secret_matches(request_id, s)) {
+            // A ticket without its secret: a stolen or pasted requestId, or a page from before
+            // the secrets (docs/abuse.md).
+            let kind = if secret.is_some() { "request_secret_wrong" } else { "request_secret_missing" };
+            tracing::info!(event = "tier1.proof_refused", kind, event_id = %event);
             return Err(Tier1Error::ProofRequired);
         }
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;

@@ -248,6 +248,22 @@ resource "aws_cloudwatch_metric_alarm" "advancer_not_running" {
   ok_actions          = var.alarm_actions
 }
 
+# Refused proofs (docs/abuse.md): a ticket checked without its secret (stolen or pasted), a bad
+# or replayed proof of work, a bad enqueue token. No alarm: what is normal depends on the sale;
+# the dashboard shows them by kind.
+resource "aws_cloudwatch_log_metric_filter" "proofs_refused" {
+  name           = "${var.name}-proofs-refused"
+  log_group_name = var.tier1.log_group_names["api"]
+  pattern        = "{ $.event = \"tier1.proof_refused\" }"
+
+  metric_transformation {
+    name       = "ProofsRefused"
+    namespace  = local.namespace
+    value      = "1"
+    dimensions = { Kind = "$.kind" }
+  }
+}
+
 resource "aws_cloudwatch_log_metric_filter" "worker_runs" {
   count          = local.tier2 ? 1 : 0
   name           = "${var.name}-worker-runs"
@@ -456,6 +472,17 @@ locals {
       metrics = [[{ expression = "SEARCH('{${local.namespace},EventId} MetricName=\"${m}\"', '${contains(["Served", "AdvancerStuck", "AdvancerHeld", "Admitted", "Evicted", "StaleRemoved", "OverThresholdAttempts"], m) ? "Sum" : "Maximum"}', 60)", id = "e1", label = "" }]]
     }
   }]
+  abuse_widget = [{
+    type   = "metric"
+    width  = 8
+    height = 6
+    properties = {
+      title   = "Refused proofs by kind (stolen tickets, proofs of work, enqueue tokens)"
+      region  = local.region
+      period  = 60
+      metrics = [[{ expression = "SEARCH('{${local.namespace},Kind} MetricName=\"ProofsRefused\"', 'Sum', 60)", id = "p1", label = "" }]]
+    }
+  }]
   tier2_widgets = local.tier2 ? [
     {
       type   = "metric"
@@ -498,6 +525,6 @@ locals {
 resource "aws_cloudwatch_dashboard" "this" {
   dashboard_name = "${var.name}-waiting-room"
   dashboard_body = jsonencode({
-    widgets = concat(local.api_widgets, local.latency_widgets, local.emf_widgets, local.run_widget, local.function_widgets, local.tier2_widgets)
+    widgets = concat(local.api_widgets, local.latency_widgets, local.emf_widgets, local.run_widget, local.abuse_widget, local.function_widgets, local.tier2_widgets)
   })
 }
