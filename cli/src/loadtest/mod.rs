@@ -6,9 +6,19 @@
 //! `prequeue` schedules a sale (docs/lifecycle.md), has a share of the visitors join its
 //! pre-queue, and reports the open: the request rate right after `openAt`, the draw
 //! (positions 1..=P, the seed against its commitment, rank correlation with arrival order).
+//!
+//! Visitors wait in line as the waiting page does (the CDN-cached status document, `check` at
+//! their turn) or, with `--legacy-polling`, poll `check` at the server's hints; the report's
+//! `costs` (Lambda calls per visitor per tier, status fetches and origin fetches) and
+//! `estimate` (the wait estimate at the join against the real wait) compare the two, and
+//! `--html` draws the run as one self-contained page.
 
+pub mod cost;
 pub mod faults;
+pub mod html;
 pub mod open;
+pub mod outflow;
+pub mod series;
 pub mod stats;
 pub mod visitor;
 
@@ -24,8 +34,10 @@ use serde_json::{Value, json};
 
 use self::faults::{Fault, FaultKind};
 use self::open::OpenWatch;
-use self::stats::{Counters, Latencies, Percentiles, Timeline, kendall_tau, largest_inversion, quantile};
-use self::visitor::{Ctx, Outcome, visit};
+use self::stats::{
+    Counters, Latencies, Percentiles, Timeline, histogram, kendall_tau, largest_inversion, quantile,
+};
+use self::visitor::{CHECK, Ctx, Outcome, RECHECK, visit};
 use crate::client::{Auth, HttpClient};
 use crate::devstate;
 
@@ -49,6 +61,16 @@ pub enum Scenario {
     /// `--prequeue-seconds`; `--before-open-share` of the visitors join the pre-queue, the rest
     /// arrive after the open over `--arrival`.
     Prequeue,
+}
+
+/// How tier 1 lets the line out (docs/outflow.md#modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// `--batch-size` positions every `--interval-seconds`.
+    Fixed,
+    /// Enough positions per step that redeemed admissions follow `--target-per-minute`,
+    /// whatever the share of no-shows.
+    TargetArrivals,
 }
 
 /// A scripted operator action `SECONDS:advance=N` or `SECONDS:threshold=N`.
@@ -157,6 +179,41 @@ pub struct LoadOptions {
     /// `prequeue`: share of the visitors who arrive during the pre-queue (0–1).
     #[arg(long, default_value_t = 0.7)]
     pub before_open_share: f64,
+    /// Visitors poll `check` at the server's hints (the waiting page before the status
+    /// document) instead of reading the status document and calling `check` at their turn.
+    #[arg(long)]
+    pub legacy_polling: bool,
+    /// Also write the report as one self-contained HTML page with charts here.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+    /// Tier 1's outflow mode: `fixed` (`--batch-size` every `--interval-seconds`) or
+    /// `target-arrivals` (redeemed admissions per minute follow `--target-per-minute`).
+    #[arg(long, value_enum, default_value = "fixed")]
+    pub mode: Mode,
+    /// `target-arrivals`: redeemed admissions per minute to aim at.
+    #[arg(long)]
+    pub target_per_minute: Option<u64>,
+    /// `target-arrivals`: the most positions one step serves (the server's default when absent).
+    #[arg(long)]
+    pub max_batch_size: Option<u64>,
+    /// Share of visitors who never come back for their turn (0–1): they close the tab right
+    /// after joining, so they never `check` after their position is served.
+    #[arg(long, default_value_t = 0.0)]
+    pub no_show_rate: f64,
+}
+
+/// The tier-1 configuration of the event (the body of `activate`, and the fields `schedule`
+/// takes besides its times).
+pub(crate) fn tier1_config(opts: &LoadOptions) -> Value {
+    let mut c = json!({"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards});
+    if opts.mode == Mode::TargetArrivals {
+        c["mode"] = json!("targetArrivals");
+        c["targetArrivalsPerMinute"] = json!(opts.target_per_minute);
+        if let Some(m) = opts.max_batch_size {
+            c["maxBatchSize"] = json!(m);
+        }
+    }
+    c
 }
 
 /// The safety counters (all must be zero).
@@ -239,6 +296,12 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     if !(0.0..=1.0).contains(&opts.abandon_rate) {
         return Err("--abandon-rate must be between 0 and 1".into());
     }
+    if !(0.0..=1.0).contains(&opts.no_show_rate) {
+        return Err("--no-show-rate must be between 0 and 1".into());
+    }
+    if opts.mode == Mode::TargetArrivals && opts.target_per_minute.is_none_or(|t| t == 0) {
+        return Err("--mode target-arrivals needs --target-per-minute N (N ≥ 1)".into());
+    }
     if opts.scenario == Scenario::Prequeue {
         open::validate(&opts)?;
     }
@@ -275,7 +338,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
                 &auth,
                 Method::POST,
                 &format!("/api/admin/vwr/activate/{event}"),
-                Some(json!({"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
+                Some(tier1_config(&opts)),
             )
             .await?;
             admin_call(
@@ -309,6 +372,8 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         abandon_rate: opts.abandon_rate,
         threshold: AtomicU64::new(opts.threshold),
         in_flight: tokio::sync::Semaphore::new(opts.connections.max(1)),
+        legacy_polling: opts.legacy_polling,
+        no_show_rate: opts.no_show_rate,
     });
 
     // Faults and scripted actions on their timers.
@@ -390,14 +455,16 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     // Sampler: the tier-2 view of active users against the threshold, 4 times a second.
     let over = Arc::new(AtomicU64::new(0));
     let max_active = Arc::new(AtomicU64::new(0));
+    let last_active = Arc::new(AtomicU64::new(0));
     let sampler = {
-        let (client, base, auth, event, over, max_active) = (
+        let (client, base, auth, event, over, max_active, last_active) = (
             client.clone(),
             base.clone(),
             auth.clone(),
             event.clone(),
             Arc::clone(&over),
             Arc::clone(&max_active),
+            Arc::clone(&last_active),
         );
         tokio::spawn(async move {
             loop {
@@ -413,6 +480,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
                     && let (Some(active), Some(th)) = (v["active"].as_u64(), v["threshold"].as_u64())
                 {
                     max_active.fetch_max(active, Ordering::Relaxed);
+                    last_active.store(active, Ordering::Relaxed);
                     if active > th {
                         over.fetch_add(1, Ordering::Relaxed);
                     }
@@ -421,6 +489,11 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
             }
         })
     };
+
+    // The run over time, once a second, for the charts.
+    let samples = series::Samples::default();
+    let series_task =
+        series::spawn(Arc::clone(&ctx), auth.clone(), Arc::clone(&last_active), Arc::clone(&samples));
 
     // The open, watched from the public status document.
     let watcher = plan
@@ -449,11 +522,13 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 tick += 1;
                 let c = &ctx.counters;
-                let finished =
-                    Counters::get(&c.done) + Counters::get(&c.abandoned) + Counters::get(&c.failed);
+                let finished = Counters::get(&c.done)
+                    + Counters::get(&c.abandoned)
+                    + Counters::get(&c.no_shows)
+                    + Counters::get(&c.failed);
                 let filled = (finished * 30 / n.max(1)) as usize;
                 let line = format!(
-                    "[{}{}] {:>3}% {:>5}s joined {} admitted {} active {} done {} abandoned {} 503s {} 5xx {}",
+                    "[{}{}] {:>3}% {:>5}s joined {} admitted {} active {} done {} abandoned {} no-shows {} 503s {} 5xx {}",
                     "#".repeat(filled),
                     ".".repeat(30 - filled.min(30)),
                     finished * 100 / n.max(1),
@@ -463,6 +538,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
                     Counters::get(&c.active_tier2),
                     Counters::get(&c.done),
                     Counters::get(&c.abandoned),
+                    Counters::get(&c.no_shows),
                     Counters::get(&c.degraded),
                     Counters::get(&c.server_errors),
                 );
@@ -492,6 +568,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     let elapsed = start.elapsed().as_secs_f64();
     progress.abort();
     sampler.abort();
+    series_task.abort();
     let watched: Option<OpenWatch> = match watcher {
         Some(w) if w.is_finished() => w.await.ok(),
         Some(w) => {
@@ -517,6 +594,13 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         max_active.load(Ordering::Relaxed),
         &fault_log,
     );
+    report["estimate"] = cost::estimate(&outcomes, plan.as_ref().map_or(0.0, |p| p.open_offset));
+    {
+        let points = samples.lock().unwrap_or_else(|p| p.into_inner());
+        let target = opts.target_per_minute.filter(|_| opts.mode == Mode::TargetArrivals);
+        report["outflow"] = outflow::report(&points, &outcomes, target);
+        report["series"] = series::to_json(&points);
+    }
     if let Some(p) = &plan {
         let o = open::report(p, &watched.unwrap_or_default(), &ctx, &outcomes, elapsed);
         report["safety"]["prequeueViolations"] = o["violations"].clone();
@@ -546,6 +630,12 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         std::fs::write(path, serde_json::to_string_pretty(&report).unwrap_or_default())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    if let Some(path) = &opts.html {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::write(path, html::render(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     Ok((report, safety.clean()))
 }
 
@@ -568,15 +658,17 @@ fn build_report(
     let join_window =
         joins.iter().copied().fold(f64::MIN, f64::max) - joins.iter().copied().fold(f64::MAX, f64::min);
     // A pre-queue visitor has joined before it learns its position.
-    let lost =
-        outcomes.iter().filter(|o| (o.position.is_some() || o.prequeue) && !o.done && !o.abandoned).count()
-            as u64;
+    let lost = outcomes
+        .iter()
+        .filter(|o| (o.position.is_some() || o.prequeue) && !o.done && !o.abandoned && !o.no_show)
+        .count() as u64;
     let mut t1: Vec<f64> =
         joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();
     let mut t2: Vec<f64> =
         joined.iter().filter_map(|o| o.tier2_admitted_s.map(|a| a - o.arrived_s)).collect();
     t1.sort_by(f64::total_cmp);
     t2.sort_by(f64::total_cmp);
+    let (bin, counts) = histogram(&t1, 24);
     let fairness = |pick: fn(&Outcome) -> Option<f64>| {
         let pairs: Vec<(f64, f64)> =
             joined.iter().filter_map(|o| pick(o).map(|a| (o.position.unwrap_or(0) as f64, a))).collect();
@@ -591,7 +683,7 @@ fn build_report(
             "largestInversionSeconds": (secs * 1000.0).round() / 1000.0,
         })
     };
-    let checks = ctx.latencies.count("tier1.check");
+    let checks = ctx.latencies.count(CHECK) + ctx.latencies.count(RECHECK);
     let safety = Safety {
         lost,
         double_admitted: Counters::get(&c.double_admitted),
@@ -612,12 +704,16 @@ fn build_report(
         "scenario": format!("{:?}", opts.scenario).to_lowercase(),
         "arrival": format!("{:?}", opts.arrival).to_lowercase(),
         "config": {"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards,
-                   "threshold": opts.threshold, "dwellSeconds": opts.dwell_seconds, "abandonRate": opts.abandon_rate},
+                   "threshold": opts.threshold, "dwellSeconds": opts.dwell_seconds, "abandonRate": opts.abandon_rate,
+                   "mode": match opts.mode { Mode::Fixed => "fixed", Mode::TargetArrivals => "targetArrivals" },
+                   "targetPerMinute": opts.target_per_minute, "maxBatchSize": opts.max_batch_size,
+                   "noShowRate": opts.no_show_rate, "arrivalSeconds": opts.arrival_seconds},
         "durationSeconds": (elapsed * 100.0).round() / 100.0,
         "flow": {
             "joined": Counters::get(&c.joined), "admittedTier1": Counters::get(&c.admitted_tier1),
             "passedEdge": Counters::get(&c.passed_edge), "activeTier2": Counters::get(&c.active_tier2),
             "done": Counters::get(&c.done), "abandoned": Counters::get(&c.abandoned),
+            "noShows": Counters::get(&c.no_shows),
         },
         "throughput": {
             "joinsPerSecond": if join_window > 0.0 { (joined.len() as f64 / join_window).round() } else { joined.len() as f64 },
@@ -626,13 +722,15 @@ fn build_report(
         },
         "latency": latency,
         "timeToAdmission": {"tier1P50Seconds": pct(&t1, 0.5), "tier1P99Seconds": pct(&t1, 0.99),
-                            "entryP50Seconds": pct(&t2, 0.5), "entryP99Seconds": pct(&t2, 0.99)},
+                            "entryP50Seconds": pct(&t2, 0.5), "entryP99Seconds": pct(&t2, 0.99),
+                            "tier1Histogram": {"binSeconds": bin, "counts": counts}},
         "fairness": {"tier1": fairness(|o| o.tier1_admitted_s), "tier2": fairness(|o| o.tier2_admitted_s)},
         "maxActiveSeen": max_active,
         "degraded": {"responses503": Counters::get(&c.degraded), "networkErrors": Counters::get(&c.network_errors),
                      "unexpected4xx": Counters::get(&c.unexpected_4xx), "edgeRefused": Counters::get(&c.edge_refused),
                      "seatsRefused": Counters::get(&c.seats_refused), "rejoinedTier2": Counters::get(&c.rejoined_tier2)},
         "faults": fault_log.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        "costs": cost::costs(ctx, opts.visitors, elapsed),
         "safety": safety,
     })
 }
@@ -654,17 +752,20 @@ fn print_report(r: &Value) {
         f(&r["event"]),
         f(&r["durationSeconds"])
     );
-    println!("\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned | no-shows |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let fl = &r["flow"];
     println!(
-        "| visitors | {} | {} | {} | {} | {} | {} |",
+        "| visitors | {} | {} | {} | {} | {} | {} | {} |",
         f(&fl["joined"]),
         f(&fl["admittedTier1"]),
         f(&fl["passedEdge"]),
         f(&fl["activeTier2"]),
         f(&fl["done"]),
-        f(&fl["abandoned"])
+        f(&fl["abandoned"]),
+        f(&fl["noShows"])
     );
     let t = &r["throughput"];
     println!(
@@ -702,6 +803,54 @@ fn print_report(r: &Value) {
             f(&x["kendallTau"]),
             f(&x["largestInversionPositions"]),
             f(&x["largestInversionSeconds"])
+        );
+    }
+    let c = &r["costs"];
+    println!(
+        "\ncosts ({} polling): {} tier-1 Lambda calls per visitor ({} checks), {} tier-2; {} status fetches per visitor ({} of them from the CDN), {} origin status fetches/s; not counted: {} re-checks of admitted tickets",
+        f(&c["polling"]),
+        f(&c["tier1LambdaCallsPerVisitor"]),
+        f(&c["checksPerVisitor"]),
+        f(&c["tier2LambdaCallsPerVisitor"]),
+        f(&c["statusFetchesPerVisitor"]),
+        f(&c["statusCacheHitShare"]),
+        f(&c["originStatusFetchesPerSecond"]),
+        f(&c["notCounted"]["tier1Rechecks"])
+    );
+    let e = &r["estimate"];
+    println!(
+        "wait estimate at the join vs the real wait: p50 {} %, p90 {} % over {} visitors (mean signed {} %); joined after the first minute: p50 {} %, p90 {} % over {}; {} waits under {} s left out",
+        f(&e["p50ErrorPct"]),
+        f(&e["p90ErrorPct"]),
+        f(&e["samples"]),
+        f(&e["meanSignedErrorPct"]),
+        f(&e["afterFirstMinute"]["p50ErrorPct"]),
+        f(&e["afterFirstMinute"]["p90ErrorPct"]),
+        f(&e["afterFirstMinute"]["samples"]),
+        f(&e["excludedShortWaits"]),
+        f(&e["minRealWaitSeconds"])
+    );
+    let o = &r["outflow"];
+    if o["redeemedPerMinute"].is_null() {
+        println!(
+            "outflow: no steady part of {} s or more (it starts {} s after the first served position and ends when the line is empty); whole run: served {}, redeemed {}, no-show share {}",
+            outflow::MIN_STEADY_SECONDS,
+            outflow::WARM_UP_SECONDS,
+            f(&o["wholeRun"]["served"]),
+            f(&o["wholeRun"]["redeemed"]),
+            f(&o["wholeRun"]["noShowShare"])
+        );
+    } else {
+        println!(
+            "outflow over the steady part ({}–{} s): redeemed {} /min (target {}, {} %; worst minute {} %), served {} /min, no-show share {}",
+            f(&o["steady"]["fromSeconds"]),
+            f(&o["steady"]["toSeconds"]),
+            f(&o["redeemedPerMinute"]),
+            f(&o["targetPerMinute"]),
+            f(&o["deviationPct"]),
+            f(&o["worstMinuteDeviationPct"]),
+            f(&o["servedPerMinute"]),
+            f(&o["noShowShare"])
         );
     }
     let d = &r["degraded"];

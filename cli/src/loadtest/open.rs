@@ -14,14 +14,16 @@ use serde_json::{Value, json};
 use vwr_core::draw::Seed;
 
 use super::stats::{quantile, spearman};
-use super::visitor::{Ctx, Outcome};
-use super::{Curve, LoadOptions, admin_call, arrival_of};
+use super::visitor::{self, Ctx, Outcome};
+use super::{Curve, LoadOptions, admin_call, arrival_of, tier1_config};
 use crate::client::{Auth, HttpClient};
 
 /// The 1-s buckets after `openAt` in which the peak request rate is looked for.
 pub const OPEN_WINDOW_SECONDS: usize = 10;
-/// The tier-1 endpoints a waiting page calls.
-const TIER1: [&str; 3] = ["tier1.assign", "tier1.check", "tier1.status"];
+/// The tier-1 endpoints a waiting page calls (and the harness's re-check of admitted tickets).
+const TIER1: [&str; 4] = [visitor::ASSIGN, visitor::CHECK, visitor::STATUS, visitor::RECHECK];
+/// Every `check` request.
+const CHECKS: [&str; 2] = [visitor::CHECK, visitor::RECHECK];
 
 /// Unix time in seconds, with the fraction.
 pub fn unix_now() -> f64 {
@@ -35,6 +37,11 @@ pub fn validate(opts: &LoadOptions) -> Result<(), String> {
     }
     if !(0.0..=1.0).contains(&opts.before_open_share) {
         return Err("--before-open-share must be between 0 and 1".into());
+    }
+    if opts.no_show_rate > 0.0 {
+        // A no-show in the pre-queue would never learn its drawn position, and the draw could
+        // no longer be checked to be exactly 1..=P.
+        return Err("--no-show-rate is for --scenario steady".into());
     }
     Ok(())
 }
@@ -98,8 +105,12 @@ pub async fn schedule(
         auth,
         Method::PUT,
         &format!("/api/admin/vwr/schedule/{event}"),
-        Some(json!({"prequeueAt": prequeue_at, "openAt": open_at, "batchSize": opts.batch_size,
-                    "intervalSeconds": opts.interval_seconds, "shards": opts.shards})),
+        Some({
+            let mut body = tier1_config(opts);
+            body["prequeueAt"] = json!(prequeue_at);
+            body["openAt"] = json!(open_at);
+            body
+        }),
     )
     .await?;
     // The event does not gate yet, so tier 2 would pick arrival order by itself: say tier 1.
@@ -257,12 +268,12 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
     // The load at the open against the mean of the run.
     let tl = &ctx.timeline;
     let per_second = tl.buckets(&TIER1, plan.open_offset, OPEN_WINDOW_SECONDS);
-    let checks_per_second = tl.buckets(&["tier1.check"], plan.open_offset, OPEN_WINDOW_SECONDS);
+    let checks_per_second = tl.buckets(&CHECKS, plan.open_offset, OPEN_WINDOW_SECONDS);
     let peak = per_second.iter().copied().max().unwrap_or(0);
     let peak_checks = checks_per_second.iter().copied().max().unwrap_or(0);
     let elapsed = elapsed.max(1e-3);
     let mean = tl.count(&TIER1) as f64 / elapsed;
-    let mean_checks = tl.count(&["tier1.check"]) as f64 / elapsed;
+    let mean_checks = tl.count(&CHECKS) as f64 / elapsed;
     let mut first: Vec<f64> =
         pre.iter().filter_map(|o| o.first_check_s.map(|t| t - plan.open_offset)).collect();
     first.sort_by(f64::total_cmp);

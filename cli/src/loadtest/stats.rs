@@ -106,6 +106,40 @@ impl Timeline {
     }
 }
 
+/// A histogram of non-negative `sorted` values in about `bins` bins of a round width from 0:
+/// (bin width, counts).
+pub fn histogram(sorted: &[f64], bins: usize) -> (f64, Vec<u64>) {
+    let max = sorted.last().copied().unwrap_or(0.0).max(0.0);
+    let raw = max / bins.max(1) as f64;
+    let width = if raw > 0.0 && raw.is_finite() {
+        let mag = 10f64.powf(raw.log10().floor());
+        let f = raw / mag;
+        mag * if f <= 1.0 {
+            1.0
+        } else if f <= 2.0 {
+            2.0
+        } else if f <= 5.0 {
+            5.0
+        } else {
+            10.0
+        }
+    } else {
+        1.0
+    };
+    let n = ((max / width).floor() as usize + 1).min(bins.max(1) * 2);
+    let mut counts = vec![0u64; n];
+    for x in sorted {
+        let i = ((x.max(0.0) / width).floor() as usize).min(n - 1);
+        if let Some(c) = counts.get_mut(i) {
+            *c += 1;
+        }
+    }
+    if sorted.is_empty() {
+        counts.clear();
+    }
+    (width, counts)
+}
+
 /// Counters shared by all visitors.
 #[derive(Default)]
 pub struct Counters {
@@ -130,6 +164,14 @@ pub struct Counters {
     pub edge_refused: AtomicU64,
     pub seats_refused: AtomicU64,
     pub rejoined_tier2: AtomicU64,
+    /// Visitors who joined and never came back (`--no-show-rate`).
+    pub no_shows: AtomicU64,
+    /// Status document fetches answered by the CDN (`X-Cache: Hit …`): no Lambda call.
+    pub status_hits: AtomicU64,
+    /// Status document fetches the CDN sent to the origin (`Miss`, `RefreshHit`, `Error`).
+    pub status_misses: AtomicU64,
+    /// Status document fetches without `X-Cache` (no CDN in front): each one an origin call.
+    pub status_uncached: AtomicU64,
 }
 
 impl Counters {
@@ -255,6 +297,16 @@ mod tests {
         let (p, s) = largest_inversion(vec![(10.0, 3.0, 3), (11.0, 1.0, 1), (12.0, 4.0, 4)]);
         assert_eq!((p, s), (2, 2.0));
         assert_eq!(quantile(&[1, 2, 3, 4], 0.5), Some(3));
+    }
+
+    #[test]
+    fn histograms_have_round_bins() {
+        let v: Vec<f64> = vec![0.0, 0.5, 1.2, 3.9, 19.0];
+        let (w, c) = histogram(&v, 10);
+        assert_eq!(w, 2.0);
+        assert_eq!(c, vec![3, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(histogram(&[], 10), (1.0, vec![]));
+        assert_eq!(histogram(&[0.0, 0.0], 10), (1.0, vec![2]));
     }
 
     #[test]

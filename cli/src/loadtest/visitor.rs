@@ -1,6 +1,16 @@
-//! One virtual visitor: joins tier 1, polls as the waiting page does (server hints + jitter),
-//! passes the edge with its cookie, joins tier 2, heartbeats, calls the protected API with its
-//! entry token, dwells and leaves — or abandons at a random point without leaving.
+//! One virtual visitor: joins tier 1, waits in line as the waiting page does, passes the edge
+//! with its cookie, joins tier 2, heartbeats, calls the protected API with its entry token,
+//! dwells and leaves — or abandons at a random point without leaving.
+//!
+//! In line, like the page (docs/lifecycle.md#the-public-status-document, docs/api.md#poll-hints-and-estimates):
+//! after `assign` it reads only the CDN-cached public status document, first at the server's
+//! `nextPollSeconds`, then every quarter of its own expected wait ((position − servingCounter) ÷
+//! rate, the rate being `servedPerSecond` when above zero, else the one its last estimate
+//! implied), 1–30 s, ± 20 %; it calls `check` only when `servingCounter` has reached its
+//! position (or the document says the sale closed after its turn). With `--legacy-polling` it
+//! polls `check` at the server's hints instead (the page before the status document).
+//!
+//! A no-show (`--no-show-rate`) joins and closes the tab: it makes no other call.
 //!
 //! A visitor who joins before the open of a scheduled sale (`assign` answers
 //! `state: "prequeue"`) does what the waiting page does then (docs/lifecycle.md): it reads only
@@ -38,6 +48,10 @@ pub struct Ctx {
     pub threshold: std::sync::atomic::AtomicU64,
     /// Requests in flight at once (the harness's own capacity; a queue here is not latency).
     pub in_flight: tokio::sync::Semaphore,
+    /// Poll `check` at the server's hints (the page before the status document).
+    pub legacy_polling: bool,
+    /// Share of visitors who close the tab right after joining (`--no-show-rate`).
+    pub no_show_rate: f64,
 }
 
 /// What happened to one visitor.
@@ -57,6 +71,17 @@ pub struct Outcome {
     pub first_check_s: Option<f64>,
     /// Reads of the public status document.
     pub status_polls: u64,
+    /// `check` calls while waiting for tier-1 admission (the admitting one included).
+    pub checks: u64,
+    /// The first wait estimate (`estimatedWaitSeconds`): from `assign`, or for a pre-queue
+    /// visitor from its first `check` after the open.
+    pub estimate_s: Option<f64>,
+    /// When that estimate was answered (seconds since the start): the real wait runs from here
+    /// to `tier1_admitted_s`.
+    pub estimated_at_s: Option<f64>,
+    /// Closed the tab right after joining: no call after `assign`, so never a `check` after
+    /// its turn (a no-show of docs/outflow.md#targetarrivals).
+    pub no_show: bool,
 }
 
 /// A tiny deterministic PRNG (xorshift) per visitor.
@@ -140,6 +165,9 @@ impl Ctx {
             match self.client.raw(req).await {
                 Ok(reply) => {
                     self.latencies.record(endpoint, t0.elapsed().as_micros() as u64);
+                    if endpoint == STATUS {
+                        self.count_status_fetch(&reply);
+                    }
                     let s = reply.status.as_u16();
                     if s == 503 || s == 429 {
                         let retry = reply
@@ -177,6 +205,18 @@ impl Ctx {
         }
     }
 
+    /// A status fetch answered by the CDN (`X-Cache: Hit …`) costs no Lambda call; anything
+    /// else (`Miss`, `RefreshHit`, `Error`, or no `X-Cache` at all: no CDN in front) reached
+    /// the origin.
+    fn count_status_fetch(&self, reply: &Reply) {
+        let c = &self.counters;
+        match reply.headers.get("x-cache").map(|v| v.to_str().unwrap_or_default()) {
+            Some(v) if v.starts_with("Hit") => Counters::inc(&c.status_hits),
+            Some(_) => Counters::inc(&c.status_misses),
+            None => Counters::inc(&c.status_uncached),
+        }
+    }
+
     fn check_threshold(&self, body: &Value) {
         let th = self.threshold.load(std::sync::atomic::Ordering::Relaxed);
         if let Some(cur) = body["currentUsers"].as_u64()
@@ -202,7 +242,7 @@ impl Ctx {
             if Instant::now() >= self.instant_of(opens_at) {
                 break;
             }
-            let Step::Reply(r) = self.call(rng, "tier1.status", Method::GET, &path, &[]).await else {
+            let Step::Reply(r) = self.call(rng, STATUS, Method::GET, &path, &[]).await else {
                 return false;
             };
             out.status_polls += 1;
@@ -223,10 +263,80 @@ impl Ctx {
     }
 }
 
+/// Endpoint names (the keys of latencies and costs).
+pub const ASSIGN: &str = "tier1.assign";
+pub const CHECK: &str = "tier1.check";
+pub const STATUS: &str = "tier1.status";
+/// The harness's second `check` of an admitted ticket (a second tab, a reload), which must
+/// answer the same identity: a safety probe, not what a waiting page does, so it is reported
+/// apart and not counted in the visitors' costs.
+pub const RECHECK: &str = "tier1.recheck";
+
+/// The header that proves a `check` comes from whoever called `assign` (docs/api.md).
+const SECRET_HEADER: &str = "x-vwr-request-secret";
+
 /// The waiting page reads the status document every ~10 s before the open.
 const STATUS_POLL_SECONDS: f64 = 10.0;
+/// … and every ~15 s while the sale is paused.
+const PAUSED_POLL_SECONDS: f64 = 15.0;
 /// At the open, each page waits a random 0–5 s before its first `check`.
 const OPEN_SPREAD_SECONDS: f64 = 5.0;
+
+/// Seconds until the turn of `place` (1 = next) at `rate` positions per second; without a
+/// rate `max(place ÷ 50, 5)` — the page's `waitSeconds`.
+pub fn wait_seconds(place: u64, rate: Option<f64>) -> f64 {
+    if place == 0 {
+        return 0.0;
+    }
+    match rate {
+        Some(r) if r > 0.0 && r.is_finite() => (place as f64 / r).ceil(),
+        _ => ((place / 50) as f64).max(5.0),
+    }
+}
+
+/// Seconds between looks at the status document in line: a quarter of the expected wait,
+/// 1–30 s — the page's `pollForWait` (the server's `nextPollSeconds` follows the same rule).
+pub fn poll_for_wait(wait: f64) -> f64 {
+    (wait / 4.0).clamp(1.0, 30.0)
+}
+
+/// The server's poll hint as the page takes it: 1–60 s, 5 s when absent.
+fn hint_of(body: &Value) -> f64 {
+    body["nextPollSeconds"].as_f64().map_or(5.0, |s| s.clamp(1.0, 60.0))
+}
+
+/// What the page keeps of its place: the position, and the rate its last estimate implied
+/// (`(peopleAhead + 1) ÷ estimatedWaitSeconds`), used while `servedPerSecond` is unknown.
+#[derive(Debug, Default)]
+struct Place {
+    position: Option<u64>,
+    rate: Option<f64>,
+}
+
+impl Place {
+    /// From an `assign` or a waiting `check` answer.
+    fn learn(&mut self, body: &Value) {
+        if let Some(p) = body["position"].as_u64() {
+            self.position = Some(p);
+        }
+        let ahead = body["peopleAhead"].as_u64().or_else(|| {
+            let serving = body["servingCounter"].as_u64()?;
+            Some(self.position?.saturating_sub(serving).saturating_sub(1))
+        });
+        if let (Some(ahead), Some(wait)) = (ahead, body["estimatedWaitSeconds"].as_f64())
+            && wait > 0.0
+        {
+            self.rate = Some((ahead + 1) as f64 / wait);
+        }
+    }
+}
+
+/// What to ask next while in line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Check,
+    Status,
+}
 
 /// Runs one visitor arriving at `arrival` after the start.
 pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
@@ -237,12 +347,14 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     let abandons = rng.next_f64() < ctx.abandon_rate;
     let abandon_in_tier2 = rng.next_f64() < 0.5;
     let abandon_after = Duration::from_secs_f64(1.0 + rng.next_f64() * 10.0);
+    // Drawn after the others, so that adding no-shows leaves who abandons where unchanged.
+    let no_show = rng.next_f64() < ctx.no_show_rate;
     let e = ctx.event.clone();
 
     // Tier 1: join (a scheduled sale not yet in its pre-queue: ask again shortly).
     let r = loop {
         let Step::Reply(r) =
-            ctx.call(&mut rng, "tier1.assign", Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
+            ctx.call(&mut rng, ASSIGN, Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
         else {
             return out;
         };
@@ -263,58 +375,27 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     let Some(request_id) = body["requestId"].as_str().map(str::to_owned) else {
         return out;
     };
+    // Proof of possession, where the server asks for it: `check` sends back the secret `assign`
+    // answered.
+    let secret = body["requestSecret"].as_str().map(str::to_owned);
+    let proof: Vec<(&str, &str)> = secret.as_deref().map(|s| (SECRET_HEADER, s)).into_iter().collect();
     out.position = body["position"].as_u64();
-    let mut poll = body["nextPollSeconds"].as_f64().unwrap_or(1.0);
-    // Since when this visitor waits in line with a known position (its abandonment clock): a
-    // pre-queue visitor's starts at the open, so that every drawn position is observed.
-    let mut waiting_since = out.position.map(|_| Instant::now());
-    if out.position.is_none() && body["state"] == "prequeue" {
-        out.prequeue = true;
-        let opens_at = body["opensAt"].as_f64().unwrap_or(0.0);
-        if !ctx.wait_for_open(&mut rng, opens_at, &mut out).await {
-            return out;
-        }
-        out.first_check_s = Some(ctx.secs());
-        poll = 0.0;
+    if out.position.is_some() {
+        out.estimate_s = body["estimatedWaitSeconds"].as_f64();
+        out.estimated_at_s = out.estimate_s.map(|_| out.joined_s);
     }
+    if no_show {
+        out.no_show = true;
+        Counters::inc(&ctx.counters.no_shows);
+        return out;
+    }
+    let quit_after = (abandons && !abandon_in_tier2).then_some(abandon_after);
 
-    // Tier 1: poll until admitted.
-    let tier1_jti: Option<String>;
-    let cookie = loop {
-        if abandons && !abandon_in_tier2 && waiting_since.is_some_and(|t| t.elapsed() > abandon_after) {
-            Counters::inc(&ctx.counters.abandoned);
-            out.abandoned = true;
-            return out;
-        }
-        tokio::time::sleep(rng.jitter(poll)).await;
-        let Step::Reply(r) = ctx
-            .call(&mut rng, "tier1.check", Method::GET, &format!("/vwr-api/vwr/check/{e}/{request_id}"), &[])
-            .await
-        else {
-            return out;
-        };
-        let body = r.json();
-        if !r.status.is_success() {
-            Counters::inc(&ctx.counters.unexpected_4xx);
-            return out;
-        }
-        if out.position.is_none() {
-            out.position = body["position"].as_u64();
-        }
-        if body["admitted"] == true {
-            let token = body["token"].as_str().unwrap_or_default().to_owned();
-            tier1_jti = jti_of(&token);
-            if out.position.is_none() {
-                out.position = pos_of(&token);
-            }
-            out.tier1_admitted_s = Some(ctx.secs());
-            Counters::inc(&ctx.counters.admitted_tier1);
-            break format!("vwr_t1_{e}={token}");
-        }
-        if out.position.is_some() && waiting_since.is_none() {
-            waiting_since = Some(Instant::now());
-        }
-        poll = body["nextPollSeconds"].as_f64().unwrap_or(poll);
+    // Tier 1: wait for the turn.
+    let Some((cookie, tier1_jti)) =
+        wait_for_turn(&ctx, &mut rng, &mut out, &request_id, &proof, &body, quit_after).await
+    else {
+        return out;
     };
 
     // The edge: the event page with the cookie.
@@ -332,7 +413,7 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
 
     // Checking the same ticket again (a second tab, a reload) must give the same identity.
     if let Step::Reply(r) = ctx
-        .call(&mut rng, "tier1.check", Method::GET, &format!("/vwr-api/vwr/check/{e}/{request_id}"), &[])
+        .call(&mut rng, RECHECK, Method::GET, &format!("/vwr-api/vwr/check/{e}/{request_id}"), &proof)
         .await
     {
         let again = r.json()["token"].as_str().and_then(jti_of);
@@ -438,4 +519,157 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     out.done = true;
     Counters::inc(&ctx.counters.done);
     out
+}
+
+/// Tier 1 after the join, until admitted: the cookie and the token's `jti`, or `None` when the
+/// visitor gave up, abandoned (after `quit_after` in line) or was refused.
+///
+/// Page-like: the status document at the server's first hint, then every quarter of the
+/// expected wait; `check` when `servingCounter` reaches the position. A pre-queue visitor first
+/// waits for the open and makes one `check` to learn its drawn position. Legacy: `check` at the
+/// server's hints.
+async fn wait_for_turn(
+    ctx: &Ctx,
+    rng: &mut Rng,
+    out: &mut Outcome,
+    request_id: &str,
+    proof: &[(&str, &str)],
+    joined: &Value,
+    quit_after: Option<Duration>,
+) -> Option<(String, Option<String>)> {
+    let e = &ctx.event;
+    let check_path = format!("/vwr-api/vwr/check/{e}/{request_id}");
+    let status_path = format!("/vwr-api/vwr/status/{e}");
+    let mut place = Place::default();
+    place.learn(joined);
+    // Since when this visitor waits in line with a known position (its abandonment clock): a
+    // pre-queue visitor's starts at the open, so that every drawn position is observed.
+    let mut waiting_since = place.position.map(|_| Instant::now());
+    // Legacy: the last hint, kept when an answer has none.
+    let mut poll = joined["nextPollSeconds"].as_f64().unwrap_or(1.0);
+    let (mut look, mut delay) = if ctx.legacy_polling {
+        (Look::Check, rng.jitter(poll))
+    } else {
+        (Look::Status, rng.jitter(hint_of(joined)))
+    };
+    if place.position.is_none() && joined["state"] == "prequeue" {
+        out.prequeue = true;
+        let opens_at = joined["opensAt"].as_f64().unwrap_or(0.0);
+        if !ctx.wait_for_open(rng, opens_at, out).await {
+            return None;
+        }
+        out.first_check_s = Some(ctx.secs());
+        poll = 0.0;
+        (look, delay) = (Look::Check, rng.jitter(poll));
+    }
+    loop {
+        if quit_after.is_some_and(|after| waiting_since.is_some_and(|t| t.elapsed() > after)) {
+            Counters::inc(&ctx.counters.abandoned);
+            out.abandoned = true;
+            return None;
+        }
+        tokio::time::sleep(delay).await;
+        if look == Look::Status {
+            let Step::Reply(r) = ctx.call(rng, STATUS, Method::GET, &status_path, &[]).await else {
+                return None;
+            };
+            out.status_polls += 1;
+            if !r.status.is_success() {
+                Counters::inc(&ctx.counters.unexpected_4xx);
+                return None;
+            }
+            let d = r.json();
+            let Some(position) = place.position else {
+                (look, delay) = (Look::Check, Duration::ZERO);
+                continue;
+            };
+            let serving = d["servingCounter"].as_u64().unwrap_or(0);
+            let served = serving >= position;
+            match d["state"].as_str().unwrap_or("open") {
+                "inactive" => {
+                    Counters::inc(&ctx.counters.unexpected_4xx);
+                    return None;
+                }
+                "closed" if !served => return None,
+                "scheduled" | "prequeue" => delay = rng.jitter(STATUS_POLL_SECONDS),
+                _ if served => (look, delay) = (Look::Check, Duration::ZERO),
+                "paused" => delay = rng.jitter(PAUSED_POLL_SECONDS),
+                _ => {
+                    let rate = d["servedPerSecond"].as_f64().filter(|r| *r > 0.0).or(place.rate);
+                    delay = rng.jitter(poll_for_wait(wait_seconds(position - serving, rate)));
+                }
+            }
+            continue;
+        }
+        let Step::Reply(r) = ctx.call(rng, CHECK, Method::GET, &check_path, proof).await else {
+            return None;
+        };
+        out.checks += 1;
+        let body = r.json();
+        if !r.status.is_success() {
+            Counters::inc(&ctx.counters.unexpected_4xx);
+            return None;
+        }
+        if out.position.is_none() {
+            out.position = body["position"].as_u64();
+        }
+        if body["admitted"] == true {
+            let token = body["token"].as_str().unwrap_or_default().to_owned();
+            if out.position.is_none() {
+                out.position = pos_of(&token);
+            }
+            out.tier1_admitted_s = Some(ctx.secs());
+            Counters::inc(&ctx.counters.admitted_tier1);
+            return Some((format!("vwr_t1_{e}={token}"), jti_of(&token)));
+        }
+        if out.position.is_some() && waiting_since.is_none() {
+            waiting_since = Some(Instant::now());
+        }
+        if out.estimate_s.is_none()
+            && let Some(w) = body["estimatedWaitSeconds"].as_f64()
+        {
+            out.estimate_s = Some(w);
+            out.estimated_at_s = Some(ctx.secs());
+        }
+        place.learn(&body);
+        if ctx.legacy_polling {
+            poll = body["nextPollSeconds"].as_f64().unwrap_or(poll);
+            delay = rng.jitter(poll);
+        } else if body["state"] == "closed" {
+            return None;
+        } else {
+            // The first look after the server's hint; a pre-queue answer (the open is late):
+            // ask again.
+            look = if place.position.is_some() && body["state"] != "prequeue" {
+                Look::Status
+            } else {
+                Look::Check
+            };
+            delay = rng.jitter(hint_of(&body));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_and_polls_as_the_page() {
+        assert_eq!(wait_seconds(0, Some(10.0)), 0.0);
+        assert_eq!(wait_seconds(101, Some(10.0)), 11.0);
+        assert_eq!(wait_seconds(1_000, None), 20.0);
+        assert_eq!(wait_seconds(10, Some(0.0)), 5.0);
+        assert_eq!(poll_for_wait(2.0), 1.0);
+        assert_eq!(poll_for_wait(40.0), 10.0);
+        assert_eq!(poll_for_wait(1e6), 30.0);
+        let mut p = Place::default();
+        p.learn(&serde_json::json!({"position": 120, "servingCounter": 20, "estimatedWaitSeconds": 10, "nextPollSeconds": 2}));
+        assert_eq!(p.position, Some(120));
+        assert_eq!(p.rate, Some(10.0));
+        p.learn(&serde_json::json!({"position": 120, "peopleAhead": 49, "estimatedWaitSeconds": 25}));
+        assert_eq!(p.rate, Some(2.0));
+        assert_eq!(hint_of(&serde_json::json!({"nextPollSeconds": 0})), 1.0);
+        assert_eq!(hint_of(&serde_json::json!({})), 5.0);
+    }
 }

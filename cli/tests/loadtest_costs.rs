@@ -1,0 +1,234 @@
+//! `vwr loadtest` visitors wait like the waiting page (the CDN-cached status document, `check`
+//! at their turn) against the real `vwr dev` binary (in-memory stores, the emulated CDN), the
+//! report's `costs` and `estimate`, the HTML page, and `--legacy-polling` for comparison
+//! (docs/lifecycle.md#the-public-status-document); `--mode target-arrivals` with no-shows and
+//! the report's `outflow` (docs/outflow.md#targetarrivals).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use http::Method;
+use serde_json::Value;
+use vwr_cli::client::{Auth, HttpClient};
+use vwr_cli::loadtest::{self, LoadOptions};
+
+const KEY: &str = "loadtest-costs-admin-key-0123456789abc";
+
+struct Server {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `vwr dev` on a free port with in-memory stores and a known admin key.
+async fn start_dev() -> Server {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = std::env::temp_dir().join(format!(
+        "vwr-test-loadtest-costs-{}-{}",
+        std::process::id(),
+        vwr_core::time::now_millis()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_vwr"))
+        .args(["dev", "--addr", &format!("127.0.0.1:{port}"), "--store", "memory"])
+        .env("VWR_DEV_DIR", &dir)
+        .env("VWR_ADMIN_KEY", KEY)
+        .env("RUST_LOG", "warn")
+        .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("VWR_REDIS_URL")
+        .env_remove("VWR_NOTICE_QUEUE_URL")
+        .env_remove("VWR_ADDR")
+        .env_remove("VWR_TIER1_KEYS")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
+    let client = HttpClient::new(Duration::from_secs(2)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
+            && r.status.is_success()
+        {
+            return server;
+        }
+        assert!(Instant::now() < deadline, "vwr dev did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[derive(Parser)]
+struct Args {
+    #[command(flatten)]
+    opts: LoadOptions,
+}
+
+/// 200 visitors over 2 s, 20 let through per second: a line of about 10 s.
+async fn run(server: &Server, extra: &[&str]) -> Value {
+    let mut argv = vec![
+        "loadtest",
+        "--base-url",
+        &server.base,
+        "--admin-key",
+        KEY,
+        "--visitors",
+        "200",
+        "--arrival",
+        "uniform",
+        "--arrival-seconds",
+        "2",
+        "--batch-size",
+        "20",
+        "--threshold",
+        "200",
+        "--dwell-seconds",
+        "0.3",
+        "--max-seconds",
+        "90",
+    ];
+    argv.extend_from_slice(extra);
+    let args = Args::try_parse_from(argv).unwrap();
+    let (report, clean) = loadtest::run(args.opts).await.unwrap();
+    assert!(clean, "safety: {}", report["safety"]);
+    let flow = &report["flow"];
+    let (done, no_shows) = (flow["done"].as_u64().unwrap(), flow["noShows"].as_u64().unwrap());
+    assert_eq!(done + no_shows, 200, "everyone but the no-shows got through: {flow}");
+    report
+}
+
+/// The page holds everything it shows: no script, nothing to fetch, no URL at all.
+fn assert_self_contained(text: &str) {
+    assert!(text.starts_with("<!DOCTYPE html>"));
+    for bad in ["<script", "src=", "href=", "url(", "@import", "<link", "http://", "https://"] {
+        assert!(!text.contains(bad), "the page contains {bad:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_like_visitors_cost_about_two_tier1_calls_and_the_report_has_a_page() {
+    let server = start_dev().await;
+    let html = server.dir.join("out").join("report.html");
+    let page = run(&server, &["--html", html.to_str().unwrap()]).await;
+
+    let c = &page["costs"];
+    assert_eq!(c["polling"], "page", "{c}");
+    // assign + one check at the turn (+ the few status fetches that reached the origin).
+    let t1 = c["tier1LambdaCallsPerVisitor"].as_f64().unwrap();
+    assert!((2.0..=3.0).contains(&t1), "{c}");
+    assert_eq!(c["calls"]["assign"], 200, "{c}");
+    assert!(c["checksPerVisitor"].as_f64().unwrap() <= 1.2, "checks only at the turn: {c}");
+    assert!(c["tier2LambdaCallsPerVisitor"].as_f64().unwrap() >= 3.0, "check in, heartbeat, leave: {c}");
+    // The status document is read often, but the emulated CDN answers almost all of it: the
+    // origin sees about one fetch per second, whatever the number of visitors.
+    let k = &c["calls"];
+    let (fetches, hits, origin) = (
+        k["statusFetches"].as_u64().unwrap(),
+        k["statusCacheHits"].as_u64().unwrap(),
+        k["statusOriginFetches"].as_u64().unwrap(),
+    );
+    assert!(fetches >= 200, "{c}");
+    assert!(hits * 10 >= fetches * 8, "mostly cache hits: {c}");
+    assert_eq!(k["statusWithoutCdn"], 0, "vwr dev answers with X-Cache: {c}");
+    let seconds = page["durationSeconds"].as_f64().unwrap();
+    assert!(origin as f64 <= seconds * 1.5 + 2.0, "{origin} origin fetches in {seconds} s: {c}");
+    assert_eq!(c["notCounted"]["tier1Rechecks"], 200, "{c}");
+
+    // The estimate at the join against the real wait: waits of up to 10 s at a known rate.
+    let e = &page["estimate"];
+    assert!(e["samples"].as_u64().unwrap() > 50, "{e}");
+    assert!(e["p50ErrorPct"].as_f64().unwrap() < 50.0, "{e}");
+    assert_eq!(e["histogram"]["counts"].as_array().unwrap().len(), 21, "{e}");
+    // The run over time.
+    let s = &page["series"];
+    assert!(s["seconds"].as_array().unwrap().len() >= 5, "{s}");
+    assert!(s["servingCounter"].as_array().unwrap().iter().any(|v| v.as_u64().is_some_and(|n| n > 0)), "{s}");
+
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert_self_contained(&text);
+    assert!(text.contains("<section id=\"costs\">") && text.contains("<svg"), "the page has its charts");
+    // A fixed-mode run still reports its outflow, without a target.
+    let o = &page["outflow"];
+    assert!(o["targetPerMinute"].is_null() && o["wholeRun"]["served"].as_u64().unwrap() >= 190, "{o}");
+
+    // The same line with the old polling: checks at the server's hints, many more tier-1 calls.
+    let legacy = run(&server, &["--legacy-polling"]).await;
+    let l = &legacy["costs"];
+    assert_eq!(l["polling"], "legacy", "{l}");
+    assert_eq!(l["calls"]["statusFetches"], 0, "{l}");
+    let lt1 = l["tier1LambdaCallsPerVisitor"].as_f64().unwrap();
+    assert!(lt1 > t1 + 1.0, "legacy {lt1} vs page {t1}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_arrivals_with_no_shows_reports_the_outflow_and_charts_it() {
+    let server = start_dev().await;
+    let html = server.dir.join("target.html");
+    let r = run(
+        &server,
+        &[
+            "--mode",
+            "target-arrivals",
+            "--target-per-minute",
+            "600",
+            "--no-show-rate",
+            "0.3",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(r["config"]["mode"], "targetArrivals", "{}", r["config"]);
+    let flow = &r["flow"];
+    let no_shows = flow["noShows"].as_u64().unwrap();
+    assert!((35..=85).contains(&no_shows), "about 30 % of 200: {flow}");
+    // A no-show closes the tab after joining: the only checks are the others' (one each, at
+    // their turn), and nobody is lost.
+    let c = &r["costs"];
+    assert_eq!(c["calls"]["assign"], 200, "{c}");
+    let showing = 200 - no_shows;
+    assert_eq!(flow["admittedTier1"], showing, "{flow}");
+    assert!(c["calls"]["check"].as_u64().unwrap() <= showing + showing / 5, "{c}");
+
+    // The outflow: every field there; the run is too short for a steady part (a minute after
+    // the first step), so the whole run carries the figures.
+    let o = &r["outflow"];
+    assert_eq!(o["targetPerMinute"], 600, "{o}");
+    for k in [
+        "redeemedPerMinute",
+        "servedPerMinute",
+        "noShowShare",
+        "deviationPct",
+        "steady",
+        "wholeRun",
+        "server",
+    ] {
+        assert!(o.get(k).is_some(), "outflow.{k}: {o}");
+    }
+    let w = &o["wholeRun"];
+    let share = w["noShowShare"].as_f64().unwrap();
+    assert!((0.15..=0.45).contains(&share), "{w}");
+    let (served, redeemed) = (w["served"].as_u64().unwrap(), w["redeemed"].as_u64().unwrap());
+    assert!(
+        served >= 190 && redeemed <= showing && redeemed + 20 >= showing,
+        "tier 1 counted the redemptions: {w}"
+    );
+    // Tier 1 served more positions than it redeemed, as the no-shows ask.
+    assert!(served > redeemed, "{w}");
+    let s = &r["series"];
+    assert!(s["redeemedPerMinute"].as_array().unwrap().iter().any(Value::is_number), "{s}");
+
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert_self_contained(&text);
+    assert!(text.contains("<section id=\"outflow\">") && text.contains("served vs redeemed vs target"));
+}
