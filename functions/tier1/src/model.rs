@@ -476,17 +476,29 @@ impl EventRecord {
 
     /// The rate wait estimates use (docs/api.md#poll-hints-and-estimates): positions served
     /// per second over the last minute once a whole minute of data exists and it is above
-    /// zero; before that (a new sale, or a pause), the configured rate `batchSize ÷
-    /// intervalSeconds`; `None` for a manual-only event without data.
+    /// zero; before that (a new sale, or a pause), the configured rate: `batchSize ÷
+    /// intervalSeconds`, or in `targetArrivals` mode `targetArrivalsPerMinute ÷ 60` (served
+    /// positions run at least that fast: every arrival was served); `None` for a manual-only
+    /// event without data.
     pub fn estimate_rate(&self, now: u64) -> Option<f64> {
         let cutoff = now.checked_sub(RATE_WINDOW_SECS);
         let full_window = cutoff.is_some_and(|c| self.samples.iter().any(|s| s.at <= c));
         match self.served_per_second(now) {
             Some(r) if full_window && r > 0.0 => Some(r),
-            _ if self.config.batch_size > 0 => {
-                Some(self.config.batch_size as f64 / self.config.interval_seconds.max(1) as f64)
+            _ => self.configured_rate(),
+        }
+    }
+
+    /// Positions per second the configuration aims at (see [`Self::estimate_rate`]).
+    fn configured_rate(&self) -> Option<f64> {
+        let c = &self.config;
+        match c.mode {
+            OutflowMode::TargetArrivals if c.target_arrivals_per_minute > 0 => {
+                Some(c.target_arrivals_per_minute as f64 / 60.0)
             }
-            _ => None,
+            OutflowMode::TargetArrivals => None,
+            OutflowMode::Fixed if c.batch_size > 0 => Some(c.batch_size as f64 / c.interval_seconds.max(1) as f64),
+            OutflowMode::Fixed => None,
         }
     }
 }
@@ -772,6 +784,16 @@ mod tests {
         assert_eq!(young.estimate_rate(120), Some(50.0));
         let manual = EventRecord { config: EventConfig { batch_size: 0, ..young.config }, ..young.clone() };
         assert_eq!(manual.estimate_rate(120), None);
+        // targetArrivals: the target per minute, whatever batchSize says.
+        let target = EventRecord {
+            config: EventConfig {
+                mode: OutflowMode::TargetArrivals,
+                target_arrivals_per_minute: 1200,
+                ..young.config
+            },
+            ..young.clone()
+        };
+        assert_eq!(target.estimate_rate(120), Some(20.0));
         assert_eq!(young.served_per_second(105), None);
         assert_eq!(young.served_per_second(120), Some(1000.0 / 20.0));
     }
