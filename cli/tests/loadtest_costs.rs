@@ -5,68 +5,13 @@
 //! the report's `outflow` (docs/outflow.md#targetarrivals).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
 use clap::Parser;
-use http::Method;
 use serde_json::Value;
-use vwr_cli::client::{Auth, HttpClient};
 use vwr_cli::loadtest::{self, LoadOptions};
 
 const KEY: &str = "loadtest-costs-admin-key-0123456789abc";
-
-struct Server {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `vwr dev` on a free port with in-memory stores and a known admin key.
-async fn start_dev() -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let dir = std::env::temp_dir().join(format!(
-        "vwr-test-loadtest-costs-{}-{}",
-        std::process::id(),
-        vwr_core::time::now_millis()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_vwr"))
-        .args(["dev", "--addr", &format!("127.0.0.1:{port}"), "--store", "memory"])
-        .env("VWR_DEV_DIR", &dir)
-        .env("VWR_ADMIN_KEY", KEY)
-        .env("RUST_LOG", "warn")
-        .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("VWR_REDIS_URL")
-        .env_remove("VWR_NOTICE_QUEUE_URL")
-        .env_remove("VWR_ADDR")
-        .env_remove("VWR_TIER1_KEYS")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
-    let client = HttpClient::new(Duration::from_secs(2)).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
-            && r.status.is_success()
-        {
-            return server;
-        }
-        assert!(Instant::now() < deadline, "vwr dev did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[derive(Parser)]
 struct Args {
@@ -75,7 +20,7 @@ struct Args {
 }
 
 /// 200 visitors over 2 s, 20 let through per second: a line of about 10 s.
-async fn run(server: &Server, extra: &[&str]) -> Value {
+async fn run(server: &common::Server, extra: &[&str]) -> Value {
     let mut argv = vec![
         "loadtest",
         "--base-url",
@@ -117,7 +62,7 @@ fn assert_self_contained(text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_like_visitors_cost_about_two_tier1_calls_and_the_report_has_a_page() {
-    let server = start_dev().await;
+    let server = common::start_dev("loadtest-costs", KEY, &[]).await;
     let html = server.dir.join("out").join("report.html");
     let page = run(&server, &["--html", html.to_str().unwrap()]).await;
 
@@ -172,7 +117,7 @@ async fn page_like_visitors_cost_about_two_tier1_calls_and_the_report_has_a_page
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_arrivals_with_no_shows_reports_the_outflow_and_charts_it() {
-    let server = start_dev().await;
+    let server = common::start_dev("loadtest-costs", KEY, &[]).await;
     let html = server.dir.join("target.html");
     let r = run(
         &server,

@@ -3,14 +3,12 @@
 //! (docs/lifecycle.md#pre-queue-and-the-randomized-open, docs/fairness.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Parser;
-use http::Method;
-use vwr_cli::client::{Auth, HttpClient};
 use vwr_cli::loadtest::{self, LoadOptions};
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
@@ -21,57 +19,6 @@ use vwr_tier1::service::{AssignResponse, CheckOutcome, ScheduleRequest, StepOutc
 
 const KEY: &str = "loadtest-prequeue-admin-key-0123456789";
 
-struct Server {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `vwr dev` on a free port with in-memory stores and a known admin key.
-async fn start_dev() -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let dir = std::env::temp_dir().join(format!(
-        "vwr-test-loadtest-prequeue-{}-{}",
-        std::process::id(),
-        vwr_core::time::now_millis()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_vwr"))
-        .args(["dev", "--addr", &format!("127.0.0.1:{port}"), "--store", "memory"])
-        .env("VWR_DEV_DIR", &dir)
-        .env("VWR_ADMIN_KEY", KEY)
-        .env("RUST_LOG", "warn")
-        .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("VWR_REDIS_URL")
-        .env_remove("VWR_NOTICE_QUEUE_URL")
-        .env_remove("VWR_ADDR")
-        .env_remove("VWR_TIER1_KEYS")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
-    let client = HttpClient::new(Duration::from_secs(2)).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
-            && r.status.is_success()
-        {
-            return server;
-        }
-        assert!(Instant::now() < deadline, "vwr dev did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[derive(Parser)]
 struct Args {
     #[command(flatten)]
@@ -80,7 +27,7 @@ struct Args {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_prequeue_run_draws_1_to_p_and_reports_the_open() {
-    let server = start_dev().await;
+    let server = common::start_dev("loadtest-prequeue", KEY, &[]).await;
     let json = server.dir.join("report.json");
     let args = Args::try_parse_from([
         "loadtest",

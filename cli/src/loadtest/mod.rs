@@ -13,6 +13,7 @@
 //! `estimate` (the wait estimate at the join against the real wait) compare the two, and
 //! `--html` draws the run as one self-contained page.
 
+pub mod bots;
 pub mod cost;
 pub mod faults;
 pub mod html;
@@ -200,6 +201,25 @@ pub struct LoadOptions {
     /// after joining, so they never `check` after their position is served.
     #[arg(long, default_value_t = 0.0)]
     pub no_show_rate: f64,
+    /// Abusive actors beside the visitors (docs/abuse.md): their kinds by `--bot-kind`, in turn.
+    #[arg(long, default_value_t = 0)]
+    pub bots: u64,
+    /// What the bots do: `multi-place`, `stolen-ticket`, `shared-cookie`, `no-pow` (comma-separated;
+    /// all four when absent).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub bot_kind: Vec<bots::BotKind>,
+    /// `multi-place` and `no-pow`: joins per bot.
+    #[arg(long, default_value_t = 20)]
+    pub bot_places: u64,
+    /// Proof of work on `assign` (the event's `powDifficulty`; visitors and `multi-place` bots
+    /// solve it).
+    #[arg(long)]
+    pub pow_difficulty: Option<u32>,
+    /// The site's private enqueue key (`SITE_ENQUEUE_KEY` of `vwr keys generate`; the server needs
+    /// the matching `VWR_ENQUEUE_JWKS`): the event requires enqueue tokens and every visitor and
+    /// bot joins with its own account's token, signed here as the site would.
+    #[arg(long, env = "SITE_ENQUEUE_KEY", hide_env_values = true)]
+    pub enqueue_key: Option<String>,
 }
 
 /// The tier-1 configuration of the event (the body of `activate`, and the fields `schedule`
@@ -212,6 +232,12 @@ pub(crate) fn tier1_config(opts: &LoadOptions) -> Value {
         if let Some(m) = opts.max_batch_size {
             c["maxBatchSize"] = json!(m);
         }
+    }
+    if let Some(d) = opts.pow_difficulty {
+        c["powDifficulty"] = json!(d);
+    }
+    if opts.enqueue_key.is_some() {
+        c["enqueueTokenRequired"] = json!(true);
     }
     c
 }
@@ -374,6 +400,8 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         in_flight: tokio::sync::Semaphore::new(opts.connections.max(1)),
         legacy_polling: opts.legacy_polling,
         no_show_rate: opts.no_show_rate,
+        proofs: bots::Proofs::new(opts.enqueue_key.as_deref(), &event)?,
+        leaks: bots::Leaks::default(),
     });
 
     // Faults and scripted actions on their timers.
@@ -510,6 +538,22 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         };
         set.spawn(visit(Arc::clone(&ctx), i, arrival));
     }
+    // Bots, from the start, their kinds in turn.
+    let kinds = if opts.bot_kind.is_empty() {
+        vec![
+            bots::BotKind::MultiPlace,
+            bots::BotKind::StolenTicket,
+            bots::BotKind::SharedCookie,
+            bots::BotKind::NoPow,
+        ]
+    } else {
+        opts.bot_kind.clone()
+    };
+    let mut bot_set = tokio::task::JoinSet::new();
+    for b in 0..opts.bots {
+        let kind = kinds[(b as usize) % kinds.len()];
+        bot_set.spawn(bots::run(Arc::clone(&ctx), kind, b, opts.bot_places));
+    }
 
     // Progress bar on stderr.
     let progress = {
@@ -566,6 +610,21 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         }
     }
     let elapsed = start.elapsed().as_secs_f64();
+    // The visitors are done: so are the bots (each stops within a second).
+    ctx.leaks.stop.store(true, Ordering::Relaxed);
+    let mut bot_outcomes = Vec::new();
+    let bots_stop = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio::time::timeout_at(bots_stop, bot_set.join_next()).await {
+            Ok(Some(Ok(o))) => bot_outcomes.push(o),
+            Ok(Some(Err(_))) => {}
+            Ok(None) => break,
+            Err(_) => {
+                bot_set.abort_all();
+                break;
+            }
+        }
+    }
     progress.abort();
     sampler.abort();
     series_task.abort();
@@ -594,6 +653,14 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         max_active.load(Ordering::Relaxed),
         &fault_log,
     );
+    if opts.bots > 0 {
+        let defences = json!({
+            "requestSecret": true,
+            "powDifficulty": opts.pow_difficulty.unwrap_or(0),
+            "enqueueTokenRequired": opts.enqueue_key.is_some(),
+        });
+        report["bots"] = bots::report(&bot_outcomes, &ctx.leaks, defences);
+    }
     report["estimate"] = cost::estimate(&outcomes, plan.as_ref().map_or(0.0, |p| p.open_offset));
     {
         let points = samples.lock().unwrap_or_else(|p| p.into_inner());
@@ -852,6 +919,26 @@ fn print_report(r: &Value) {
             f(&o["servedPerMinute"]),
             f(&o["noShowShare"])
         );
+    }
+    if let Some(kinds) = r["bots"]["kinds"].as_object() {
+        println!(
+            "\n| bot kind | bots | requests | places obtained | extra places | admissions obtained | edge passes | entry tokens | extra tier-2 slots | refused |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        for (name, k) in kinds {
+            println!(
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                f(&k["bots"]),
+                f(&k["attempts"]),
+                f(&k["placesObtained"]),
+                f(&k["extraPlaces"]),
+                f(&k["admissionsObtained"]),
+                f(&k["edgePasses"]),
+                f(&k["entryTokens"]),
+                f(&k["extraSlots"]),
+                k["refused"]
+            );
+        }
     }
     let d = &r["degraded"];
     println!(

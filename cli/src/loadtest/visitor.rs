@@ -52,6 +52,10 @@ pub struct Ctx {
     pub legacy_polling: bool,
     /// Share of visitors who close the tab right after joining (`--no-show-rate`).
     pub no_show_rate: f64,
+    /// What a join brings: the site's enqueue token, a proof of work (docs/abuse.md).
+    pub proofs: super::bots::Proofs,
+    /// What the visitors let slip, for the bots (`--bots`).
+    pub leaks: super::bots::Leaks,
 }
 
 /// What happened to one visitor.
@@ -105,7 +109,7 @@ impl Rng {
     }
 }
 
-enum Step {
+pub(super) enum Step {
     Reply(Reply),
     /// Gave up: deadline passed while the service kept failing.
     GaveUp,
@@ -145,6 +149,19 @@ impl Ctx {
         path: &str,
         headers: &[(&str, &str)],
     ) -> Step {
+        self.send(rng, endpoint, method, path, headers, None).await
+    }
+
+    /// [`Self::call`] with an optional JSON body.
+    pub(super) async fn send(
+        &self,
+        rng: &mut Rng,
+        endpoint: &'static str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Step {
         let mut backoff = 1.0f64;
         loop {
             if Instant::now() > self.deadline {
@@ -154,7 +171,14 @@ impl Ctx {
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            let Ok(req) = req.body(Full::new(Bytes::new())) else {
+            let bytes = match body {
+                Some(b) => {
+                    req = req.header(header::CONTENT_TYPE, "application/json");
+                    Bytes::from(b.to_string())
+                }
+                None => Bytes::new(),
+            };
+            let Ok(req) = req.body(Full::new(bytes)) else {
                 return Step::GaveUp;
             };
             let Ok(_permit) = self.in_flight.acquire().await else {
@@ -353,9 +377,10 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
 
     // Tier 1: join (a scheduled sale not yet in its pre-queue: ask again shortly).
     let r = loop {
-        let Step::Reply(r) =
-            ctx.call(&mut rng, ASSIGN, Method::POST, &format!("/vwr-api/vwr/assign/{e}"), &[]).await
-        else {
+        // As the page: the site's enqueue cookie of this visitor's account goes along, and a
+        // proof of work asked for is solved.
+        let account = format!("visitor-{id}");
+        let Step::Reply(r) = super::bots::assign(&ctx, &mut rng, ASSIGN, Some(&account), true).await else {
             return out;
         };
         if r.status.as_u16() == 409 && r.json()["error"] == "event_not_open" && Instant::now() < ctx.deadline
@@ -397,6 +422,10 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
     else {
         return out;
     };
+    // What leaks once the turn has come: the ticket (a log line, a pasted link) and the cookie
+    // (copied to another device). Without its secret the ticket is worth nothing.
+    ctx.leaks.ticket(&request_id);
+    ctx.leaks.cookie(&cookie);
 
     // The edge: the event page with the cookie.
     let Step::Reply(r) = ctx
@@ -454,6 +483,7 @@ pub async fn visit(ctx: Arc<Ctx>, id: u64, arrival: Duration) -> Outcome {
         ctx.check_threshold(&body);
         if body["status"] == "active" {
             let token = body["entryToken"].as_str().unwrap_or_default().to_owned();
+            ctx.leaks.entry_token(&token);
             tier2_jti = jti_of(&token);
             out.tier2_admitted_s = Some(ctx.secs());
             Counters::inc(&ctx.counters.active_tier2);
