@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use aws_lc_rs::digest;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
@@ -34,21 +33,7 @@ struct Claims {
 impl EnqueueVerifier {
     /// From the site's JWKS (EC P-256 keys with a `kid`).
     pub fn from_jwks(json: &str) -> Result<Self, KeyError> {
-        let set: JwkSet = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
-        let mut keys = BTreeMap::new();
-        for jwk in &set.keys {
-            if let (AlgorithmParameters::EllipticCurve(ec), Some(kid)) = (&jwk.algorithm, &jwk.common.key_id)
-                && ec.curve == EllipticCurve::P256
-            {
-                DecodingKey::from_ec_components(&ec.x, &ec.y)
-                    .map_err(|_| KeyError::BadEntry(format!("{kid}: bad EC key")))?;
-                keys.insert(kid.clone(), (ec.x.clone(), ec.y.clone()));
-            }
-        }
-        if keys.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        Ok(Self { keys })
+        Ok(Self { keys: crate::keys::ec_public_keys(json)? })
     }
 
     /// The account digest (hex SHA-256 of `k`) of a valid token for `event` at `now`.

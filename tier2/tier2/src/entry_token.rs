@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
@@ -133,20 +132,7 @@ struct RawClaims {
 impl EntryVerifier {
     /// From a JWKS document (EC P-256 keys with `kid`; other keys are ignored).
     pub fn from_jwks(json: &str, issuer: &str, audience: &str) -> Result<Self, KeyError> {
-        let set: JwkSet = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
-        let mut keys = BTreeMap::new();
-        for jwk in &set.keys {
-            if let (AlgorithmParameters::EllipticCurve(ec), Some(kid)) = (&jwk.algorithm, &jwk.common.key_id)
-                && ec.curve == EllipticCurve::P256
-            {
-                DecodingKey::from_ec_components(&ec.x, &ec.y)
-                    .map_err(|_| KeyError::BadEntry(format!("{kid}: bad EC key")))?;
-                keys.insert(kid.clone(), (ec.x.clone(), ec.y.clone()));
-            }
-        }
-        if keys.is_empty() {
-            return Err(KeyError::Empty);
-        }
+        let keys = vwr_core::keys::ec_public_keys(json)?;
         Ok(Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned() })
     }
 
