@@ -57,7 +57,7 @@ def function_name(binary: str) -> str:
 configure("vwr")
 
 # Placeholders filled in by environment(): ${table}, ${tier1_secret}, ${tier2_secret},
-# ${queue_url}, ${redis_secret}, ${jwks}.
+# ${queue_url}, ${redis_secret}, ${jwks}, ${enqueue_jwks} (a variable whose value is empty is left out).
 TIER1_ENV = {
     "VWR_TIER1_KEYS_SECRET_ID": "${tier1_secret}",
     "VWR_TABLE": "${table}",
@@ -75,8 +75,9 @@ REST_STAGE = {"AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH": "true"}
 
 # binary -> function settings. Timeouts as in terraform/ (the scheduled ones run ~57 s).
 FUNCTIONS = {
-    "vwr-tier1-api": {"timeout": 10, "memory": 256, "env": {**TIER1_ENV, **REST_STAGE}},
-    "vwr-tier1-admin": {"timeout": 15, "memory": 128, "env": {**TIER1_ENV, **REST_STAGE}},
+    # VWR_ENQUEUE_JWKS: the site's enqueue-token keys (--enqueue-jwks); left out when not given.
+    "vwr-tier1-api": {"timeout": 10, "memory": 256, "env": {**TIER1_ENV, **REST_STAGE, "VWR_ENQUEUE_JWKS": "${enqueue_jwks}"}},
+    "vwr-tier1-admin": {"timeout": 15, "memory": 128, "env": {**TIER1_ENV, **REST_STAGE, "VWR_ENQUEUE_JWKS": "${enqueue_jwks}"}},
     "vwr-tier1-advancer": {"timeout": 75, "memory": 128, "env": dict(TIER1_ENV)},
     "vwr-tier2-api": {
         "timeout": 10,
@@ -164,6 +165,7 @@ class Bootstrap:
         self.apigw = boto3.client("apigateway", **kw)
         self.events = boto3.client("events", **kw)
         self.endpoint = endpoint
+        self.enqueue_jwks = ""
         self.region = region
         self.out: dict = {"endpoint": endpoint, "region": region}
 
@@ -268,12 +270,14 @@ class Bootstrap:
             "queue_url": self.out["queue_url"],
             "redis_secret": self.redis_secret(redis_url),
             "jwks": self.out["jwks"],
+            "enqueue_jwks": self.enqueue_jwks,
         }
         env = {}
         for k, v in FUNCTIONS[binary]["env"].items():
             for name, value in values.items():
                 v = v.replace("${" + name + "}", value)
-            env[k] = v
+            if v:
+                env[k] = v
         return env
 
     def functions(self, dist: str, redis_url: str, placeholder_code: bool) -> None:
@@ -431,11 +435,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-lambdas", action="store_true", help="data, keys and queues only")
     ap.add_argument("--placeholder-code", action="store_true", help="deploy empty functions (emulators that never run them)")
     ap.add_argument("--name", default="vwr", help="resource name prefix (default vwr)")
+    ap.add_argument("--enqueue-jwks", default=os.environ.get("VWR_ENQUEUE_JWKS", ""),
+                    help="the site's enqueue-token JWKS for the tier-1 API and admin (VWR_ENQUEUE_JWKS of `vwr keys generate`; docs/abuse.md)")
     ap.add_argument("--quiet", action="store_true", help="print nothing")
     args = ap.parse_args(argv)
     configure(args.name)
 
     b = Bootstrap(args.endpoint_url, args.region)
+    if args.enqueue_jwks:
+        json.loads(args.enqueue_jwks)  # a typo fails here, not at the first join
+        b.enqueue_jwks = args.enqueue_jwks
     b.table()
     b.keys()
     b.queues()

@@ -90,6 +90,9 @@ def check_admin_requests() -> None:
     check("admin.py: health --ok/--hold, outflow and session options of activate/schedule", problems)
 
 
+ENQUEUE_JWKS = '{"keys":[{"kty":"EC","crv":"P-256","kid":"site-t","x":"x","y":"y"}]}'
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint-url", required=True)
@@ -101,6 +104,8 @@ def main() -> int:
         state_file = os.path.join(tmp, "state.json")
         args = ["--endpoint-url", a.endpoint_url, "--region", region, "--placeholder-code", "--quiet"]
         args += ["--name", f"vwrinfra{os.getpid()}", "--state-file", state_file]
+        # The site's enqueue-token keys (an arbitrary, well-formed JWKS: nothing verifies here).
+        args += ["--enqueue-jwks", ENQUEUE_JWKS]
         first = bootstrap.main(args)
         second = bootstrap.main(args)
         mode = os.stat(state_file).st_mode & 0o777
@@ -198,6 +203,8 @@ def main() -> int:
         for k, want in resources.items():
             if k in env and env[k] != want:
                 problems.append(f"{binary}: {k}={env[k]!r}, the resource is {want!r}")
+        if "VWR_ENQUEUE_JWKS" in env and env["VWR_ENQUEUE_JWKS"] != ENQUEUE_JWKS:
+            problems.append(f"{binary}: VWR_ENQUEUE_JWKS is not the --enqueue-jwks given")
         if "VWR_TIER2_JWKS" in env and env["VWR_TIER2_JWKS"] != first["jwks"]:
             problems.append(f"{binary}: VWR_TIER2_JWKS is not the tier-2 key's JWKS")
         if any("${" in v for v in env.values()):
