@@ -497,7 +497,9 @@ impl EventRecord {
                 Some(c.target_arrivals_per_minute as f64 / 60.0)
             }
             OutflowMode::TargetArrivals => None,
-            OutflowMode::Fixed if c.batch_size > 0 => Some(c.batch_size as f64 / c.interval_seconds.max(1) as f64),
+            OutflowMode::Fixed if c.batch_size > 0 => {
+                Some(c.batch_size as f64 / c.interval_seconds.max(1) as f64)
+            }
             OutflowMode::Fixed => None,
         }
     }
