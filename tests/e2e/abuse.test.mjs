@@ -6,46 +6,27 @@
 // per account with the site's enqueue token, signed by docs/examples/enqueue-token.mjs.
 // Needs: target/debug/vwr (cargo build --bin vwr), /usr/bin/chromium, npm install here.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, adminClient, freePort, start, waitFor } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM, VWR, devSession } from './harness.mjs';
 import { enqueueCookie, enqueueToken, siteKey } from '../../docs/examples/enqueue-token.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const VWR = process.env.VWR_BIN || join(ROOT, 'target', 'debug', 'vwr');
-const CHROMIUM = process.env.VWR_CHROMIUM || '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'target', 'e2e');
-const ADMIN_KEY = 'e2e-admin-key-' + Math.random().toString(36).slice(2);
-
-const children = [];
-let devDir, devUrl, browser, site;
-
-const admin = adminClient(() => devUrl, ADMIN_KEY);
+let session, devUrl, browser, admin, site;
 
 before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  devDir = mkdtempSync(join(tmpdir(), 'vwr-e2e-abuse-'));
-  devUrl = `http://127.0.0.1:${await freePort()}`;
   // The site's enqueue key pair, made here: the private half signs, vwr gets the JWKS.
   const keys = execFileSync(VWR, ['keys', 'generate', '--kid', 'e2e'], { encoding: 'utf8' });
   const line = (name) => keys.split('\n').find((l) => l.startsWith(name + '=')).slice(name.length + 1);
   site = siteKey(line('SITE_ENQUEUE_KEY'));
-  const jwks = line('VWR_ENQUEUE_JWKS').replace(/^'|'$/g, '');
-  const dev = start(children, VWR, ['dev', '--addr', devUrl.slice(7), '--store', 'memory', '--no-dev-user-header'],
-    { VWR_DEV_DIR: devDir, VWR_ADMIN_KEY: ADMIN_KEY, RUST_LOG: 'warn', VWR_ENQUEUE_JWKS: jwks });
-  await waitFor(`${devUrl}/healthz`, () => `vwr dev (${dev.output()})`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  session = await devSession('abuse', { VWR_ENQUEUE_JWKS: line('VWR_ENQUEUE_JWKS').replace(/^'|'$/g, '') });
+  ({ devUrl, browser, admin } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  for (const c of children) c.kill('SIGTERM');
-  if (devDir) rmSync(devDir, { recursive: true, force: true });
+  if (session) await session.close();
 });
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -1,6 +1,10 @@
 // Shared helpers of the browser walks: free ports, child processes, readiness, admin calls.
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 
 /** A TCP port that was free a moment ago. */
@@ -54,3 +58,32 @@ export function adminClient(base, key) {
 }
 
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const VWR = process.env.VWR_BIN || join(ROOT, 'target', 'debug', 'vwr');
+export const CHROMIUM = process.env.VWR_CHROMIUM || '/usr/bin/chromium';
+export const ARTIFACTS = join(ROOT, 'target', 'e2e');
+
+/**
+ * `vwr dev` (in-memory stores, native edge, no dev user header) on a free port, its own state
+ * directory, a fresh admin key, and Chromium: `session.devUrl`, `.devDir`, `.browser`,
+ * `.admin(method, path, body)`; `session.close()` ends them all. `env`: more for `vwr dev`.
+ */
+export async function devSession(tag, env = {}) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const key = 'e2e-admin-key-' + Math.random().toString(36).slice(2);
+  const s = { children: [], devDir: mkdtempSync(join(tmpdir(), `vwr-e2e-${tag}-`)), browser: null };
+  s.devUrl = `http://127.0.0.1:${await freePort()}`;
+  s.admin = adminClient(() => s.devUrl, key);
+  s.close = async () => {
+    if (s.browser) await s.browser.close();
+    for (const c of s.children) c.kill('SIGTERM');
+    rmSync(s.devDir, { recursive: true, force: true });
+  };
+  const dev = start(s.children, VWR, ['dev', '--addr', s.devUrl.slice(7), '--store', 'memory', '--no-dev-user-header'],
+    { VWR_DEV_DIR: s.devDir, VWR_ADMIN_KEY: key, RUST_LOG: 'warn', ...env });
+  await waitFor(`${s.devUrl}/healthz`, () => `vwr dev (${dev.output()})`);
+  const { chromium } = await import('playwright-core');
+  s.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return s;
+}

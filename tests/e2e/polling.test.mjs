@@ -5,40 +5,20 @@
 // is mocked: headless Chromium has no notification centre to look at), then exactly one `check`
 // gets the pass and the page goes on to `next`. Screenshots: target/e2e/polling-{waiting,turn}.png.
 // Needs: target/debug/vwr (cargo build --bin vwr), /usr/bin/chromium, npm install here.
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, adminClient, freePort, start, waitFor } from './harness.mjs';
+import { ARTIFACTS, devSession } from './harness.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const VWR = process.env.VWR_BIN || join(ROOT, 'target', 'debug', 'vwr');
-const CHROMIUM = process.env.VWR_CHROMIUM || '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'target', 'e2e');
-const ADMIN_KEY = 'e2e-admin-key-' + Math.random().toString(36).slice(2);
-
-const children = [];
-let devDir, devUrl, browser;
-
-const admin = adminClient(() => devUrl, ADMIN_KEY);
+let session, devUrl, browser, admin;
 
 before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  devDir = mkdtempSync(join(tmpdir(), 'vwr-e2e-poll-'));
-  devUrl = `http://127.0.0.1:${await freePort()}`;
-  const dev = start(children, VWR, ['dev', '--addr', devUrl.slice(7), '--store', 'memory', '--no-dev-user-header'],
-    { VWR_DEV_DIR: devDir, VWR_ADMIN_KEY: ADMIN_KEY, RUST_LOG: 'warn' });
-  await waitFor(`${devUrl}/healthz`, () => `vwr dev (${dev.output()})`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  session = await devSession('poll');
+  ({ devUrl, browser, admin } = session);
 });
 
 after(async () => {
-  if (browser) await browser.close();
-  for (const c of children) c.kill('SIGTERM');
-  if (devDir) rmSync(devDir, { recursive: true, force: true });
+  if (session) await session.close();
 });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -10,17 +10,12 @@
 // Needs: target/debug/vwr (cargo build --bin vwr), /usr/bin/chromium, npm install here.
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, adminClient, freePort, start as startChild, waitFor as waitUntil } from './harness.mjs';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, VWR, adminClient, freePort, start as startChild, waitFor as waitUntil } from './harness.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const VWR = process.env.VWR_BIN || join(ROOT, 'target', 'debug', 'vwr');
-const CHROMIUM = process.env.VWR_CHROMIUM || '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'target', 'e2e');
 const ADMIN_KEY = 'e2e-admin-key-' + Math.random().toString(36).slice(2);
 
 const children = [];
