@@ -1047,6 +1047,26 @@ def check_throttling(checks: Checks, modules: dict) -> None:
     checks.check(f"every API Gateway stage is throttled ({count} stages)", problems)
 
 
+def check_kms_decrypt(checks: Checks, modules: dict) -> None:
+    """Where a module encrypts a function's environment (or what it reads) with a customer managed
+    key, the function's role may decrypt with that key: otherwise the first cold start fails."""
+    problems = []
+    for mod_dir, mod in modules.items():
+        fns = [n for n, f in blocks(mod, "resource", "aws_lambda_function").items() if "kms_key_arn" in f]
+        if not fns:
+            continue
+        docs = blocks(mod, "data", "aws_iam_policy_document")
+        granted = False
+        for name, doc in docs.items():
+            for st in doc.get("statement", []):
+                if "'kms:Decrypt'" in str(st.get("actions")) and "var.kms_key_arn" in str(st.get("resources")):
+                    policies = [p for p in blocks(mod, "resource", "aws_iam_role_policy").values() if f"aws_iam_policy_document.{name}" in str(p.get("policy"))]
+                    granted = granted or bool(policies)
+        if not granted:
+            problems.append(f"{mod_dir}: aws_lambda_function {', '.join(fns)} use var.kms_key_arn, but no role policy grants kms:Decrypt on it")
+    checks.check("a customer managed key: every function's role may kms:Decrypt with it", problems)
+
+
 def check_edge_keys(root: str, checks: Checks, modules: dict) -> None:
     """The edge gets the derived keys (tier1 edge_keys_text), never the master keys_text."""
     problems = []
@@ -1557,6 +1577,7 @@ def main() -> int:
     check_edge(root, checks, layout)
     check_origin_lock(checks, modules, deployments)
     check_throttling(checks, modules)
+    check_kms_decrypt(checks, modules)
     check_edge_keys(root, checks, modules)
     check_waiting_page_headers(checks, modules)
     check_status_document(checks, modules)

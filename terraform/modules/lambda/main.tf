@@ -54,6 +54,25 @@ resource "aws_iam_role_policy" "code" {
   policy = var.policy_json
 }
 
+# With a customer managed key, the function decrypts with it: its environment variables, and
+# the secrets and queue messages the modules encrypt with the same key (var.kms_key_arn).
+data "aws_iam_policy_document" "kms" {
+  count = var.kms_key_arn == null ? 0 : 1
+
+  statement {
+    sid       = "CustomerManagedKey"
+    actions   = ["kms:Decrypt"]
+    resources = [var.kms_key_arn]
+  }
+}
+
+resource "aws_iam_role_policy" "kms" {
+  count  = var.kms_key_arn == null ? 0 : 1
+  name   = "kms"
+  role   = aws_iam_role.this.id
+  policy = data.aws_iam_policy_document.kms[0].json
+}
+
 data "aws_iam_policy_document" "vpc" {
   count = local.in_vpc ? 1 : 0
 
@@ -121,5 +140,5 @@ resource "aws_lambda_function" "this" {
 
   tags = var.tags
 
-  depends_on = [aws_iam_role_policy.logs, aws_iam_role_policy.vpc]
+  depends_on = [aws_iam_role_policy.logs, aws_iam_role_policy.vpc, aws_iam_role_policy.kms]
 }
