@@ -1176,6 +1176,11 @@ def check_status_document(checks: Checks, modules: dict) -> None:
         if cache is None:
             problems.append(f"{STATUS_PATTERN} has no cache policy of the module")
         else:
+            # An error is cached by the distribution's error TTL (10 s unless set), not the policy.
+            for d in dists:
+                ttl404 = [first(e.get("error_caching_min_ttl")) for e in d.get("custom_error_response", []) if first(e.get("error_code")) == 404]
+                if not ttl404 or not isinstance(ttl404[0], (int, float)) or ttl404[0] > 1:
+                    problems.append(f"a 404 of {STATUS_PATTERN} (an event not active yet) is cached {ttl404 or 'the default 10 s'}: want custom_error_response 404 with error_caching_min_ttl <= 1")
             ttls = tuple(first(cache.get(k)) for k in ("min_ttl", "default_ttl", "max_ttl"))
             if ttls != (0, 1, 1):
                 problems.append(f"cache policy {cache_ref.group(1)}: min/default/max TTL {ttls}, want (0, 1, 1)")

@@ -482,6 +482,13 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
+  # A 404 (say the status document of an event activated a moment ago) is cached 1 s like the
+  # document itself, not CloudFront's default 10 s (docs/lifecycle.md#the-public-status-document).
+  custom_error_response {
+    error_code            = 404
+    error_caching_min_ttl = 1
+  }
+
   restrictions {
     geo_restriction {
       restriction_type = "none"
