@@ -77,28 +77,61 @@ pub async fn redis_url(
     }
 }
 
+/// How long after a rotation the previous origin secret is still accepted: CloudFront takes
+/// minutes to deploy the new header to every edge; a value rotated out because it leaked is
+/// refused after this.
+pub const ORIGIN_PREVIOUS_GRACE_SECS: i64 = 3600;
+
 /// The origin secret of an API behind CloudFront (`VWR_ORIGIN_SECRET_ID`, or
-/// `VWR_ORIGIN_SECRET` given directly); `None` when neither is set (no check).
+/// `VWR_ORIGIN_SECRET` given directly); `None` when neither is set (no check). From Secrets
+/// Manager it reloads (terraform/README.md, "Rotation"): the current value, and the previous
+/// one while the current is younger than [`ORIGIN_PREVIOUS_GRACE_SECS`].
 pub async fn origin_secret(
     env: &Env,
     sdk: &aws_config::SdkConfig,
 ) -> Result<Option<OriginSecret>, ConfigError> {
-    let (name, value) = match (env.get("VWR_ORIGIN_SECRET"), env.get("VWR_ORIGIN_SECRET_ID")) {
-        (Some(_), Some(_)) => {
-            return Err(invalid(
-                "VWR_ORIGIN_SECRET",
-                "…",
-                "set either VWR_ORIGIN_SECRET or VWR_ORIGIN_SECRET_ID, not both",
-            ));
+    match (env.get("VWR_ORIGIN_SECRET"), env.get("VWR_ORIGIN_SECRET_ID")) {
+        (Some(_), Some(_)) => Err(invalid(
+            "VWR_ORIGIN_SECRET",
+            "…",
+            "set either VWR_ORIGIN_SECRET or VWR_ORIGIN_SECRET_ID, not both",
+        )),
+        (Some(v), None) => OriginSecret::new(v).map(Some).map_err(|r| invalid("VWR_ORIGIN_SECRET", "…", r)),
+        (None, Some(id)) => {
+            let client = aws_sdk_secretsmanager::Client::new(sdk);
+            let values =
+                origin_values(&client, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?;
+            let (client, id_owned) = (client.clone(), id.to_owned());
+            let reload: vwr_core::http::OriginSecretReload = std::sync::Arc::new(move || {
+                let (client, id) = (client.clone(), id_owned.clone());
+                Box::pin(async move { origin_values(&client, &id).await })
+            });
+            OriginSecret::reloading(&values, reload)
+                .map(Some)
+                .map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))
         }
-        (Some(v), None) => ("VWR_ORIGIN_SECRET", v.to_owned()),
-        (None, Some(id)) => (
-            "VWR_ORIGIN_SECRET_ID",
-            load_secret(sdk, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?,
-        ),
-        (None, None) => return Ok(None),
-    };
-    OriginSecret::new(&value).map(Some).map_err(|r| invalid(name, "…", r))
+        (None, None) => Ok(None),
+    }
+}
+
+/// The accepted origin secrets: `AWSCURRENT`, then `AWSPREVIOUS` while the current version is
+/// younger than the grace period (and exists).
+pub async fn origin_values(client: &aws_sdk_secretsmanager::Client, id: &str) -> Result<Vec<String>, String> {
+    let read = |stage: &'static str| client.get_secret_value().secret_id(id).version_stage(stage).send();
+    let current = read("AWSCURRENT").await.map_err(|e| {
+        format!("could not read the secret: {}", aws_sdk_secretsmanager::error::DisplayErrorContext(&e))
+    })?;
+    let mut values = vec![current.secret_string().ok_or("the secret has no string value")?.to_owned()];
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let young = current.created_date().is_some_and(|c| now - c.secs() < ORIGIN_PREVIOUS_GRACE_SECS);
+    if young
+        && let Ok(previous) = read("AWSPREVIOUS").await
+        && let Some(v) = previous.secret_string()
+    {
+        values.push(v.to_owned());
+    }
+    Ok(values)
 }
 
 /// Admin authentication of the Lambdas: IAM, restricted to `VWR_ADMIN_PRINCIPALS` if set.
