@@ -98,13 +98,12 @@ pub async fn origin_secret(
         )),
         (Some(v), None) => OriginSecret::new(v).map(Some).map_err(|r| invalid("VWR_ORIGIN_SECRET", "…", r)),
         (None, Some(id)) => {
-            let client = aws_sdk_secretsmanager::Client::new(sdk);
-            let values =
-                origin_values(&client, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?;
-            let (client, id_owned) = (client.clone(), id.to_owned());
+            let sm = std::sync::Arc::new(aws_sdk_secretsmanager::Client::new(sdk));
+            let values = origin_values(&sm, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?;
+            let id_owned = id.to_owned();
             let reload: vwr_core::http::OriginSecretReload = std::sync::Arc::new(move || {
-                let (client, id) = (client.clone(), id_owned.clone());
-                Box::pin(async move { origin_values(&client, &id).await })
+                let (sm, id) = (std::sync::Arc::clone(&sm), id_owned.clone());
+                Box::pin(async move { origin_values(&sm, &id).await })
             });
             OriginSecret::reloading(&values, reload)
                 .map(Some)
