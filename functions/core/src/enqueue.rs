@@ -3,15 +3,13 @@
 //! site's public keys (a JWKS, `VWR_ENQUEUE_JWKS`, rotated by `kid` like the other rings).
 //! The account is kept only as a digest.
 
-use std::collections::BTreeMap;
-
 use aws_lc_rs::digest;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 
 use crate::ids::EventId;
 use crate::keys::KeyError;
-use crate::token::{TokenError, check_times, read_header};
+use crate::token::{EcVerifyingKeys, TokenError, check_times};
 
 /// Longest account id accepted.
 pub const MAX_ACCOUNT_LEN: usize = 256;
@@ -19,7 +17,7 @@ pub const MAX_ACCOUNT_LEN: usize = 256;
 /// Verifies the site's enqueue tokens.
 #[derive(Debug, Clone)]
 pub struct EnqueueVerifier {
-    keys: BTreeMap<String, (String, String)>,
+    keys: EcVerifyingKeys,
 }
 
 #[derive(Deserialize)]
@@ -33,25 +31,12 @@ struct Claims {
 impl EnqueueVerifier {
     /// From the site's JWKS (EC P-256 keys with a `kid`).
     pub fn from_jwks(json: &str) -> Result<Self, KeyError> {
-        Ok(Self { keys: crate::keys::ec_public_keys(json)? })
+        Ok(Self { keys: EcVerifyingKeys::from_jwks(json)? })
     }
 
     /// The account digest (hex SHA-256 of `k`) of a valid token for `event` at `now`.
     pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<String, TokenError> {
-        let kid = read_header(token, "ES256")?;
-        let (x, y) = self.keys.get(&kid).ok_or(TokenError::UnknownKid)?;
-        let key = DecodingKey::from_ec_components(x, y).map_err(|_| TokenError::UnknownKid)?;
-        let mut v = Validation::new(Algorithm::ES256);
-        v.validate_exp = false;
-        v.validate_nbf = false;
-        v.validate_aud = false;
-        v.required_spec_claims.clear();
-        let c: Claims =
-            jsonwebtoken::decode(token, &key, &v).map(|d| d.claims).map_err(|e| match e.kind() {
-                jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
-                jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
-                _ => TokenError::Malformed,
-            })?;
+        let c: Claims = self.keys.decode(token)?;
         check_times(c.exp, c.nbf, now)?;
         if c.eid.as_deref() != Some(event.as_str()) {
             return Err(TokenError::WrongEvent);

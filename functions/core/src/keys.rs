@@ -365,29 +365,6 @@ fn redact(entry: &str) -> String {
     }
 }
 
-/// The P-256 public keys of a JWKS document, by `kid`, as base64url `(x, y)` (keys of other
-/// types or without a `kid` are ignored); every key is checked, and at least one must be there.
-/// Used by every verifier that is given only public keys (entry tokens, enqueue tokens).
-pub fn ec_public_keys(jwks: &str) -> Result<BTreeMap<String, (String, String)>, KeyError> {
-    use jsonwebtoken::DecodingKey;
-    use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
-    let set: JwkSet = serde_json::from_str(jwks).map_err(|e| KeyError::BadJson(e.to_string()))?;
-    let mut keys = BTreeMap::new();
-    for jwk in &set.keys {
-        if let (AlgorithmParameters::EllipticCurve(ec), Some(kid)) = (&jwk.algorithm, &jwk.common.key_id)
-            && ec.curve == EllipticCurve::P256
-        {
-            DecodingKey::from_ec_components(&ec.x, &ec.y)
-                .map_err(|_| KeyError::BadEntry(format!("{kid}: bad EC key")))?;
-            keys.insert(kid.clone(), (ec.x.clone(), ec.y.clone()));
-        }
-    }
-    if keys.is_empty() {
-        return Err(KeyError::Empty);
-    }
-    Ok(keys)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

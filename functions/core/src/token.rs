@@ -240,3 +240,66 @@ impl Tier1Tokens {
 
 #[cfg(test)]
 mod tests;
+
+/// The ES256 public keys of a JWKS document by `kid`, decoded once at load: verifiers given
+/// only public keys (entry tokens at the authorizer, the site's enqueue tokens) check
+/// signatures with it.
+#[derive(Clone)]
+pub struct EcVerifyingKeys(std::collections::BTreeMap<String, DecodingKey>);
+
+impl std::fmt::Debug for EcVerifyingKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("EcVerifyingKeys").field(&self.0.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+impl EcVerifyingKeys {
+    /// The P-256 keys with a `kid` of a JWKS document (others are ignored); each is checked,
+    /// and at least one must be there.
+    pub fn from_jwks(jwks: &str) -> Result<Self, crate::keys::KeyError> {
+        use crate::keys::KeyError;
+        use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
+        let set: JwkSet = serde_json::from_str(jwks).map_err(|e| KeyError::BadJson(e.to_string()))?;
+        let mut keys = std::collections::BTreeMap::new();
+        for jwk in &set.keys {
+            if let (AlgorithmParameters::EllipticCurve(ec), Some(kid)) = (&jwk.algorithm, &jwk.common.key_id)
+                && ec.curve == EllipticCurve::P256
+            {
+                let key = DecodingKey::from_ec_components(&ec.x, &ec.y)
+                    .map_err(|_| KeyError::BadEntry(format!("{kid}: bad EC key")))?;
+                keys.insert(kid.clone(), key);
+            }
+        }
+        if keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        Ok(Self(keys))
+    }
+
+    /// From `(kid, x, y)` of keys already checked (a loaded ring's own); one that does not
+    /// decode is left out.
+    pub fn from_components<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Self {
+        Self(
+            keys.into_iter()
+                .filter_map(|(kid, x, y)| Some((kid.to_owned(), DecodingKey::from_ec_components(x, y).ok()?)))
+                .collect(),
+        )
+    }
+
+    /// The claims of an ES256 token signed by one of these keys. Times, issuer, audience and
+    /// the rest are the caller's to check.
+    pub fn decode<T: serde::de::DeserializeOwned>(&self, token: &str) -> Result<T, TokenError> {
+        let kid = read_header(token, "ES256")?;
+        let key = self.0.get(&kid).ok_or(TokenError::UnknownKid)?;
+        let mut v = Validation::new(Algorithm::ES256);
+        v.validate_exp = false;
+        v.validate_nbf = false;
+        v.validate_aud = false;
+        v.required_spec_claims.clear();
+        jsonwebtoken::decode::<T>(token, key, &v).map(|d| d.claims).map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
+            jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
+            _ => TokenError::Malformed,
+        })
+    }
+}

@@ -2,13 +2,11 @@
 //! (plus `iss`/`aud`), signed with tier-2 keys separate from tier 1. Protected services verify
 //! them with the public keys from the JWKS endpoint, without any secret.
 
-use std::collections::BTreeMap;
-
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 use vwr_core::keys::{EcKeyring, KeyError, KeyMaterial};
-use vwr_core::token::{TokenError, check_issuer, check_times, read_header};
+use vwr_core::token::{EcVerifyingKeys, TokenError, check_issuer, check_times};
 
 /// Claims of an entry token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +88,8 @@ impl EntryTokens {
 
     /// A verifier with this ring's public keys.
     pub fn verifier(&self) -> EntryVerifier {
-        let keys = self.ring.keys().map(|(k, v)| (k.to_owned(), (v.x.clone(), v.y.clone()))).collect();
+        let keys =
+            EcVerifyingKeys::from_components(self.ring.keys().map(|(k, v)| (k, v.x.as_str(), v.y.as_str())));
         EntryVerifier { keys, issuer: self.issuer.clone(), audience: self.audience.clone() }
     }
 }
@@ -98,7 +97,7 @@ impl EntryTokens {
 /// Verifies entry tokens with public keys only.
 #[derive(Debug, Clone)]
 pub struct EntryVerifier {
-    keys: BTreeMap<String, (String, String)>,
+    keys: EcVerifyingKeys,
     issuer: String,
     audience: String,
 }
@@ -132,25 +131,13 @@ struct RawClaims {
 impl EntryVerifier {
     /// From a JWKS document (EC P-256 keys with `kid`; other keys are ignored).
     pub fn from_jwks(json: &str, issuer: &str, audience: &str) -> Result<Self, KeyError> {
-        let keys = vwr_core::keys::ec_public_keys(json)?;
+        let keys = EcVerifyingKeys::from_jwks(json)?;
         Ok(Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned() })
     }
 
     /// Decodes and checks the signature of an ES256 token of this ring.
     fn decode<T: serde::de::DeserializeOwned>(&self, token: &str) -> Result<T, TokenError> {
-        let kid = read_header(token, "ES256")?;
-        let (x, y) = self.keys.get(&kid).ok_or(TokenError::UnknownKid)?;
-        let key = DecodingKey::from_ec_components(x, y).map_err(|_| TokenError::UnknownKid)?;
-        let mut v = Validation::new(Algorithm::ES256);
-        v.validate_exp = false;
-        v.validate_nbf = false;
-        v.validate_aud = false;
-        v.required_spec_claims.clear();
-        jsonwebtoken::decode::<T>(token, &key, &v).map(|d| d.claims).map_err(|e| match e.kind() {
-            jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
-            jsonwebtoken::errors::ErrorKind::InvalidAlgorithm => TokenError::UnsupportedAlg,
-            _ => TokenError::Malformed,
-        })
+        self.keys.decode(token)
     }
 
     /// Verifies a tier-2 identity token for `event` at `now`.
