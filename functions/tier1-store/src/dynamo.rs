@@ -347,7 +347,37 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
     })
 }
 
+/// The per-shard counts kept beside the join counter.
+#[derive(Debug, Clone, Copy)]
+enum ShardCount {
+    Redeemed,
+    Released,
+}
+
 impl DynamoStore {
+    /// Adds one to a per-shard count of `position`'s shard. Best effort: the record it counts
+    /// is already written, so a failure is logged (`tier1.{redeem,release}_count_failed`), not
+    /// returned.
+    async fn count_on_shard(&self, event: &EventId, position: u64, shards: u32, what: ShardCount) {
+        let (attr, op, log) = match what {
+            ShardCount::Redeemed => ("r", "UpdateItem(redeemed)", "tier1.redeem_count_failed"),
+            ShardCount::Released => ("rl", "UpdateItem(released)", "tier1.release_count_failed"),
+        };
+        let shard = shard_of(position, u64::from(shards.max(1)));
+        let counted = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(shard_key(event, shard)))
+            .update_expression(format!("ADD {attr} :one"))
+            .expression_attribute_values(":one", n(1))
+            .send()
+            .await;
+        if let Err(e) = counted {
+            tracing::warn!(event = log, event_id = %event, error = %unavailable(op, e));
+        }
+    }
+
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Self { client, table: table.into(), page_size: None }
     }
@@ -838,20 +868,8 @@ impl PositionStore for DynamoStore {
             .await;
         match res {
             Ok(_) => {
-                let shard = shard_of(position, u64::from(shards.max(1)));
-                let counted = self
-                    .client
-                    .update_item()
-                    .table_name(&self.table)
-                    .set_key(Some(shard_key(event, shard)))
-                    .update_expression("ADD r :one")
-                    .expression_attribute_values(":one", n(1))
-                    .send()
-                    .await;
-                if let Err(e) = counted {
-                    // The redemption itself is recorded; only the statistic misses one.
-                    tracing::warn!(event = "tier1.redeem_count_failed", event_id = %event, error = %unavailable("UpdateItem(redeemed)", e));
-                }
+                // The redemption itself is recorded; only the statistic can miss one.
+                self.count_on_shard(event, position, shards, ShardCount::Redeemed).await;
                 Ok(Redemption {
                     jti: jti.to_owned(),
                     redeemed_at: now,
@@ -1006,20 +1024,8 @@ impl PositionStore for DynamoStore {
             Err(e) if is_condition_failed(&e) => return self.redemption(event, position).await,
             Err(e) => return Err(unavailable("UpdateItem(release)", e)),
         };
-        let shard = shard_of(position, u64::from(shards.max(1)));
-        let counted = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(shard_key(event, shard)))
-            .update_expression("ADD rl :one")
-            .expression_attribute_values(":one", n(1))
-            .send()
-            .await;
-        if let Err(e) = counted {
-            // The release is recorded; only the count that hands the place on misses one.
-            tracing::warn!(event = "tier1.release_count_failed", event_id = %event, error = %unavailable("UpdateItem(released)", e));
-        }
+        // The release is recorded; only the count that hands the place on can miss one.
+        self.count_on_shard(event, position, shards, ShardCount::Released).await;
         Ok(Some(decode::<RedemptionItem>(&item, "redemption")?.view(true)))
     }
 
