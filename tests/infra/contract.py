@@ -352,6 +352,8 @@ ENV_LITERAL = re.compile(r'"(VWR_[A-Z0-9_]+)"')
 MISSING = re.compile(r'(?:\bmissing\(\s*|Missing\s*\{\s*name:\s*|\.required\(\s*)"(VWR_[A-Z0-9_]+)"')
 SDK_CALL = re.compile(r"client(?:\(\))?\s*\.\s*([a-z_][a-z0-9_]*)\s*\(\s*\)")
 SEND = re.compile(r"\.send\(\)")
+# Methods of an SDK client value that are not AWS operations (`client.clone()`).
+CLIENT_METHODS = {"clone", "config"}
 # Items of a transaction: `Put::builder()` (any path prefix) or `TransactWriteItem::builder().put(`.
 TX_ITEM = re.compile(
     r"\b(Put|Update|Delete|ConditionCheck|Get)::builder\(\)"
@@ -378,6 +380,8 @@ def scan_crate(root: str, crate: str) -> dict:
         call_positions = []
         for m in SDK_CALL.finditer(text):
             op = m.group(1)
+            if op in CLIENT_METHODS:
+                continue  # a method of the client value itself, not an AWS operation
             where = f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}"
             call_positions.append(m.start())
             if op in SDK_ACTIONS:

@@ -79,17 +79,10 @@ impl Proofs {
         Ok(Self { site, event })
     }
 
-    pub fn signs_enqueue_tokens(&self) -> bool {
-        self.site.is_some()
-    }
-
     /// The site's enqueue token for `account`, valid 10 minutes (none without a site key).
     pub fn enqueue_token(&self, account: &str) -> Option<String> {
         let site = self.site.as_ref()?;
-        let exp =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-                + 600;
-        vwr_core::enqueue::sign(site, account, &self.event, exp).ok()
+        vwr_core::enqueue::sign(site, account, &self.event, vwr_core::time::now_secs() + 600).ok()
     }
 }
 

@@ -98,12 +98,13 @@ pub async fn origin_secret(
         )),
         (Some(v), None) => OriginSecret::new(v).map(Some).map_err(|r| invalid("VWR_ORIGIN_SECRET", "…", r)),
         (None, Some(id)) => {
-            let sm = std::sync::Arc::new(aws_sdk_secretsmanager::Client::new(sdk));
-            let values = origin_values(&sm, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?;
+            let client = aws_sdk_secretsmanager::Client::new(sdk);
+            let values =
+                origin_values(&client, id).await.map_err(|r| invalid("VWR_ORIGIN_SECRET_ID", id, r))?;
             let id_owned = id.to_owned();
             let reload: vwr_core::http::OriginSecretReload = std::sync::Arc::new(move || {
-                let (sm, id) = (std::sync::Arc::clone(&sm), id_owned.clone());
-                Box::pin(async move { origin_values(&sm, &id).await })
+                let (client, id) = (client.clone(), id_owned.clone());
+                Box::pin(async move { origin_values(&client, &id).await })
             });
             OriginSecret::reloading(&values, reload)
                 .map(Some)
@@ -121,8 +122,7 @@ pub async fn origin_values(client: &aws_sdk_secretsmanager::Client, id: &str) ->
         format!("could not read the secret: {}", aws_sdk_secretsmanager::error::DisplayErrorContext(&e))
     })?;
     let mut values = vec![current.secret_string().ok_or("the secret has no string value")?.to_owned()];
-    let now =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let now = i64::try_from(vwr_core::time::now_secs()).unwrap_or(i64::MAX);
     let young = current.created_date().is_some_and(|c| now - c.secs() < ORIGIN_PREVIOUS_GRACE_SECS);
     if young
         && let Ok(previous) = read("AWSPREVIOUS").await
