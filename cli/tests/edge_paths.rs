@@ -66,6 +66,7 @@ fn pass_for(svc: &Tier1Service, event: &EventId) -> String {
         nbf: NOW,
         exp: NOW + 600,
         jti: "j".into(),
+        t2: None,
     };
     format!("vwr_t1_{event}={}", svc.tokens().sign(&c).unwrap())
 }

@@ -69,6 +69,7 @@ fn claims() -> Tier1Claims {
         nbf: NOW,
         exp: NOW + TTL,
         jti: "vector-jti-0001".into(),
+        t2: None,
     }
 }
 
@@ -536,9 +537,12 @@ fn vectors_path() -> PathBuf {
 #[test]
 fn forged_valid_token_equals_the_issuers() {
     // Proves `hmac` (and so every forged vector) uses the issuer's exact MAC and header.
-    let signed = issuer("test-k1").sign(&claims()).unwrap();
+    // The issuer adds the place proof (t2), which the edge reads as any other claim.
+    let tokens = issuer("test-k1");
+    let signed = tokens.sign(&claims()).unwrap();
+    let proved = tokens.link().verify(&signed, &EventId::parse("e1").unwrap(), NOW).unwrap();
     let forged =
-        forge_bytes(HEADER_K1.as_bytes(), serde_json::to_string(&claims()).unwrap().as_bytes(), &edge_k1());
+        forge_bytes(HEADER_K1.as_bytes(), serde_json::to_string(&proved).unwrap().as_bytes(), &edge_k1());
     assert_eq!(forged, signed);
 }
 

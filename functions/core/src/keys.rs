@@ -16,6 +16,8 @@ pub const MIN_KEY_BYTES: usize = 32;
 
 /// Prefix of the edge-token key derivation ([`HmacKeyring::edge_ring`]).
 pub const EDGE_TOKEN_LABEL: &str = "vwr/edge-token/v1:";
+/// Prefix of the place-proof key derivation ([`HmacKeyring::place_ring`]).
+pub const PLACE_PROOF_LABEL: &str = "vwr/tier2-place/v1:";
 
 /// A problem with key material or key configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -261,8 +263,21 @@ impl KeyRing<HmacKey> {
     /// SHA-256 of a text rather than HMAC so that Terraform can compute the same key with
     /// `base64sha256()` (terraform/modules/tier1); `edge_ring_matches_terraform` pins both.
     pub fn edge_ring(&self) -> Self {
+        self.text_digest_ring(EDGE_TOKEN_LABEL)
+    }
+
+    /// The ring of place proofs (the `t2` claim of a tier-1 token, docs/tokens.md#place-proofs):
+    /// tier 1 signs with it at redemption, tier 2 checks it, the edge never holds it. So whoever
+    /// holds only the edge keys can mint a token that passes the edge, but not one that gives a
+    /// place in tier 2's line. Per kid: `SHA-256("vwr/tier2-place/v1:" + base64url_nopad(master
+    /// key))`, computable by Terraform like [`Self::edge_ring`].
+    pub fn place_ring(&self) -> Self {
+        self.text_digest_ring(PLACE_PROOF_LABEL)
+    }
+
+    fn text_digest_ring(&self, label: &str) -> Self {
         self.map_keys(|key| {
-            let text = format!("{EDGE_TOKEN_LABEL}{}", URL_SAFE_NO_PAD.encode(key));
+            let text = format!("{label}{}", URL_SAFE_NO_PAD.encode(key));
             aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, text.as_bytes()).as_ref().to_vec()
         })
     }
@@ -427,6 +442,14 @@ mod tests {
         let master = HmacKeyring::new("k1", BTreeMap::from([("k1".to_owned(), vec![1u8; 32])])).unwrap();
         assert_eq!(master.edge_ring().to_text(), "k1:39IwIO3pg-GGyq5lSQfUh-kmyM0jAhY1L1z5lJWwaWQ");
         assert_ne!(master.edge_ring().signing_key(), master.signing_key());
+    }
+
+    /// The place-proof keys (docs/tokens.md#place-proofs), computed the same way in Terraform.
+    #[test]
+    fn place_ring_matches_terraform() {
+        let master = HmacKeyring::new("k1", BTreeMap::from([("k1".to_owned(), vec![1u8; 32])])).unwrap();
+        assert_eq!(master.place_ring().to_text(), "k1:RoxF3Snpzsr8vOrCbiRpMJ29Vh_YDl69PI9mqZLSvag");
+        assert_ne!(master.place_ring().signing_key(), master.edge_ring().signing_key());
     }
 
     #[test]

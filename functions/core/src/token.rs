@@ -31,6 +31,11 @@ pub struct Tier1Claims {
     pub nbf: u64,
     pub exp: u64,
     pub jti: String,
+    /// Place proof (docs/tokens.md#place-proofs): `{kid}.{mac}` of the event, subject,
+    /// position and `jti` under the place-proof keys, which only tier 1 (signing) and tier 2
+    /// (checking) hold. Set by [`Tier1Tokens::sign`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t2: Option<String>,
 }
 
 /// Claims as read from an untrusted token: everything optional so a missing claim is a
@@ -47,6 +52,7 @@ struct RawClaims {
     nbf: Option<u64>,
     exp: Option<u64>,
     jti: Option<String>,
+    t2: Option<String>,
 }
 
 /// Why a token was refused.
@@ -76,6 +82,9 @@ pub enum TokenError {
     WrongIssuer,
     #[error("token lacks a required claim")]
     MissingClaim,
+    /// A tier-1 token without a valid place proof (tier 2 only; the edge does not check it).
+    #[error("token carries no valid place proof")]
+    NoPlaceProof,
 }
 
 impl TokenError {
@@ -94,6 +103,7 @@ impl TokenError {
             Self::WrongUser => "wrong_user",
             Self::WrongIssuer => "wrong_issuer",
             Self::MissingClaim => "missing_claim",
+            Self::NoPlaceProof => "no_place_proof",
         }
     }
 }
@@ -153,18 +163,18 @@ pub fn check_issuer(
 
 /// Issues and verifies tier-1 tokens. Built from the tier-1 master key ring; tokens are
 /// signed with the ring derived from it for the edge ([`HmacKeyring::edge_ring`]), so the
-/// edge never holds the master keys.
+/// edge never holds the master keys, and carry a place proof (`t2`) made with the ring
+/// derived for tier 2 ([`HmacKeyring::place_ring`]).
 #[derive(Debug, Clone)]
 pub struct Tier1Tokens {
     ring: HmacKeyring,
-    edge: HmacKeyring,
-    issuer: String,
-    audience: String,
+    link: Tier1Link,
 }
 
 impl Tier1Tokens {
     pub fn new(ring: HmacKeyring, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
-        Self { edge: ring.edge_ring(), ring, issuer: issuer.into(), audience: audience.into() }
+        let link = Tier1Link::new(ring.edge_ring(), ring.place_ring(), issuer, audience);
+        Self { ring, link }
     }
 
     /// The master ring (tickets derive their keys from it; it never leaves tier 1).
@@ -174,28 +184,148 @@ impl Tier1Tokens {
 
     /// The keys of the edge verifier: the only tier-1 keys to configure at the edge.
     pub fn edge_ring(&self) -> &HmacKeyring {
-        &self.edge
+        &self.link.edge
+    }
+
+    /// The keys of place proofs: tier 2's, never the edge's.
+    pub fn place_ring(&self) -> &HmacKeyring {
+        &self.link.place
+    }
+
+    /// What tier 2 gets: verification of tokens and of their place proofs, without the
+    /// master keys (docs/tokens.md#place-proofs).
+    pub fn link(&self) -> &Tier1Link {
+        &self.link
     }
 
     pub fn issuer(&self) -> &str {
-        &self.issuer
+        &self.link.issuer
     }
 
     pub fn audience(&self) -> &str {
-        &self.audience
+        &self.link.audience
     }
 
-    /// Signs `claims` with the signing key. HS256 is deterministic: the same claims give the
-    /// same token.
+    /// Signs `claims` with the signing key, with the place proof of its event, subject,
+    /// position and `jti` (whatever `claims.t2` held). Tier 1 signs only at a redemption, so
+    /// the proof says "tier 1 served and redeemed this position for this ticket". HS256 is
+    /// deterministic: the same claims give the same token.
     pub fn sign(&self, claims: &Tier1Claims) -> Result<String, TokenError> {
+        let proved = Tier1Claims { t2: Some(self.link.place_proof(claims)), ..claims.clone() };
+        self.link.resign(&proved)
+    }
+
+    /// Verifies a tier-1 token for `event` at time `now` (its place proof is tier 2's to check).
+    pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
+        self.link.verify_signed(token, event, now, Expiry::Enforce)
+    }
+}
+
+/// Whether a verification enforces `exp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    Enforce,
+    /// An expired token is accepted (still signed, of this event and tier); for a visitor
+    /// tier 2 still holds (docs/tokens.md#tier-2-holds).
+    Lapsed,
+}
+
+/// Place-proof input version.
+const PLACE_PROOF_V: &str = "vwr-place-v1";
+/// Bytes of a place-proof MAC.
+const PLACE_PROOF_BYTES: usize = 16;
+
+/// Tier 2's view of tier-1 tokens: the edge keys (they verify tokens, and re-sign one tier 2
+/// holds) and the place-proof keys, never the master keys. A token counts for tier 2 only
+/// with a valid place proof: the edge keys alone can mint a token that passes the edge, not
+/// one that takes a place in tier 2's line (docs/tokens.md#place-proofs).
+#[derive(Debug, Clone)]
+pub struct Tier1Link {
+    edge: HmacKeyring,
+    place: HmacKeyring,
+    issuer: String,
+    audience: String,
+}
+
+impl Tier1Link {
+    /// `edge`: [`HmacKeyring::edge_ring`] of the master; `place`: its
+    /// [`HmacKeyring::place_ring`] (same kids).
+    pub fn new(
+        edge: HmacKeyring,
+        place: HmacKeyring,
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+    ) -> Self {
+        Self { edge, place, issuer: issuer.into(), audience: audience.into() }
+    }
+
+    pub fn edge_ring(&self) -> &HmacKeyring {
+        &self.edge
+    }
+
+    pub fn place_ring(&self) -> &HmacKeyring {
+        &self.place
+    }
+
+    fn proof_mac(key: &[u8], c: &Tier1Claims) -> String {
+        let k = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key);
+        let text = format!("{PLACE_PROOF_V}|{}|{}|{}|{}", c.eid, c.sub, c.pos, c.jti);
+        URL_SAFE_NO_PAD.encode(&aws_lc_rs::hmac::sign(&k, text.as_bytes()).as_ref()[..PLACE_PROOF_BYTES])
+    }
+
+    /// The place proof of `claims` with the signing key: `{kid}.{mac}`, the MAC over the
+    /// event, subject, position and `jti`.
+    fn place_proof(&self, claims: &Tier1Claims) -> String {
+        format!("{}.{}", self.place.signing_kid(), Self::proof_mac(self.place.signing_key(), claims))
+    }
+
+    /// Whether `claims.t2` is a valid place proof of these claims (constant-time compare).
+    pub fn place_proved(&self, claims: &Tier1Claims) -> bool {
+        let Some((kid, mac)) = claims.t2.as_deref().and_then(|t| t.split_once('.')) else {
+            return false;
+        };
+        let Some(key) = self.place.key(kid) else {
+            return false;
+        };
+        let want = Self::proof_mac(key, claims);
+        aws_lc_rs::constant_time::verify_slices_are_equal(want.as_bytes(), mac.as_bytes()).is_ok()
+    }
+
+    /// A valid token for `event` at `now` **with** a valid place proof.
+    pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
+        let c = self.verify_signed(token, event, now, Expiry::Enforce)?;
+        if !self.place_proved(&c) {
+            return Err(TokenError::NoPlaceProof);
+        }
+        Ok(c)
+    }
+
+    /// Like [`Self::verify`], but an expired token is accepted: only for a visitor tier 2
+    /// still holds, whose token tier 2 renews ([`Self::resign`]).
+    pub fn verify_lapsed(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
+        let c = self.verify_signed(token, event, now, Expiry::Lapsed)?;
+        if !self.place_proved(&c) {
+            return Err(TokenError::NoPlaceProof);
+        }
+        Ok(c)
+    }
+
+    /// Signs `claims` as they are (place proof included) with the edge signing key: tier 2
+    /// renewing the token of a visitor it holds (new `iat`/`nbf`/`exp`, same place).
+    pub fn resign(&self, claims: &Tier1Claims) -> Result<String, TokenError> {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some(self.edge.signing_kid().to_owned());
         jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(self.edge.signing_key()))
             .map_err(|_| TokenError::Malformed)
     }
 
-    /// Verifies a tier-1 token for `event` at time `now`.
-    pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
+    fn verify_signed(
+        &self,
+        token: &str,
+        event: &EventId,
+        now: u64,
+        expiry: Expiry,
+    ) -> Result<Tier1Claims, TokenError> {
         let kid = read_header(token, "HS256")?;
         let key = self.edge.key(&kid).ok_or(TokenError::UnknownKid)?;
         let mut v = Validation::new(Algorithm::HS256);
@@ -211,7 +341,14 @@ impl Tier1Tokens {
             },
         )?;
         let c = data.claims;
-        let exp = check_times(c.exp, c.nbf, now)?;
+        let exp = match expiry {
+            Expiry::Enforce => check_times(c.exp, c.nbf, now)?,
+            Expiry::Lapsed => {
+                let exp = c.exp.ok_or(TokenError::MissingExp)?;
+                check_times(Some(exp.max(now.saturating_add(1))), c.nbf, now)?;
+                exp
+            }
+        };
         if c.tier != Some(serde_json::Value::from(1)) {
             return Err(TokenError::WrongTier);
         }
@@ -234,6 +371,7 @@ impl Tier1Tokens {
             nbf,
             exp,
             jti,
+            t2: c.t2,
         })
     }
 }

@@ -34,6 +34,7 @@ fn crypto(c: &mut Criterion) {
         nbf: now,
         exp: now + 600,
         jti: "jti-123".into(),
+        t2: None,
     };
     let tok = t.sign(&claims).unwrap();
     c.bench_function("token/sign", |b| b.iter(|| t.sign(&claims).unwrap()));

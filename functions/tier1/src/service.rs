@@ -829,6 +829,7 @@ impl Tier1Service {
             nbf: iat,
             exp,
             jti: redemption.jti,
+            t2: None,
         };
         let token =
             self.tokens.sign(&claims).map_err(|_| Tier1Error::Internal("could not sign the token"))?;

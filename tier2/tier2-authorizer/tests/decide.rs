@@ -42,6 +42,7 @@ async fn rest_authorizer_allows_and_denies_with_context() {
             nbf: now,
             exp: now + 600,
             jti: "j-7".into(),
+            t2: None,
         })
         .unwrap();
     let user = vwr_core::identity::tier1_user_id("ticket-7");

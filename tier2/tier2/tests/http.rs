@@ -123,6 +123,7 @@ fn tier1_token(app: &App, event: &str, sub: &str, pos: u64) -> String {
             nbf: now,
             exp: now + 600,
             jti: format!("j-{sub}"),
+            t2: None,
         })
         .unwrap()
 }
@@ -442,6 +443,7 @@ async fn tier2_identity_outlives_a_short_tier1_token() {
                 nbf: now,
                 exp: now + 30,
                 jti: format!("j-{sub}"),
+                t2: None,
             })
             .unwrap()
     };

@@ -23,6 +23,7 @@ fn claims() -> Tier1Claims {
         nbf: NOW,
         exp: NOW + 600,
         jti: "j-1".into(),
+        t2: None,
     }
 }
 
@@ -45,7 +46,9 @@ fn valid_token_round_trips_and_is_deterministic() {
     let t = tokens();
     let tok = t.sign(&claims()).unwrap();
     assert_eq!(tok, t.sign(&claims()).unwrap());
-    assert_eq!(t.verify(&tok, &ev("e1"), NOW + 1).unwrap(), claims());
+    let back = t.verify(&tok, &ev("e1"), NOW + 1).unwrap();
+    assert_eq!(Tier1Claims { t2: None, ..back.clone() }, claims());
+    assert!(back.t2.is_some_and(|p| p.starts_with("k1.")), "signed tokens carry a place proof");
 }
 
 #[test]
@@ -179,4 +182,47 @@ fn old_kid_verifies_after_rotation_and_new_kid_signs() {
     assert!(rotated.verify(&tok, &ev("e1"), NOW).is_ok());
     let fresh = rotated.sign(&claims()).unwrap();
     assert_eq!(read_header(&fresh, "HS256").unwrap(), "new");
+}
+
+/// docs/tokens.md#place-proofs: the edge keys alone make a token the edge accepts, never one
+/// that tier 2 takes a place from (review finding F11).
+#[test]
+fn the_edge_keys_alone_cannot_make_a_place_proof() {
+    let t = tokens();
+    let link = t.link();
+    let real = t.sign(&claims()).unwrap();
+    let c = link.verify(&real, &ev("e1"), NOW).unwrap();
+    assert!(link.place_proved(&c));
+    // Minted with the edge key: no proof, a copied proof on another position, a made-up one.
+    let edge_only = |c: &Tier1Claims| {
+        forge(
+            json!({"alg":"HS256","kid":"k1"}),
+            serde_json::to_value(c).unwrap(),
+            t.edge_ring().signing_key(),
+        )
+    };
+    let minted = edge_only(&Tier1Claims { pos: 0, ..claims() });
+    assert!(t.verify(&minted, &ev("e1"), NOW).is_ok(), "the edge would pass it");
+    assert_eq!(link.verify(&minted, &ev("e1"), NOW), Err(TokenError::NoPlaceProof));
+    let moved = edge_only(&Tier1Claims { pos: 1, t2: c.t2.clone(), ..claims() });
+    assert_eq!(link.verify(&moved, &ev("e1"), NOW), Err(TokenError::NoPlaceProof));
+    let other_jti = edge_only(&Tier1Claims { jti: "j-2".into(), t2: c.t2.clone(), ..claims() });
+    assert_eq!(link.verify(&other_jti, &ev("e1"), NOW), Err(TokenError::NoPlaceProof));
+    let made_up = edge_only(&Tier1Claims { t2: Some("k1.AAAAAAAAAAAAAAAAAAAAAA".into()), ..claims() });
+    assert_eq!(link.verify(&made_up, &ev("e1"), NOW), Err(TokenError::NoPlaceProof));
+}
+
+#[test]
+fn a_lapsed_token_verifies_only_where_asked_and_resigns_with_its_place() {
+    let t = tokens();
+    let link = t.link();
+    let tok = t.sign(&claims()).unwrap();
+    let late = NOW + 10_000;
+    assert_eq!(link.verify(&tok, &ev("e1"), late), Err(TokenError::Expired));
+    let c = link.verify_lapsed(&tok, &ev("e1"), late).unwrap();
+    assert_eq!(c.exp, NOW + 600);
+    assert_eq!(link.verify_lapsed(&tok, &ev("e2"), late), Err(TokenError::WrongEvent));
+    let renewed = link.resign(&Tier1Claims { iat: late, nbf: late, exp: late + 60, ..c.clone() }).unwrap();
+    let back = link.verify(&renewed, &ev("e1"), late).unwrap();
+    assert_eq!((back.pos, back.jti, back.t2), (c.pos, c.jti, c.t2));
 }

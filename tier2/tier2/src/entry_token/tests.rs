@@ -61,6 +61,7 @@ fn refuses_tier1_token_even_with_shared_secret_material() {
             nbf: NOW,
             exp: NOW + 600,
             jti: "x".into(),
+            t2: None,
         })
         .unwrap();
     assert_eq!(tokens().verifier().verify(&tok, &ev("e1"), "alice", NOW), Err(TokenError::UnsupportedAlg));
