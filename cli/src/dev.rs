@@ -257,6 +257,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         ))
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
         .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
+        .merge(site::home_page(Arc::clone(&tier1)))
         .merge(site::waiting_room())
         .merge(site::demo_pages())
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))

@@ -2,13 +2,16 @@
 //! S3, embedded at build time) and a small demo origin — an event page that joins tier 2 and
 //! a protected `/api/seats/**` behind the entry-token check.
 
+use std::sync::Arc;
+
 use axum::Router;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use vwr_core::ErrorCode;
 use vwr_core::{ApiError, EventId};
+use vwr_tier1::Tier1Service;
 
 const INDEX: &str = include_str!("../../static/index.html");
 const APP_JS: &str = include_str!("../../static/assets/app.js");
@@ -92,4 +95,72 @@ pub fn demo_seats() -> Router {
     Router::new()
         .route("/api/seats/{event_id}", get(seats))
         .route("/api/seats/{event_id}/{*rest}", get(seats))
+}
+
+/// `GET /`: the greeting of `vwr dev` for a browser — the local events that the room gates,
+/// with links to each one's pages and status document, or how to make one.
+async fn home(State(tier1): State<Arc<Tier1Service>>) -> Response {
+    let events = match tier1.active_ids().await {
+        Ok(ids) => ids,
+        Err(e) => return ApiError::unavailable(format!("the event list is unavailable: {e}")).into_response(),
+    };
+    let mut res = Html(home_html(&events)).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The home page for these gated events (ids are `[A-Za-z0-9_-]`: nothing to escape).
+pub fn home_html(events: &[EventId]) -> String {
+    let list = if events.is_empty() {
+        "<p>No event is gated yet. Make one in another terminal:</p>\n\
+         <pre>vwr admin activate demo --batch-size 2 --interval-seconds 1</pre>\n\
+         <p>then reload this page.</p>"
+            .to_owned()
+    } else {
+        let rows: String = events
+            .iter()
+            .map(|e| {
+                format!(
+                    "<li><strong>{e}</strong>: <a href=\"/events/{e}\">the event page</a> (gated: \
+                     sends you through the line) · <a href=\"/vwr/{e}\">the waiting page</a> · \
+                     <a href=\"/vwr-api/vwr/status/{e}\">status document</a> · \
+                     <a href=\"/queue/{e}\">booking demo (tier 2)</a></li>\n"
+                )
+            })
+            .collect();
+        format!("<p>Events the waiting room gates now:</p>\n<ul>\n{rows}</ul>")
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>vwr dev</title>\n<style>body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; \
+         margin: 2rem auto; padding: 0 1rem; }} pre {{ background: #f3f3f3; padding: .5rem; }}</style>\n\
+         </head>\n<body>\n<h1>vwr dev</h1>\n<p>The whole waiting room on one port: the waiting page, \
+         both tiers' APIs, the admin API (bearer key in the state file; <code>vwr admin</code> reads it) \
+         and a demo site.</p>\n{list}\n<p>Reference: <code>docs/</code> in the repository \
+         (<a href=\"https://github.com/vwr-dev/vwr/tree/main/docs\">online</a>): the tutorial, the API, \
+         the settings.</p>\n</body>\n</html>\n"
+    )
+}
+
+/// `GET /`.
+pub fn home_page(tier1: Arc<Tier1Service>) -> Router {
+    Router::new().route("/", get(home)).with_state(tier1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_home_page_links_each_event_or_says_how_to_make_one() {
+        let none = home_html(&[]);
+        assert!(none.contains("vwr admin activate"), "{none}");
+        let Ok(e1) = EventId::parse("e1") else { return };
+        let one = home_html(&[e1]);
+        for link in ["/events/e1", "/vwr/e1", "/vwr-api/vwr/status/e1", "/queue/e1"] {
+            assert!(one.contains(&format!("href=\"{link}\"")), "{link} in {one}");
+        }
+        assert!(!one.contains("vwr admin activate"));
+    }
 }

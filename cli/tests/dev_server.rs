@@ -83,9 +83,16 @@ fn admin(server: &Server, args: &[&str]) -> Value {
 
 async fn walk(server: &Server) {
     let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    // A browser at the root is greeted: no event yet, so the hint to make one.
+    let home = client.send(Method::GET, &format!("{}/", server.base), None, &Auth::None).await.unwrap();
+    assert_eq!(home.status, 200);
+    assert!(home.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(String::from_utf8_lossy(&home.body).contains("vwr admin activate"));
     let act = admin(server, &["activate", "e1", "--batch-size", "1", "--interval-seconds", "1"]);
     assert_eq!(act["active"], true);
     let url = |p: &str| format!("{}{p}", server.base);
+    let home = client.send(Method::GET, &url("/"), None, &Auth::None).await.unwrap();
+    assert!(String::from_utf8_lossy(&home.body).contains("href=\"/vwr/e1\""), "the home page lists e1");
     let mut tickets = Vec::new();
     let mut secrets = Vec::new();
     for want in 1..=3u64 {
