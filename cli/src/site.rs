@@ -102,7 +102,9 @@ pub fn demo_seats() -> Router {
 async fn home(State(tier1): State<Arc<Tier1Service>>) -> Response {
     let events = match tier1.active_ids().await {
         Ok(ids) => ids,
-        Err(e) => return ApiError::unavailable(format!("the event list is unavailable: {e}")).into_response(),
+        Err(e) => {
+            return ApiError::unavailable(format!("the event list is unavailable: {e}")).into_response();
+        }
     };
     let mut res = Html(home_html(&events)).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
