@@ -6,6 +6,8 @@
 #   - Redis on 127.0.0.1:6379 if it is not already answering;
 #   - npm packages of the browser test, and Debian's Chromium (apt-get, when run as root or
 #     with sudo) if it is missing.
+# `tests/run.sh --quick` is the inner loop (docs/testing.md): fmt, clippy, the Rust unit tests
+# and the node tests only — no servers, browser, infrastructure or load test.
 # Environment knobs: VWR_SKIP_LINT=1 skips fmt/clippy; VWR_MOTO_PORT picks the moto port;
 # VWR_MODEL_CASES sets the property-test case count.
 set -euo pipefail
@@ -30,6 +32,31 @@ cleanup() {
   if [[ -n "${CLUSTER_BASE:-}" ]]; then tests/redis-cluster.sh stop "$CLUSTER_BASE" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
+
+QUICK=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) QUICK=1 ;;
+    *) die "unknown argument $arg (only --quick)" ;;
+  esac
+done
+
+if [[ "$QUICK" == 1 ]]; then
+  step "cargo fmt --check"
+  cargo fmt --all -- --check
+  step "cargo clippy (all targets, warnings are errors)"
+  cargo clippy --workspace --all-targets --quiet -- -D warnings
+  step "Rust unit tests (no servers)"
+  if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --lib --bins --no-fail-fast --failure-output final
+  else
+    cargo test --workspace --lib --bins --no-fail-fast
+  fi
+  step "Edge verifier and waiting page (node --test)"
+  node --test edge/test/*.test.mjs static/test/*.test.mjs
+  step "Quick checks passed in $(( $(date +%s) - START ))s (the full run: tests/run.sh)"
+  exit 0
+fi
 
 step "Python tools (moto) in tests/.venv"
 if [[ ! -x "$VENV/bin/moto_server" ]] || ! cmp -s tests/requirements.txt "$VENV/.requirements"; then
