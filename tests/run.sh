@@ -161,7 +161,7 @@ if [[ ! -d tests/e2e/node_modules/playwright-core ]] || ! cmp -s tests/e2e/packa
   (cd tests/e2e && npm ci --no-audit --no-fund --silent)
 fi
 cargo build --quiet --bin vwr
-(cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs)
+(cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs place-safety.test.mjs)
 echo "screenshots in target/e2e/"
 
 step "Load test: 2,000 visitors through vwr dev with one Redis restart (safety counters must be 0)"

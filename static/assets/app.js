@@ -24,6 +24,9 @@
   // its minute and the next, so one not solved within 55 s is dropped for a new one.
   var POW_URL = '/vwr/assets/pow-worker.js';
   var POW_MAX_S = 55;
+  // The tier-1 API's verdicts on a ticket (docs/api.md), the only answers that forget it; any
+  // other keeps the ticket and its place, and is backed off (docs/invariants.md#15).
+  var VERDICTS = /^(invalid_request_id|wrong_event|proof_required|request_id_expired|admission_expired|session_ended)$/;
   // Messages that end the page's work; each shows a link to `next`.
   var TERMINAL = { notFound: 'back', badAddress: 'back', notOpen: 'back', noPass: 'continue', signIn: 'back' };
   // Title and lead of each state of the page (`closed` depends on the reason).
@@ -720,31 +723,31 @@
       saveTicket();
     }
 
-    // What an error answer means for the page; `retry` is what to try again.
+    // What an error answer means for the page (by the API's code); `retry`: what to try again.
     function failed(r, retry) {
       var code = r.body.error;
-      if (r.status === 404 && code !== undefined) {
+      if (code === 'event_not_found') {
         halt('stopped');
         return show('notFound', {}, true);
       }
-      if ((r.status === 400 && retry === join) || code === 'enqueue_token_required') {
-        // Only the site's signed-in visitors may join (its cookie): nothing to retry here.
+      if (code === 'invalid_event_id' || code === 'enqueue_token_required') {
+        // A bad address, or only the site's signed-in visitors may join: nothing to retry.
         halt('stopped');
-        return show(r.status === 400 ? 'badAddress' : 'signIn', {}, true);
+        return show(code === 'invalid_event_id' ? 'badAddress' : 'signIn', {}, true);
       }
-      if (r.status === 409 && code === 'event_not_open') {
+      if (code === 'event_not_open') {
         // Not even in the pre-queue yet: count down, and join when the status document says so.
         setOpensAt(r.body.opensAt);
         return preOpen('scheduled');
       }
-      if (r.status === 409 && code === 'event_closed') {
+      if (code === 'event_closed') {
         if (r.body.message && typeof r.body.message === 'object') setBanner(r.body.message);
         return closed(r.body.closeReason);
       }
-      if (r.status === 409) return leave('notOpen');
-      // An expired or unusable ticket (403 proof_required: one stored without its secret):
-      // join again; after three times in a row, with back-off.
-      if (r.status === 410 || (retry === check && (r.status === 400 || r.status === 403))) {
+      if (code === 'event_not_active') return leave('notOpen');
+      // A verdict on the ticket (403 proof_required: one stored without its secret): join
+      // again; after three times in a row, with back-off.
+      if (retry === check && VERDICTS.test(code)) {
         forget();
         if (++rejoins <= 3) return join('rejoin');
         retry = join;
@@ -752,11 +755,11 @@
       backoff(r, retry, 0);
     }
 
-    // Try `retry` again later: exponential back-off, or the server's Retry-After on 503/429;
-    // never sooner than `least` seconds.
+    // Try `retry` again later: exponential back-off, or any Retry-After given; never sooner
+    // than `least` seconds.
     function backoff(r, retry, least) {
       errors++;
-      var after = r.status === 429 || r.status === 503 ? retryAfterSeconds(r.retryAfter, env.now()) : null;
+      var after = retryAfterSeconds(r.retryAfter, env.now());
       var seconds = Math.max(least, after !== null ? after * (1 + 0.2 * env.random()) : backoffSeconds(errors, env.random()));
       resumeAt = env.now() + seconds * 1000;
       show(r.status === 429 || r.status === 503 ? 'busy' : 'retry', { seconds: Math.ceil(seconds) }, true);
@@ -880,9 +883,10 @@
             statusAt = env.now();
             return onStatus(r.body);
           }
-          if (r.status === 404 && r.body.error === 'event_not_found') return failed(r, pollStatus);
-          // No status document here (an older API): assign and check say the state too.
-          if ((mode === 'starting' || mode === 'waiting') && r.status >= 200 && r.status < 500 && r.status !== 429) {
+          if (r.body.error === 'event_not_found') return failed(r, pollStatus);
+          // No status document here (an older API's router: 404 not_found): assign and check say
+          // the state too.
+          if ((mode === 'starting' || mode === 'waiting') && r.status === 404 && r.body.error === 'not_found') {
             noStatus = true;
             return ticket ? check() : join();
           }

@@ -102,7 +102,7 @@ const openStatus = (over = {}) => ({ status: 200, body: { eventId: 'e1', state: 
 /**
  * A page at `path` with a scripted API: `api(method, url, n, now, call)` answers assign and check,
  * `status(n, now, url)` the public status document (by default: an open sale), each with
- * {status, body, headers} (n counts that kind of call). `calls` lists the assign and check
+ * {status, body | raw, headers} (n counts that kind of call; `raw`: a body that is not JSON). `calls` lists the assign and check
  * calls, `statusCalls` the status document's, `allCalls` both in order. `random` is a number
  * or a function; `extra` adds to the page's env (Notification, AudioContext). Answers the
  * harness.
@@ -145,7 +145,8 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
         headers: { get: (k) => headers[k.toLowerCase()] ?? null },
         text: async () => {
           inFlight--;
-          return r.body === undefined ? '' : JSON.stringify(r.body);
+          // `raw`: a body as it came (HTML from a WAF, plain text); else `body` as JSON.
+          return r.raw !== undefined ? r.raw : r.body === undefined ? '' : JSON.stringify(r.body);
         },
       };
     },
@@ -1433,6 +1434,119 @@ describe('status document errors', () => {
     await p.advance(15_000);
     assert.match(p.text('error'), /very busy.*44 seconds/);
     assert.equal(p.nextTimerIn(), 44_000, 'Retry-After plus up to 20 %');
+  });
+});
+
+// ---- Place safety (docs/invariants.md#15) --------------------------------------------
+// The page forgets its ticket only on the tier-1 API's verdicts on that ticket. Anything else —
+// a WAF's block page, API Gateway's own 403 and 429, `origin_forbidden` (the origin secret
+// being rotated), 5xx, a network error, a body that is not the API's JSON — is transient: the
+// ticket and its place stay as they were, and the page asks again after a back-off.
+const BLOCK_PAGE = '<!DOCTYPE html><html><head><title>403 Forbidden</title></head><body><h1>Request blocked</h1></body></html>';
+const FAULTS = {
+  'a WAF block page (403, HTML)': { status: 403, raw: BLOCK_PAGE, headers: { 'content-type': 'text/html' } },
+  'a WAF block page with Retry-After (403, HTML)': { status: 403, raw: BLOCK_PAGE, headers: { 'content-type': 'text/html', 'Retry-After': '30' } },
+  "API Gateway's own 403 {message: Forbidden}": { status: 403, body: { message: 'Forbidden' } },
+  '403 origin_forbidden (the origin secret being rotated)': err(403, 'origin_forbidden'),
+  '429 with Retry-After (a throttle)': { status: 429, body: { message: 'Too Many Requests' }, headers: { 'Retry-After': '7' } },
+  '400 from a WAF (HTML)': { status: 400, raw: BLOCK_PAGE },
+  "404 from API Gateway {message: Not Found}": { status: 404, body: { message: 'Not Found' } },
+  '502 (HTML)': { status: 502, raw: '<html><body>502 Bad Gateway</body></html>' },
+  '503 service_unavailable with Retry-After': err(503, 'service_unavailable', { 'Retry-After': '2' }),
+  'a network error': 'network',
+  '200 whose body is not JSON': { status: 200, raw: '<html><body>One moment…</body></html>' },
+};
+// On assign and check also: a route of the tier-1 API missing (a deploy rolling out) and a 409
+// that is not the API's (no code): neither is a verdict on this visitor.
+const CALL_FAULTS = {
+  ...FAULTS,
+  '404 not_found (a missing route)': err(404, 'not_found'),
+  '409 without a code (HTML)': { status: 409, raw: '<html><body>Conflict</body></html>' },
+};
+// The tier-1 API's verdicts on a ticket at `check` (docs/api.md, `GET /vwr/check`).
+const VERDICTS = [[400, 'invalid_request_id'], [403, 'invalid_request_id'], [403, 'wrong_event'], [403, 'proof_required'], [410, 'request_id_expired'], [410, 'admission_expired'], [410, 'session_ended']];
+const MINE = { requestId: 'mine', secret: 'my-secret', position: 5, firstAhead: 4, rate: 0.5 };
+const holding = () => storage({ 'vwr.ticket.e1': JSON.stringify(MINE) });
+const ticketOf = (p) => JSON.parse(p.store.getItem('vwr.ticket.e1'));
+/** The least back-off after one failure: Retry-After when given, else 2 s (at random 0.5). */
+const leastWait = (fault) => Number((fault.headers && fault.headers['Retry-After']) || 2) * 1000;
+
+describe('place safety: only the named verdicts forget the ticket', () => {
+  test('check: an answer that is not a verdict keeps the ticket and its place; the same ticket is checked again after a back-off', async () => {
+    for (const [name, fault] of Object.entries(CALL_FAULTS)) {
+      let n = 0;
+      const p = await page({ store: holding(), status: () => openStatus({ servingCounter: 5 }), api: (m) => (m === 'POST' ? assigned({ requestId: 'fresh' }) : ++n <= 2 ? fault : admitted()) }).start();
+      assert.deepEqual(p.calls.map((c) => `${c.method} ${c.url}`), ['GET /vwr-api/vwr/check/e1/mine'], name);
+      assert.deepEqual(ticketOf(p), MINE, `${name}: the ticket is kept as it was`);
+      assert.equal(p.ctl.state().ticket.requestId, 'mine', name);
+      assert.equal(p.ctl.state().stopped, false, `${name}: the page keeps going`);
+      assert.equal(p.doc.byId.error.hidden, false, `${name}: says it tries again`);
+      assert.ok(p.nextTimerIn() >= leastWait(fault), `${name}: a back-off (${p.nextTimerIn()} ms)`);
+      await p.advance(p.nextTimerIn());
+      assert.equal(checks(p).length, 2, name);
+      assert.deepEqual(ticketOf(p), MINE, `${name}: still kept after a second one`);
+      await p.advance(p.nextTimerIn());
+      assert.equal(p.env.location.replaced, '/events/e1?seat=A1', `${name}: admitted with the original ticket`);
+      assert.ok(checks(p).every((c) => c.url === '/vwr-api/vwr/check/e1/mine' && c.secret === 'my-secret'), name);
+      assert.equal(posts(p).length, 0, `${name}: never joined again`);
+    }
+  });
+
+  test('check: each verdict of the API on the ticket forgets it, and the page joins again', async () => {
+    for (const [status, code] of VERDICTS) {
+      const p = await page({ store: holding(), status: () => openStatus({ servingCounter: 5 }), api: (m) => (m === 'POST' ? assigned({ requestId: 'fresh' }) : err(status, code)) }).start();
+      assert.deepEqual(p.calls.map((c) => c.method), ['GET', 'POST'], `${status} ${code}`);
+      assert.equal(ticketOf(p).requestId, 'fresh', `${status} ${code}`);
+    }
+  });
+
+  test('the status document: an answer that is not the API\'s keeps the ticket, calls no check, and is asked again after a back-off (arriving and in line)', async () => {
+    for (const [name, fault] of Object.entries(FAULTS)) {
+      const p = await page({ store: holding(), status: (k) => (k === 1 || k === 3 ? fault : openStatus({ servingCounter: 2 })), api: () => assigned({ requestId: 'fresh' }) }).start();
+      for (const when of ['arriving', 'in line']) {
+        assert.deepEqual(ticketOf(p), MINE, `${name}, ${when}: the ticket is kept as it was`);
+        assert.equal(p.calls.length, 0, `${name}, ${when}: no check, no assign`);
+        assert.equal(p.ctl.state().noStatus, false, `${name}, ${when}: not taken for an API without the status document`);
+        assert.ok(p.nextTimerIn() >= leastWait(fault), `${name}, ${when}: a back-off (${p.nextTimerIn()} ms)`);
+        const before = p.statusCalls.length;
+        await p.advance(p.nextTimerIn());
+        assert.equal(p.statusCalls.length, before + 1, `${name}, ${when}: the status document again`);
+        assert.equal(state(p), 'waiting', name);
+        assert.equal(p.text('position'), '5', name);
+        assert.equal(p.text('ahead'), '2', name);
+        if (when === 'arriving') await p.advance(p.nextTimerIn());
+      }
+      assert.equal(p.calls.length, 0, name);
+      assert.deepEqual(ticketOf(p), MINE, name);
+    }
+  });
+
+  test('the status document: only the tier-1 router\'s own 404 not_found means an API without it', async () => {
+    for (const [name, fault] of Object.entries(FAULTS)) {
+      const p = await page({ status: (k) => (k === 1 ? fault : openStatus()), api: (m) => (m === 'POST' ? assigned() : waitingBody()) }).start();
+      assert.equal(p.calls.length, 0, `${name}: no join on it`);
+      await p.advance(p.nextTimerIn());
+      assert.deepEqual(kinds(p).map((k) => k.split('@')[0]), ['status', 'status', 'assign'], name);
+      assert.equal(p.ctl.state().noStatus, false, name);
+    }
+    const p = await page({ status: () => err(404, 'not_found'), api: (m) => (m === 'POST' ? assigned() : waitingBody()) }).start();
+    assert.equal(p.ctl.state().noStatus, true);
+  });
+
+  test('assign: an answer that is not the API\'s is not read as a challenge, a bad address, a closed or missing sale; the page joins again after a back-off', async () => {
+    for (const [name, fault] of Object.entries(CALL_FAULTS)) {
+      const Worker = fakeWorker();
+      let n = 0;
+      const p = await page({ extra: { Worker }, api: (m) => (m === 'POST' && ++n === 1 ? fault : assigned()) }).start();
+      assert.equal(p.ctl.state().stopped, false, `${name}: the page keeps going`);
+      assert.equal(p.env.location.replaced, null, `${name}: not sent on`);
+      assert.equal(Worker.made.length, 0, `${name}: no proof of work`);
+      assert.ok(p.nextTimerIn() >= leastWait(fault), `${name}: a back-off (${p.nextTimerIn()} ms)`);
+      await p.advance(p.nextTimerIn());
+      assert.equal(posts(p).length, 2, name);
+      assert.equal(state(p), 'waiting', name);
+      assert.equal(ticketOf(p).requestId, 'req-1', name);
+    }
   });
 });
 
