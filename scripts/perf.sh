@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the "Performance" figures of the README on this machine, each next to its
+# Reproduces the "Measured figures" of docs/performance.md on this machine, each next to its
 # baseline from the same run. Needs what tests/run.sh needs (it reuses tests/.venv for moto)
 # and a release build (made here). Takes about 10 minutes on 2 cores.
 #   scripts/perf.sh [--visitors N]   (default 100000 for the headline run)

@@ -37,6 +37,10 @@ Fails when they disagree:
     and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
     /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
     distribution uses it, and examples/complete turns it on.
+  * the docs stay true to the code: the README's routes → files map names every route the
+    routers serve (tier 1, tier 2, the site and health routes of `vwr dev`) and nothing else,
+    every file it names exists, and the README stays a front door (≤ 15,000 bytes, ≤ 250
+    lines); docs/settings.md has exactly one row for every VWR_* variable the Rust code reads.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -293,6 +297,24 @@ ADMIN_SERVING = {"vwr-tier1-admin", "vwr-tier2-api"}
 ORIGIN_HEADER = "x-vwr-origin-secret"
 # Tier-1 edge keys: SHA-256("vwr/edge-token/v1:" + base64url master key), HmacKeyring::edge_ring.
 EDGE_KEY_LABEL = "vwr/edge-token/v1:"
+
+# The docs (check_readme_routes, check_readme_size, check_settings_doc).
+README = "README.md"
+README_MAX_BYTES = 15_000
+README_MAX_LINES = 250
+ROUTES_MAP_HEADING = "### Routes → files"
+# Every `.route("…", method(…))` of these files is a route the routes map must name: tier 1's
+# public and admin routers, tier 2's, and what `vwr dev` serves besides (site.rs: the greeting,
+# the waiting page, the demo origin; dev.rs: /healthz).
+ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/site.rs", "cli/src/dev.rs")
+# The protected APIs are prefixes the authorizer knows, not routes: the map writes them `/api/seats/**`.
+PROTECT_RS = "tier2/tier2/src/protect.rs"
+SETTINGS_DOC = "docs/settings.md"
+# Where the VWR_* variables are read: every `"VWR_…"` literal of the Rust sources (tests and
+# benches included) must have its row.
+SETTINGS_CODE_DIRS = ("functions", "tier2", "cli")
+# Scripts and JS that read variables too: a row may name a variable only these read.
+SETTINGS_SCRIPT_GLOBS = ("tests/*.sh", "tests/infra/*.sh", "tests/e2e/*.mjs", "scripts/*.sh", "edge/local/*.mjs", ".ci/*")
 
 # Non-VWR variables Terraform may set.
 OTHER_ENV = {
@@ -1549,6 +1571,139 @@ def check_localstack_routes(root: str, checks: Checks) -> None:
     checks.check("LocalStack REST API: the tier-1 public routes", problems)
 
 
+# --- Docs -----------------------------------------------------------------------------------------
+
+ANY_ROUTE = re.compile(r'\.route\(\s*"([^"]+)"\s*,\s*(?:axum::routing::)?(get|post|put|delete|patch)\(')
+METHOD_PATH = re.compile(r"^(?:(GET|POST|PUT|DELETE|PATCH) )?(/\S*)$")
+GROUP = re.compile(r"\{([^{}]*,[^{}]*)\}")
+FILE_TOKEN = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?$")
+
+
+def router_routes(root: str) -> dict[str, dict[str, set[str]]]:
+    """Normalized path -> {method: {file}} over ROUTER_FILES (test modules cut)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for f in ROUTER_FILES:
+        for m in ANY_ROUTE.finditer(read_code(os.path.join(root, f))):
+            out.setdefault(normalize_path(m.group(1)), {}).setdefault(m.group(2).upper(), set()).add(f)
+    return out
+
+
+def expand_groups(path: str) -> list[str]:
+    """`/a/{b,c}/{id}` -> [`/a/b/{id}`, `/a/c/{id}`]: a brace group with a comma is alternatives,
+    one without is a path parameter."""
+    m = GROUP.search(path)
+    if not m:
+        return [path]
+    out = []
+    for alt in m.group(1).split(","):
+        out += expand_groups(path[: m.start()] + alt.strip() + path[m.end():])
+    return out
+
+
+def table_rows(lines: list[str]) -> list[list[str]]:
+    """Cells of a Markdown table's body rows (header and separator skipped)."""
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.lstrip().startswith("|")]
+    return [r for r in rows[1:] if not all(set(c) <= set("-: ") for c in r)]
+
+
+def section(text: str, heading: str) -> list[str] | None:
+    """The lines under `heading` up to the next heading."""
+    lines = text.splitlines()
+    if heading not in lines:
+        return None
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    return lines[start:end]
+
+
+def check_readme_routes(root: str, checks: Checks) -> None:
+    """Every route of the routers is in the README's routes → files map, every path there is
+    served (or, `/…/**`, a prefix the protected-API authorizer knows), a method written beside
+    a path is the router's, and every file the map names exists."""
+    with open(os.path.join(root, README), encoding="utf-8") as fh:
+        lines = section(fh.read(), ROUTES_MAP_HEADING)
+    name = f"README routes → files map = the routers' routes ({', '.join(ROUTER_FILES)})"
+    if lines is None:
+        checks.check(name, [f"{README} has no {ROUTES_MAP_HEADING!r} section"])
+        return
+    served = router_routes(root)
+    with open(os.path.join(root, PROTECT_RS), encoding="utf-8") as fh:
+        found = re.search(r"PROTECTED_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]", fh.read())
+    protected = {p.strip().strip('"') for p in found.group(1).split(",") if p.strip()} if found else set()
+    problems = [] if found else [f"{PROTECT_RS}: PROTECTED_PREFIXES not found"]
+    named: set[str] = set()
+    named_prefixes: set[str] = set()
+    for row in table_rows(lines):
+        for token in re.findall(r"`([^`]+)`", row[0]):
+            m = METHOD_PATH.match(token)
+            if not m:
+                continue
+            for path in expand_groups(m.group(2)):
+                if path.endswith("/**"):
+                    prefix = path[:-2]
+                    named_prefixes.add(prefix)
+                    if prefix not in protected:
+                        problems.append(f"the map names {path}; the authorizer protects {sorted(protected)}")
+                    continue
+                key = normalize_path(path)
+                named.add(key)
+                if key not in served:
+                    problems.append(f"the map names {path}, which no router serves")
+                elif m.group(1) and m.group(1) not in served[key]:
+                    problems.append(f"the map names {m.group(1)} {path}; the router serves it as {sorted(served[key])}")
+        for cell in row[1:]:
+            for token in re.findall(r"`([^`]+)`", cell):
+                if FILE_TOKEN.match(token) and not os.path.exists(os.path.join(root, token)):
+                    problems.append(f"the map names {token}, which does not exist")
+    for key in sorted(set(served) - named):
+        for method, files in sorted(served[key].items()):
+            problems.append(f"{', '.join(sorted(files))} serves {method} {key}; the README's routes map does not name it")
+    for prefix in sorted(protected - named_prefixes):
+        problems.append(f"the authorizer protects {prefix}**; the README's routes map does not name it")
+    checks.check(name, problems)
+
+
+def check_readme_size(root: str, checks: Checks) -> None:
+    """The README is a front door: what vwr is, the two commands, a short walk, the layout and
+    the routes map, an index of docs/ — everything else is one link away."""
+    with open(os.path.join(root, README), "rb") as fh:
+        data = fh.read()
+    size, lines = len(data), data.count(b"\n")
+    problems = []
+    if size > README_MAX_BYTES:
+        problems.append(f"{README} is {size} bytes, over {README_MAX_BYTES}: move a section to docs/ and link it")
+    if lines > README_MAX_LINES:
+        problems.append(f"{README} is {lines} lines, over {README_MAX_LINES}: move a section to docs/ and link it")
+    checks.check(f"{README} is a front door: ≤ {README_MAX_BYTES} bytes and ≤ {README_MAX_LINES} lines ({size} bytes, {lines} lines)", problems)
+
+
+def check_settings_doc(root: str, checks: Checks) -> None:
+    """docs/settings.md has exactly one table row (by its first cell) for every VWR_* variable the
+    Rust code reads, and names no variable that nothing reads."""
+    read: dict[str, str] = {}
+    for d in SETTINGS_CODE_DIRS:
+        for path in sorted(glob.glob(os.path.join(root, d, "**", "*.rs"), recursive=True)):
+            with open(path, encoding="utf-8") as fh:
+                for v in ENV_LITERAL.findall(fh.read()):
+                    read.setdefault(v, rel(root, path))
+    mentioned = set(read)
+    for pattern in SETTINGS_SCRIPT_GLOBS:
+        for path in glob.glob(os.path.join(root, pattern)):
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    mentioned |= set(re.findall(r"\bVWR_[A-Z0-9_]*[A-Z0-9]\b", fh.read()))
+    with open(os.path.join(root, SETTINGS_DOC), encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    rows: dict[str, int] = {}
+    for row in table_rows(lines):
+        for v in set(re.findall(r"\bVWR_[A-Z0-9_]*[A-Z0-9]\b", row[0])):
+            rows[v] = rows.get(v, 0) + 1
+    problems = [f"{v} (read in {read[v]}) has no row in {SETTINGS_DOC}" for v in sorted(set(read) - set(rows))]
+    problems += [f"{v} has {n} rows in {SETTINGS_DOC}: keep one" for v, n in sorted(rows.items()) if n > 1]
+    problems += [f"{SETTINGS_DOC} has a row for {v}, which no code or script reads" for v in sorted(set(rows) - mentioned)]
+    checks.check(f"{SETTINGS_DOC}: one row per VWR_* variable the code reads ({len(read)} variables)", problems)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -1594,6 +1749,9 @@ def main() -> int:
     check_waf(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
+    check_readme_routes(root, checks)
+    check_readme_size(root, checks)
+    check_settings_doc(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Infrastructure checks (no cloud, no Terraform providers needed):
 #   1. contract.py: every .tf file parses; code, packaging and Terraform agree (environment,
-#      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons);
+#      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons), and
+#      so do the docs (the README's routes map and size, docs/settings.md's variables);
 #   2. checkov on terraform/: fails on any finding not skipped inline with a reason;
 #   3. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
 #   4. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
@@ -38,7 +39,7 @@ if [[ ! -x "$VENV/bin/checkov" ]] || ! cmp -s "$HERE/requirements.txt" "$VENV/.r
   cp "$HERE/requirements.txt" "$VENV/.requirements"
 fi
 
-step "contract: code ⇄ packaging ⇄ Terraform"
+step "contract: code ⇄ packaging ⇄ Terraform ⇄ docs"
 if "$VENV/bin/python" "$HERE/contract.py" --root "$ROOT"; then ok; else fail "contract"; fi
 
 step "checkov on terraform/"

@@ -1,6 +1,6 @@
 //! `vwr loadtest`: drives N virtual visitors through the whole flow against a running vwr and
 //! reports throughput, latency, time to admission, fairness and safety counters, optionally
-//! under injected faults. See README "Performance".
+//! under injected faults. See docs/performance.md.
 //!
 //! Scenarios: `steady` activates the event and lets everyone arrive over the curve;
 //! `prequeue` schedules a sale (docs/lifecycle.md), has a share of the visitors join its

@@ -48,7 +48,7 @@ impl EnqueueVerifier {
     }
 }
 
-/// Signs an enqueue token as the site does (the README's integration example; `vwr dev`,
+/// Signs an enqueue token as the site does (the integration example of docs/tutorial.md; `vwr dev`,
 /// the load test and the tests use it). `ring` is the site's private key ring.
 pub fn sign(
     ring: &crate::keys::EcKeyring,

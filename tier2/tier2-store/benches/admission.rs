@@ -2,7 +2,7 @@
 //! waiting user, and admissions/s through the worker script, for a large line (default
 //! 1,000,000 users). Reports figures; asserts nothing.
 //!
-//! `cargo bench -p vwr-tier2 --bench admission` — env: `VWR_BENCH_REDIS_URL` (default
+//! `cargo bench -p vwr-tier2-store --bench admission` — env: `VWR_BENCH_REDIS_URL` (default
 //! `redis://127.0.0.1:6379/9`, a database the bench empties), `VWR_BENCH_USERS` (1000000),
 //! `VWR_BENCH_USER_ID_LEN` (36, a UUID), `VWR_BENCH_CONCURRENCY` (64).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::panic)]
