@@ -34,12 +34,17 @@ function toViewer(res, r) {
   return out;
 }
 
+// Every value of a query parameter or cookie as CloudFront hands it over.
+function values(x) {
+  return x.multiValue && x.multiValue.length ? x.multiValue : [x];
+}
+
 function cookieValues(cookies, name) {
   var c = cookies && has(cookies, name) ? cookies[name] : null;
   if (!c) return [];
-  var list = c.multiValue && c.multiValue.length ? c.multiValue : [c];
+  var list = values(c);
   var out = [];
-  for (var i = 0; i < list.length && i < 4; i++) if (typeof list[i].value === 'string') out.push(list[i].value);
+  for (var i = 0; i < list.length && i < 4; i++) if (isString(list[i].value)) out.push(list[i].value);
   return out;
 }
 
@@ -47,7 +52,7 @@ function cookieValues(cookies, name) {
 function queryText(qs) {
   var parts = [];
   for (var k in qs) {
-    var list = qs[k].multiValue && qs[k].multiValue.length ? qs[k].multiValue : [qs[k]];
+    var list = values(qs[k]);
     for (var i = 0; i < list.length; i++) parts.push(k + '=' + list[i].value);
   }
   return parts.join('&');
@@ -60,7 +65,7 @@ async function handler(event) {
   if (req.room) return r;
   var raw = await kvsGet('config');
   var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
-  if (typeof cfg === 'string') {
+  if (isString(cfg)) {
     log('config_unavailable', { entry: 'config', reason: cfg, failMode: FAIL_MODE });
     return toViewer(failResponse(FAIL_MODE, req), r);
   }
