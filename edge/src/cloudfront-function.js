@@ -61,14 +61,12 @@ function queryText(qs) {
 async function handler(event) {
   var r = event.request;
   var h = r.headers || {};
+  dropViewerHeaders(h);
   var req = request(r.uri, queryText(r.querystring || {}), h.accept ? h.accept.value : '');
   if (req.room) return r;
   var raw = await kvsGet('config');
   var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
-  if (isString(cfg)) {
-    log('config_unavailable', { entry: 'config', reason: cfg, failMode: FAIL_MODE });
-    return toViewer(failResponse(FAIL_MODE, req), r);
-  }
+  if (isString(cfg)) return toViewer(failResponse(FAIL_MODE, req, 'config', cfg), r);
   var eventId = gatedEvent(cfg, req);
   if (eventId === null) return r;
   if (!eventId) return toViewer(refusal(req, 400, BAD_PATH, {}));
@@ -76,10 +74,7 @@ async function handler(event) {
   var keys = null;
   if (tokens.length) {
     keys = parseKeys(await kvsGet('keys'));
-    if (!keys) {
-      log('config_unavailable', { entry: 'keys', reason: 'missing, unreadable or invalid', failMode: cfg.failMode });
-      return toViewer(failResponse(cfg.failMode, req), r);
-    }
+    if (!keys) return toViewer(failResponse(cfg.failMode, req, 'keys', 'missing, unreadable or invalid'), r);
   }
   return toViewer(checkTokens(req, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000)), r);
 }

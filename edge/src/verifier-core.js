@@ -184,7 +184,7 @@ function parseConfig(o, defaultFailMode) {
     if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
       return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
     }
-    cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), at: r.eventSegment - 1 });
+    cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
   }
   return cfg;
 }
@@ -208,8 +208,9 @@ function segments(path, keepDots) {
 // The platform-neutral request: raw path and query (without "?"); api: an API call (path
 // under /api/, or Accept naming JSON); segs and lit: the path's segments resolved and
 // unresolved; odd: the path is not canonical (an empty, "." or ".." segment, raw or
-// %2e-encoded; an encoded "/" or "\"; a "\"; a ";param"); room: the waiting room itself
-// (/vwr/…, /vwr-api/…), in both forms, so neither /vwr/../events/e1 nor
+// %2e-encoded; an encoded "/" or "\"; a "\"; a ";param"; an escaped "%" or a "%u" escape, which
+// a second decoding or an IIS-style one turns into dots and slashes); room: the waiting room
+// itself (/vwr/…, /vwr-api/…), in both forms, so neither /vwr/../events/e1 nor
 // /events/e1/../../vwr/e1 is — the waiting room is never gated.
 function request(uri, query, accept) {
   var path = String(uri).split('?')[0];
@@ -220,9 +221,10 @@ function request(uri, query, accept) {
   return {
     uri: uri,
     query: query,
+    path: path,
     segs: segs,
     lit: lit,
-    odd: /\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+    odd: /\/\/|\\|;|%2f|%5c|%25|%u|\/(\.|%2e){1,2}(\/|$)/i.test(path),
     api: api.test(segs[0]) || api.test(lit[0]) || /application\/json/i.test(accept || ''),
     room: room.test(segs[0]) && room.test(lit[0]),
   };
@@ -235,20 +237,35 @@ function under(rule, segs) {
 }
 
 // The gate for a request: null (no active event's protected path: pass), false (a path under
-// a rule's prefix that is not canonical, in its resolved or unresolved form, or that has no
-// valid event id where the rule expects one: refuse with 400), or the configured id of the
-// active event (ids match case-insensitively; an exact spelling wins).
+// a rule's prefix — in any case or encoding, resolved or unresolved — that is not canonical,
+// whose prefix is not spelled exactly as configured, or that has no valid event id where the
+// rule expects one: refuse with 400), or the configured id of the active event (ids match
+// case-insensitively; an exact spelling wins). The exact spelling matters because CloudFront's
+// path patterns and many origins are case-sensitive and do not decode: /Api/seats/… would miss
+// the protected behaviour and reach the site origin.
 function gatedEvent(cfg, req) {
   for (var i = 0; i < cfg.rules.length; i++) {
     var rule = cfg.rules[i];
     var id = req.segs[rule.at];
-    if (req.odd ? under(rule, req.lit) || under(rule, req.segs) : under(rule, req.segs) && id) {
-      if (req.odd || !EVENT_ID.test(id)) return false;
+    // bad: not canonical, or not starting with the prefix as configured (indexOf answers 0,
+    // falsy, only when it does).
+    var bad = req.odd || (req.path + '/').indexOf(rule.exact);
+    if (bad ? under(rule, req.lit) || under(rule, req.segs) : id) {
+      if (bad || !EVENT_ID.test(id)) return false;
       id = cfg.active['~' + id] || cfg.active['~' + id.toLowerCase()];
       if (id) return id;
     }
   }
   return null;
+}
+
+// Deletes the viewer's own x-vwr-* request headers (names are lower case on both platforms):
+// origins trust x-vwr-user and x-vwr-event only from the protected-API gate, and CloudFront adds
+// x-vwr-origin-secret after this function. The handlers call it on every request they see;
+// the behaviours whose origins read viewer x-vwr-* headers (/vwr-api/*, /api/queue/*) never
+// run the verifier.
+function dropViewerHeaders(headers) {
+  for (var k in headers) if (/^x-vwr-/.test(k)) delete headers[k];
 }
 
 // A refusal: JSON `body` for API calls, else its message as text; never cached.
@@ -276,10 +293,12 @@ function gateResponse(req, eventId) {
   return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
 
-// The configured failure policy when configuration or keys cannot be read: "open" lets the
-// request through (null); "closed" answers 503 so the origin stays shielded. A 503 rather
-// than a redirect: without keys or event list the waiting page could only loop.
-function failResponse(mode, req) {
+// The configured failure policy when configuration (`entry`) or keys cannot be read, logged
+// with the `reason`: "open" lets the request through (null); "closed" answers 503 so the origin
+// stays shielded. A 503 rather than a redirect: without keys or event list the waiting page
+// could only loop.
+function failResponse(mode, req, entry, reason) {
+  log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
   return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 

@@ -36,7 +36,9 @@ Fails when they disagree:
     us-east-1 with the AWS managed IP-reputation and known-bad-inputs groups (never count-only)
     and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
     /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
-    distribution uses it, and examples/complete turns it on.
+    distribution uses it, and examples/complete turns it on;
+  * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
+    waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -1436,6 +1438,42 @@ def check_waf(root: str, checks: Checks, modules: dict) -> None:
     checks.check(f"per-client limits at the edge: web ACL with {', '.join(WAF_MANAGED_GROUPS)} and per-IP rate rules on {', '.join(WAF_RATE_RULES)}, attached, on in examples/complete", problems)
 
 
+def check_verifier_behaviours(root: str, checks: Checks, modules: dict) -> None:
+    """The edge verifier deletes the viewer's x-vwr-* headers (docs/invariants.md#25), so it
+    runs on the default behaviour and every ordered one except those whose origins read viewer
+    x-vwr-* headers (the waiting page, /vwr-api/*, /api/queue/*), which must never run it, in both
+    verifier variants; and `vwr dev` and the local proxy skip exactly those prefixes."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    variants = ("aws_cloudfront_function.verifier", "aws_lambda_function.lambda_edge")
+    free: set[str] = set()
+    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+        behaviours = [("default", b) for b in dist.get("default_cache_behavior", [])]
+        behaviours += [(str(first(b.get("path_pattern"))), b) for b in dist.get("ordered_cache_behavior", [])]
+        for dyn in dist.get("dynamic", []):
+            body = dyn.get("ordered_cache_behavior")
+            if body:
+                for pattern in re.findall(r"'(/[^']*)'|\"(/[^\"]*)\"", str(first(body.get("for_each")))):
+                    behaviours += [(pattern[0] or pattern[1], c) for c in body.get("content", [])]
+        for pattern, b in behaviours:
+            text = str(b)
+            runs = [v for v in variants if v in text]
+            if pattern != "default" and pattern.endswith("*") and any(pattern.startswith(p) for p in ("/vwr/", "/vwr-api/", "/api/queue/")):
+                free.add(pattern[:-1])
+                if runs:
+                    problems.append(f"{name} behaviour {pattern} runs the verifier ({runs}): it would delete the x-vwr-* headers its origin reads")
+            elif len(runs) != len(variants):
+                problems.append(f"{name} behaviour {pattern} runs {runs or 'no verifier'}: want both variants {list(variants)} (x-vwr-* viewer headers must be deleted there)")
+    minimal = sorted(p for p in free if not any(p != q and p.startswith(q) for q in free))
+    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
+        with open(os.path.join(root, path), encoding="utf-8") as fh:
+            m = re.search(pat, fh.read())
+        got = sorted(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1))) if m else None
+        if got != minimal:
+            problems.append(f"{path}: NO_VERIFIER_PREFIXES is {got}, the behaviours without the verifier are {minimal}")
+    checks.check(f"the edge verifier (x-vwr-* viewer headers deleted) on every behaviour but {', '.join(p + '*' for p in minimal)}, and vwr dev and the local proxy agree", problems)
+
+
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
     """ENV_USERS: set on exactly (Terraform) / at most (LocalStack) the binaries that use it."""
     problems = []
@@ -1592,6 +1630,7 @@ def main() -> int:
     check_status_document(checks, modules)
     check_release(checks, modules)
     check_waf(root, checks, modules)
+    check_verifier_behaviours(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
 

@@ -144,7 +144,7 @@ var prefix = isObject(r) && isString(r.pathPrefix) ? segments(r.pathPrefix) : nu
 if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
 return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
 }
-cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), at: r.eventSegment - 1 });
+cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
 }
 return cfg;
 }
@@ -167,9 +167,10 @@ var room = /^vwr(-api)?$/;
 return {
 uri: uri,
 query: query,
+path: path,
 segs: segs,
 lit: lit,
-odd: /\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+odd: /\/\/|\\|;|%2f|%5c|%25|%u|\/(\.|%2e){1,2}(\/|$)/i.test(path),
 api: api.test(segs[0]) || api.test(lit[0]) || /application\/json/i.test(accept || ''),
 room: room.test(segs[0]) && room.test(lit[0]),
 };
@@ -182,13 +183,17 @@ function gatedEvent(cfg, req) {
 for (var i = 0; i < cfg.rules.length; i++) {
 var rule = cfg.rules[i];
 var id = req.segs[rule.at];
-if (req.odd ? under(rule, req.lit) || under(rule, req.segs) : under(rule, req.segs) && id) {
-if (req.odd || !EVENT_ID.test(id)) return false;
+var bad = req.odd || (req.path + '/').indexOf(rule.exact);
+if (bad ? under(rule, req.lit) || under(rule, req.segs) : id) {
+if (bad || !EVENT_ID.test(id)) return false;
 id = cfg.active['~' + id] || cfg.active['~' + id.toLowerCase()];
 if (id) return id;
 }
 }
 return null;
+}
+function dropViewerHeaders(headers) {
+for (var k in headers) if (/^x-vwr-/.test(k)) delete headers[k];
 }
 function refusal(req, status, body, headers) {
 headers['cache-control'] = 'no-store';
@@ -208,7 +213,8 @@ return refusal(req, 403, { error: 'waiting_room_token_required', message: 'This 
 }
 return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
-function failResponse(mode, req) {
+function failResponse(mode, req, entry, reason) {
+log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
 return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 function log(evt, fields) {
@@ -271,21 +277,16 @@ return { status: String(res.status), statusDescription: STATUS_TEXT[res.status],
 }
 exports.handler = async (event) => {
 var r = event.Records[0].cf.request;
+dropViewerHeaders(r.headers || {});
 var req = request(r.uri, r.querystring || '', headerValue(r.headers, 'accept'));
 if (req.room) return r;
 var s = state;
-if (!s.cfg) {
-log('config_unavailable', { entry: 'config.json', reason: s.error, failMode: FAIL_MODE });
-return toEdge(failResponse(FAIL_MODE, req)) || r;
-}
+if (!s.cfg) return toEdge(failResponse(FAIL_MODE, req, 'config.json', s.error)) || r;
 var eventId = gatedEvent(s.cfg, req);
 if (eventId === null) return r;
 if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
 var tokens = cookieValues(r.headers, s.cfg.cookiePrefix + eventId);
-if (tokens.length && !s.keys) {
-log('config_unavailable', { entry: 'keys', reason: s.error, failMode: s.cfg.failMode });
-return toEdge(failResponse(s.cfg.failMode, req)) || r;
-}
+if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
 return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
 };
 exports.setConfig = setConfig;
