@@ -15,7 +15,8 @@
 #   scripts/package.sh --print-layout   print the files dist/ will hold, build nothing
 #
 # Needs: cargo-lambda (`pip install cargo-lambda`, which brings zig; `cargo lambda --version`),
-# node (only to check that edge/dist matches edge/src), python3 (manifest).
+# node and npm (only to check that edge/dist matches edge/src, with edge/'s pinned minifier),
+# python3 (manifest).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -89,6 +90,10 @@ fi
 
 echo "==> edge bundles"
 if command -v node >/dev/null 2>&1; then
+  # The check rebuilds with the pinned minifier (edge/package.json).
+  if [[ ! -d "$ROOT/edge/node_modules/terser" ]] || ! cmp -s "$ROOT/edge/package-lock.json" "$ROOT/edge/node_modules/.package-lock.json"; then
+    (cd "$ROOT/edge" && npm ci --no-audit --no-fund --silent)
+  fi
   node "$ROOT/edge/build.mjs" --check
 else
   echo "node not found: not checking that edge/dist matches edge/src" >&2

@@ -25,18 +25,37 @@ const MAX_NEXT: usize = 2000;
 /// Message of the 400 for a non-canonical protected path (as the JS `BAD_PATH`).
 const BAD_PATH_MESSAGE: &str = "Path not canonical, or no valid event id in it.";
 
+/// Raw path prefixes of the CloudFront behaviours that run no verifier (`terraform/modules/edge`:
+/// the waiting page, the tier-1 API, tier 2), matched as CloudFront matches its path patterns:
+/// case-sensitively, undecoded. Their origins read the viewer's own `x-vwr-*` headers (the
+/// request secret, a tier-1 token); everywhere else the verifier deletes them (the JS
+/// `dropViewerHeaders`; `NO_VERIFIER_PREFIXES` of `edge/local/proxy.mjs`).
+pub const NO_VERIFIER_PREFIXES: [&str; 3] = ["/vwr/", "/vwr-api/", "/api/queue/"];
+
 /// A protected-path rule: the path starts with `prefix` (segments, lower case) and the event
-/// id is segment `at` (0-based).
+/// id is segment `at` (0-based). `exact` is the prefix as configured (`/events/`): the only
+/// spelling that passes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub prefix: Vec<String>,
+    pub exact: String,
     pub at: usize,
+}
+
+impl Rule {
+    /// A rule for the prefix segments `segments` (as configured) with the event id at `at`.
+    pub fn new(segments: &[&str], at: usize) -> Self {
+        Self {
+            prefix: segments.iter().map(|s| s.to_lowercase()).collect(),
+            exact: format!("/{}/", segments.join("/")),
+            at,
+        }
+    }
 }
 
 /// The demo site's rules (`DEFAULT_BASE_CONFIG` of `edge/local/proxy.mjs`).
 pub fn demo_rules() -> Vec<Rule> {
-    let rule = |p: &[&str], at| Rule { prefix: p.iter().map(|s| (*s).to_owned()).collect(), at };
-    vec![rule(&["events"], 1), rule(&["api", "seats"], 2), rule(&["api", "reservations"], 2)]
+    vec![Rule::new(&["events"], 1), Rule::new(&["api", "seats"], 2), Rule::new(&["api", "reservations"], 2)]
 }
 
 /// `encodeURIComponent`.
@@ -115,16 +134,12 @@ fn segments(path: &str, keep_dots: bool) -> Vec<String> {
     out
 }
 
-/// Whether the raw path is not canonical (the JS `odd`): `//`, `\`, `;`, `%2f`, `%5c`, or a
-/// `.`/`..` segment, raw or `%2e`-encoded.
+/// Whether the raw path is not canonical (the JS `odd`): `//`, `\`, `;`, `%2f`, `%5c`, an
+/// escaped `%` (`%25`, which a second decoding turns into dots and slashes) or a `%u` escape
+/// (IIS-style), or a `.`/`..` segment, raw or `%2e`-encoded.
 fn not_canonical(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    if lower.contains("//")
-        || lower.contains('\\')
-        || lower.contains(';')
-        || lower.contains("%2f")
-        || lower.contains("%5c")
-    {
+    if ["//", "\\", ";", "%2f", "%5c", "%25", "%u"].iter().any(|bad| lower.contains(bad)) {
         return true;
     }
     // "/" followed by one or two of "." / "%2e", then "/" or the end.
@@ -152,6 +167,7 @@ fn not_canonical(path: &str) -> bool {
 pub struct EdgeRequest {
     uri: String,
     query: String,
+    path: String,
     segs: Vec<String>,
     lit: Vec<String>,
     odd: bool,
@@ -169,6 +185,7 @@ impl EdgeRequest {
         Self {
             uri: uri.to_owned(),
             query: query.to_owned(),
+            path: path.to_owned(),
             odd: not_canonical(path),
             api: is_api(segs.first())
                 || is_api(lit.first())
@@ -195,23 +212,21 @@ fn under(rule: &Rule, segs: &[String]) -> bool {
     rule.prefix.iter().enumerate().all(|(j, p)| segs.get(j).is_some_and(|s| s.to_lowercase() == *p))
 }
 
-/// The JS `gatedEvent()`: ids match case-insensitively, an exact spelling wins, else the first
-/// active id spelled so.
+/// The JS `gatedEvent()`: a path under a rule's prefix (any case or encoding, either form)
+/// that is not canonical or does not spell the prefix exactly as configured is refused; ids
+/// match case-insensitively, an exact spelling wins, else the first active id spelled so.
 pub fn gate(rules: &[Rule], active: &[EventId], req: &EdgeRequest) -> Gate {
     if req.room {
         return Gate::Pass;
     }
     for rule in rules {
         let id = req.segs.get(rule.at);
-        let hit = if req.odd {
-            under(rule, &req.lit) || under(rule, &req.segs)
-        } else {
-            under(rule, &req.segs) && id.is_some()
-        };
+        let bad = req.odd || !format!("{}/", req.path).starts_with(&rule.exact);
+        let hit = if bad { under(rule, &req.lit) || under(rule, &req.segs) } else { id.is_some() };
         if !hit {
             continue;
         }
-        let Some(id) = id.filter(|_| !req.odd) else { return Gate::BadPath };
+        let Some(id) = id.filter(|_| !bad) else { return Gate::BadPath };
         let Ok(parsed) = EventId::parse(id) else { return Gate::BadPath };
         let exact = active.iter().find(|a| **a == parsed);
         let lower = id.to_lowercase();
@@ -273,8 +288,21 @@ pub fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId) -> b
         .any(|t| tier1.tokens().verify(t, event, now).is_ok())
 }
 
-/// Middleware: the edge decision in front of the whole local site.
-pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, req: Request, next: Next) -> Response {
+/// Deletes every request header named `x-vwr-*` (the JS `dropViewerHeaders`).
+pub fn drop_viewer_headers(headers: &mut HeaderMap) {
+    let names: Vec<_> = headers.keys().filter(|k| k.as_str().starts_with("x-vwr-")).cloned().collect();
+    for name in names {
+        headers.remove(name);
+    }
+}
+
+/// Middleware: the edge decision in front of the whole local site, and the viewer's `x-vwr-*`
+/// headers dropped wherever the deployed verifier runs (every path outside
+/// [`NO_VERIFIER_PREFIXES`]), so local origins see what deployed ones do.
+pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, mut req: Request, next: Next) -> Response {
+    if !NO_VERIFIER_PREFIXES.iter().any(|p| req.uri().path().starts_with(p)) {
+        drop_viewer_headers(req.headers_mut());
+    }
     let uri = req.uri();
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let er = EdgeRequest::new(uri.path(), uri.query().unwrap_or_default(), accept);
@@ -311,7 +339,9 @@ mod tests {
         assert_eq!(segments("/events/e1/..", true), ["events", "e1", ".."]);
         assert_eq!(segments("/a%2Fb%5cc", false), ["a", "b", "c"]);
         assert_eq!(decode("%zz%4"), "%zz%4");
-        for odd in ["/a//b", "/a/./b", "/a/..", "/a/%2E%2e/b", "/a\\b", "/a;x", "/a%2fb"] {
+        for odd in
+            ["/a//b", "/a/./b", "/a/..", "/a/%2E%2e/b", "/a\\b", "/a;x", "/a%2fb", "/a/%252e", "/a/%U002E"]
+        {
             assert!(not_canonical(odd), "{odd}");
         }
         for ok in ["/a/b", "/a/.b", "/a/..b", "/a/b.", "/"] {

@@ -134,3 +134,53 @@ async fn native_check_decides_every_path_vector_as_the_js() {
     }
     assert!(whole > 60, "only {whole} vectors ran through the middleware");
 }
+
+/// The header names starting with `x-vwr-` that reached the origin, sorted and joined.
+async fn origin_sees_x_vwr(headers: http::HeaderMap) -> String {
+    let mut names: Vec<&str> =
+        headers.keys().map(|k| k.as_str()).filter(|n| n.starts_with("x-vwr-")).collect();
+    names.sort_unstable();
+    names.join(",")
+}
+
+#[tokio::test]
+async fn native_check_strips_viewer_x_vwr_headers_where_the_verifier_runs() {
+    let e1 = EventId::parse("e1").unwrap();
+    let svc = service(std::slice::from_ref(&e1)).await;
+    let router = Router::new()
+        .fallback(origin_sees_x_vwr)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&svc), edge_check));
+    let all = "x-vwr-event,x-vwr-origin-secret,x-vwr-request-secret,x-vwr-token,x-vwr-user";
+    // (path, what the origin sees): the behaviours without the verifier (/vwr/*, /vwr-api/*,
+    // /api/queue/*, spelled exactly as CloudFront's case-sensitive patterns) keep them; every
+    // other path is the site's or a protected API's, where the deployed verifier runs.
+    let cases = [
+        ("/api/seats/e1/A1", ""),
+        ("/events/e1", ""),
+        ("/about", ""),
+        ("/events/off", ""),
+        ("/vwr/e1/..", all),
+        ("/%76wr-api/vwr/check/e1/x", ""),
+        ("/API/queue/status/e1", ""),
+        ("/vwr-api/vwr/check/e1/x", all),
+        ("/vwr-api/vwr/release/e1", all),
+        ("/api/queue/status/e1", all),
+        ("/vwr/e1", all),
+    ];
+    for (path, want) in cases {
+        let req = Request::get(path)
+            .header(header::COOKIE, pass_for(&svc, &e1))
+            .header("X-VWR-User", "admin")
+            .header("x-vwr-event", "e2")
+            .header("x-vwr-origin-secret", "guess")
+            .header("x-vwr-token", "t")
+            .header("x-vwr-request-secret", "s")
+            .header("x-other", "kept")
+            .body(Body::empty())
+            .unwrap();
+        let res = router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(std::str::from_utf8(&body).unwrap(), want, "{path}");
+    }
+}

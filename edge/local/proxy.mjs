@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Local edge proxy: puts the SHIPPED Lambda@Edge handler (edge/dist/lambda-edge/index.js,
 // the very file deployed) in front of a local vwr server, the way CloudFront would.
-// Every request goes through the handler; what it lets through is forwarded to the
-// upstream and the answer streamed back (all Set-Cookie headers included). No dependencies.
+// Every request goes through the handler, except on the paths CloudFront serves without it
+// (NO_VERIFIER_PREFIXES); what it lets through is forwarded to the upstream and the answer
+// streamed back (all Set-Cookie headers included). No dependencies.
 //
 //   node edge/local/proxy.mjs [options]
 //     --listen HOST:PORT      where to listen (default 127.0.0.1:8081)
@@ -43,6 +44,14 @@ export const DEFAULT_BASE_CONFIG = {
   ],
   failMode: 'closed',
 };
+
+/**
+ * Path prefixes of the CloudFront behaviours that run no verifier (terraform/modules/edge: the
+ * waiting page, the tier-1 API, tier 2), matched as CloudFront matches its path patterns: on
+ * the raw path, case-sensitively. Their origins read the viewer's own x-vwr-* headers (the
+ * request secret, a tier-1 token), which the verifier deletes everywhere else.
+ */
+export const NO_VERIFIER_PREFIXES = ['/vwr/', '/vwr-api/', '/api/queue/'];
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization']);
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8' };
@@ -214,9 +223,11 @@ export async function startProxy(opts) {
   const server = http.createServer(async (req, res) => {
     try {
       const event = edgeEvent(req);
-      const answer = await edge.handler(event);
+      const viewer = event.Records[0].cf.request;
+      // As on the distribution: the verifier runs on every behaviour but these.
+      const answer = NO_VERIFIER_PREFIXES.some((p) => viewer.uri.startsWith(p)) ? viewer : await edge.handler(event);
       if (answer && answer.status !== undefined) return sendEdgeResponse(res, answer);
-      const request = answer || event.Records[0].cf.request;
+      const request = answer || viewer;
       if (opts.staticDir && /^\/vwr(\/|$)/.test(request.uri)) return serveStatic(res, opts.staticDir, request.uri, rewrite);
       forward(req, res, request, upstream);
     } catch (e) {

@@ -34,12 +34,17 @@ function toViewer(res, r) {
   return out;
 }
 
+// Every value of a query parameter or cookie as CloudFront hands it over.
+function values(x) {
+  return x.multiValue && x.multiValue.length ? x.multiValue : [x];
+}
+
 function cookieValues(cookies, name) {
   var c = cookies && has(cookies, name) ? cookies[name] : null;
   if (!c) return [];
-  var list = c.multiValue && c.multiValue.length ? c.multiValue : [c];
+  var list = values(c);
   var out = [];
-  for (var i = 0; i < list.length && i < 4; i++) if (typeof list[i].value === 'string') out.push(list[i].value);
+  for (var i = 0; i < list.length && i < 4; i++) if (isString(list[i].value)) out.push(list[i].value);
   return out;
 }
 
@@ -47,7 +52,7 @@ function cookieValues(cookies, name) {
 function queryText(qs) {
   var parts = [];
   for (var k in qs) {
-    var list = qs[k].multiValue && qs[k].multiValue.length ? qs[k].multiValue : [qs[k]];
+    var list = values(qs[k]);
     for (var i = 0; i < list.length; i++) parts.push(k + '=' + list[i].value);
   }
   return parts.join('&');
@@ -56,14 +61,12 @@ function queryText(qs) {
 async function handler(event) {
   var r = event.request;
   var h = r.headers || {};
+  dropViewerHeaders(h);
   var req = request(r.uri, queryText(r.querystring || {}), h.accept ? h.accept.value : '');
   if (req.room) return r;
   var raw = await kvsGet('config');
   var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
-  if (typeof cfg === 'string') {
-    log('config_unavailable', { entry: 'config', reason: cfg, failMode: FAIL_MODE });
-    return toViewer(failResponse(FAIL_MODE, req), r);
-  }
+  if (isString(cfg)) return toViewer(failResponse(FAIL_MODE, req, 'config', cfg), r);
   var eventId = gatedEvent(cfg, req);
   if (eventId === null) return r;
   if (!eventId) return toViewer(refusal(req, 400, BAD_PATH, {}));
@@ -71,10 +74,7 @@ async function handler(event) {
   var keys = null;
   if (tokens.length) {
     keys = parseKeys(await kvsGet('keys'));
-    if (!keys) {
-      log('config_unavailable', { entry: 'keys', reason: 'missing, unreadable or invalid', failMode: cfg.failMode });
-      return toViewer(failResponse(cfg.failMode, req), r);
-    }
+    if (!keys) return toViewer(failResponse(cfg.failMode, req, 'keys', 'missing, unreadable or invalid'), r);
   }
   return toViewer(checkTokens(req, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000)), r);
 }

@@ -77,21 +77,16 @@ function toEdge(res) {
 
 exports.handler = async (event) => {
   var r = event.Records[0].cf.request;
+  dropViewerHeaders(r.headers || {});
   var req = request(r.uri, r.querystring || '', headerValue(r.headers, 'accept'));
   if (req.room) return r;
   var s = state;
-  if (!s.cfg) {
-    log('config_unavailable', { entry: 'config.json', reason: s.error, failMode: FAIL_MODE });
-    return toEdge(failResponse(FAIL_MODE, req)) || r;
-  }
+  if (!s.cfg) return toEdge(failResponse(FAIL_MODE, req, 'config.json', s.error)) || r;
   var eventId = gatedEvent(s.cfg, req);
   if (eventId === null) return r;
   if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
   var tokens = cookieValues(r.headers, s.cfg.cookiePrefix + eventId);
-  if (tokens.length && !s.keys) {
-    log('config_unavailable', { entry: 'keys', reason: s.error, failMode: s.cfg.failMode });
-    return toEdge(failResponse(s.cfg.failMode, req)) || r;
-  }
+  if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
   return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
 };
 exports.setConfig = setConfig;

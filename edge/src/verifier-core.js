@@ -22,9 +22,13 @@ var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'non
 var HEADER_LISTS = ['x5c', 'crit'];
 var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+// Names used many times, kept once: the minified CloudFront Function has a size budget.
+var isArray = Array.isArray;
+var MALFORMED = 'malformed';
+var B64 = 'base64url';
 
 function parseJson(text) {
-  if (typeof text !== 'string') return undefined;
+  if (!isString(text)) return undefined;
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -32,13 +36,17 @@ function parseJson(text) {
   }
 }
 
+function isString(x) {
+  return typeof x === 'string';
+}
+
 function isObject(x) {
-  return x !== null && typeof x === 'object' && !Array.isArray(x);
+  return x !== null && typeof x === 'object' && !isArray(x);
 }
 
 // Absent and null are both "not there", as for a Rust Option.
 function optString(x) {
-  return x == null || typeof x === 'string';
+  return x == null || isString(x);
 }
 
 function optU64(x) {
@@ -47,8 +55,8 @@ function optU64(x) {
 
 function optStringList(x) {
   if (x == null) return true;
-  if (!Array.isArray(x)) return false;
-  for (var i = 0; i < x.length; i++) if (typeof x[i] !== 'string') return false;
+  if (!isArray(x)) return false;
+  for (var i = 0; i < x.length; i++) if (!isString(x[i])) return false;
   return true;
 }
 
@@ -57,8 +65,8 @@ function optStringList(x) {
 // invalid UTF-8, exactly as the Rust decoder followed by serde_json does.
 function b64Text(s) {
   if (!B64URL.test(s)) return null;
-  var text = Buffer.from(s, 'base64url').toString('utf8');
-  return Buffer.from(text, 'utf8').toString('base64url') === s ? text : null;
+  var text = Buffer.from(s, B64).toString('utf8');
+  return Buffer.from(text, 'utf8').toString(B64) === s ? text : null;
 }
 
 // Constant-time comparison of two ASCII strings.
@@ -77,34 +85,34 @@ function refuse(code) {
 // bytes (Buffer); `cfg` gives issuer, audience and leeway. Answers {ok: true, claims} or
 // {ok: false, error: <TokenError::code()>}. Never throws.
 function verifyToken(token, eventId, now, keys, cfg) {
-  if (typeof token !== 'string' || token.length > MAX_TOKEN_LEN || /[^\x00-\x7f]/.test(token)) {
-    return refuse('malformed');
+  if (!isString(token) || token.length > MAX_TOKEN_LEN || /[^\x00-\x7f]/.test(token)) {
+    return refuse(MALFORMED);
   }
   var seg = token.split('.');
-  if (seg.length !== 3) return refuse('malformed');
+  if (seg.length !== 3) return refuse(MALFORMED);
   var head = parseJson(b64Text(seg[0]));
-  if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse('malformed');
+  if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse(MALFORMED);
   if (head.alg !== 'HS256') return refuse('unsupported_alg');
   if (head.kid == null || !has(keys, head.kid)) return refuse('unknown_kid');
-  for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse('malformed');
-  for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse('malformed');
+  for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse(MALFORMED);
+  for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse(MALFORMED);
   // The signature must be canonical base64url; comparing the text then compares the bytes.
-  if (!B64URL.test(seg[2]) || Buffer.from(seg[2], 'base64url').toString('base64url') !== seg[2]) {
-    return refuse('malformed');
+  if (!B64URL.test(seg[2]) || Buffer.from(seg[2], B64).toString(B64) !== seg[2]) {
+    return refuse(MALFORMED);
   }
-  var mac = crypto.createHmac('sha256', keys[head.kid]).update(seg[0] + '.' + seg[1]).digest('base64url');
+  var mac = crypto.createHmac('sha256', keys[head.kid]).update(seg[0] + '.' + seg[1]).digest(B64);
   if (!sameString(mac, seg[2])) return refuse('bad_signature');
   var c = parseJson(b64Text(seg[1]));
-  if (!isObject(c)) return refuse('malformed');
-  if (!optString(c.iss) || !optString(c.sub) || !optString(c.eid) || !optString(c.jti)) return refuse('malformed');
-  if (!optU64(c.pos) || !optU64(c.iat) || !optU64(c.nbf) || !optU64(c.exp)) return refuse('malformed');
+  if (!isObject(c)) return refuse(MALFORMED);
+  if (!optString(c.iss) || !optString(c.sub) || !optString(c.eid) || !optString(c.jti)) return refuse(MALFORMED);
+  if (!optU64(c.pos) || !optU64(c.iat) || !optU64(c.nbf) || !optU64(c.exp)) return refuse(MALFORMED);
   if (c.exp == null) return refuse('missing_exp');
   if (now >= c.exp) return refuse('expired');
   if (c.nbf != null && c.nbf > now + cfg.leewaySeconds) return refuse('not_yet_valid');
   if (c.tier !== 1) return refuse('wrong_tier');
   if (c.eid !== eventId) return refuse('wrong_event');
   var aud = c.aud;
-  var audOk = aud === cfg.audience || (Array.isArray(aud) && aud.indexOf(cfg.audience) >= 0);
+  var audOk = aud === cfg.audience || (isArray(aud) && aud.indexOf(cfg.audience) >= 0);
   if (c.iss !== cfg.issuer || !audOk) return refuse('wrong_issuer');
   if (c.sub == null || c.pos == null || c.jti == null) return refuse('missing_claim');
   return { ok: true, claims: c };
@@ -114,7 +122,7 @@ function verifyToken(token, eventId, now, keys, cfg) {
 // too, as in Rust) into kid → Buffer. Any bad entry makes the whole set invalid (null): a
 // typo must not silently drop a key.
 function parseKeys(text) {
-  if (typeof text !== 'string') return null;
+  if (!isString(text)) return null;
   var keys = {};
   var count = 0;
   var entries = text.split(',');
@@ -125,11 +133,16 @@ function parseKeys(text) {
     var kid = entry.slice(0, at).trim();
     var b64 = entry.slice(at + 1).trim().replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
     if (at < 0 || !KID.test(kid) || !B64URL.test(b64) || has(keys, kid)) return null;
-    keys[kid] = Buffer.from(b64, 'base64url');
+    keys[kid] = Buffer.from(b64, B64);
     if (keys[kid].length < 32) return null;
     count++;
   }
   return count ? keys : null;
+}
+
+// `x`, or `fallback` when x is absent or null.
+function or(x, fallback) {
+  return x == null ? fallback : x;
 }
 
 // Validates the configuration object (shape in edge/README.md) and fills in defaults.
@@ -139,39 +152,39 @@ function parseConfig(o, defaultFailMode) {
   var cfg = {
     active: {},
     rules: [],
-    cookiePrefix: o.cookiePrefix == null ? 'vwr_t1_' : o.cookiePrefix,
-    issuer: o.issuer == null ? 'vwr' : o.issuer,
-    audience: o.audience == null ? 'vwr-edge' : o.audience,
-    failMode: o.failMode == null ? defaultFailMode : o.failMode,
-    leewaySeconds: o.leewaySeconds == null ? 30 : o.leewaySeconds,
+    cookiePrefix: or(o.cookiePrefix, 'vwr_t1_'),
+    issuer: or(o.issuer, 'vwr'),
+    audience: or(o.audience, 'vwr-edge'),
+    failMode: or(o.failMode, defaultFailMode),
+    leewaySeconds: or(o.leewaySeconds, 30),
   };
-  if (typeof cfg.cookiePrefix !== 'string' || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
-  if (typeof cfg.issuer !== 'string' || typeof cfg.audience !== 'string') return 'bad issuer or audience';
+  if (!isString(cfg.cookiePrefix) || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
+  if (!isString(cfg.issuer) || !isString(cfg.audience)) return 'bad issuer or audience';
   if (cfg.failMode !== 'open' && cfg.failMode !== 'closed') return 'failMode must be "open" or "closed"';
   if (!optU64(cfg.leewaySeconds) || cfg.leewaySeconds > 300) return 'bad leewaySeconds';
   // Events: {"e1": {"active": true}} or, more compact, a list of active ids ["e1"].
-  var ev = o.events == null ? [] : o.events;
-  if (!isObject(ev) && !Array.isArray(ev)) return 'bad events';
-  var ids = Array.isArray(ev) ? ev : Object.keys(ev);
+  var ev = or(o.events, []);
+  if (!isObject(ev) && !isArray(ev)) return 'bad events';
+  var ids = isArray(ev) ? ev : Object.keys(ev);
   // active: "~" + id → id, and "~" + lower-case id → the first id spelled so (the "~" keeps
   // ids such as __proto__ ordinary keys); an exact spelling overwrites a lower-cased one.
   for (var i = 0; i < ids.length; i++) {
     var id = ids[i];
-    if (typeof id !== 'string' || !EVENT_ID.test(id)) return 'bad event id';
+    if (!isString(id) || !EVENT_ID.test(id)) return 'bad event id';
     var low = '~' + id.toLowerCase();
-    if (Array.isArray(ev) || (isObject(ev[id]) && ev[id].active === true)) {
+    if (isArray(ev) || (isObject(ev[id]) && ev[id].active === true)) {
       cfg.active['~' + id] = id;
       cfg.active[low] = cfg.active[low] || id;
     }
   }
-  if (!Array.isArray(o.rules)) return 'rules must be a list';
+  if (!isArray(o.rules)) return 'rules must be a list';
   for (i = 0; i < o.rules.length; i++) {
     var r = o.rules[i];
-    var prefix = isObject(r) && typeof r.pathPrefix === 'string' ? segments(r.pathPrefix) : null;
+    var prefix = isObject(r) && isString(r.pathPrefix) ? segments(r.pathPrefix) : null;
     if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
       return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
     }
-    cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), at: r.eventSegment - 1 });
+    cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
   }
   return cfg;
 }
@@ -195,8 +208,9 @@ function segments(path, keepDots) {
 // The platform-neutral request: raw path and query (without "?"); api: an API call (path
 // under /api/, or Accept naming JSON); segs and lit: the path's segments resolved and
 // unresolved; odd: the path is not canonical (an empty, "." or ".." segment, raw or
-// %2e-encoded; an encoded "/" or "\"; a "\"; a ";param"); room: the waiting room itself
-// (/vwr/…, /vwr-api/…), in both forms, so neither /vwr/../events/e1 nor
+// %2e-encoded; an encoded "/" or "\"; a "\"; a ";param"; an escaped "%" or a "%u" escape, which
+// a second decoding or an IIS-style one turns into dots and slashes); room: the waiting room
+// itself (/vwr/…, /vwr-api/…), in both forms, so neither /vwr/../events/e1 nor
 // /events/e1/../../vwr/e1 is — the waiting room is never gated.
 function request(uri, query, accept) {
   var path = String(uri).split('?')[0];
@@ -207,9 +221,10 @@ function request(uri, query, accept) {
   return {
     uri: uri,
     query: query,
+    path: path,
     segs: segs,
     lit: lit,
-    odd: /\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+    odd: /\/\/|\\|;|%2f|%5c|%25|%u|\/(\.|%2e){1,2}(\/|$)/i.test(path),
     api: api.test(segs[0]) || api.test(lit[0]) || /application\/json/i.test(accept || ''),
     room: room.test(segs[0]) && room.test(lit[0]),
   };
@@ -222,20 +237,35 @@ function under(rule, segs) {
 }
 
 // The gate for a request: null (no active event's protected path: pass), false (a path under
-// a rule's prefix that is not canonical, in its resolved or unresolved form, or that has no
-// valid event id where the rule expects one: refuse with 400), or the configured id of the
-// active event (ids match case-insensitively; an exact spelling wins).
+// a rule's prefix — in any case or encoding, resolved or unresolved — that is not canonical,
+// whose prefix is not spelled exactly as configured, or that has no valid event id where the
+// rule expects one: refuse with 400), or the configured id of the active event (ids match
+// case-insensitively; an exact spelling wins). The exact spelling matters because CloudFront's
+// path patterns and many origins are case-sensitive and do not decode: /Api/seats/… would miss
+// the protected behaviour and reach the site origin.
 function gatedEvent(cfg, req) {
   for (var i = 0; i < cfg.rules.length; i++) {
     var rule = cfg.rules[i];
     var id = req.segs[rule.at];
-    if (req.odd ? under(rule, req.lit) || under(rule, req.segs) : under(rule, req.segs) && id) {
-      if (req.odd || !EVENT_ID.test(id)) return false;
+    // bad: not canonical, or not starting with the prefix as configured (indexOf answers 0,
+    // falsy, only when it does).
+    var bad = req.odd || (req.path + '/').indexOf(rule.exact);
+    if (bad ? under(rule, req.lit) || under(rule, req.segs) : id) {
+      if (bad || !EVENT_ID.test(id)) return false;
       id = cfg.active['~' + id] || cfg.active['~' + id.toLowerCase()];
       if (id) return id;
     }
   }
   return null;
+}
+
+// Deletes the viewer's own x-vwr-* request headers (names are lower case on both platforms):
+// origins trust x-vwr-user and x-vwr-event only from the protected-API gate, and CloudFront adds
+// x-vwr-origin-secret after this function. The handlers call it on every request they see;
+// the behaviours whose origins read viewer x-vwr-* headers (/vwr-api/*, /api/queue/*) never
+// run the verifier.
+function dropViewerHeaders(headers) {
+  for (var k in headers) if (/^x-vwr-/.test(k)) delete headers[k];
 }
 
 // A refusal: JSON `body` for API calls, else its message as text; never cached.
@@ -263,10 +293,12 @@ function gateResponse(req, eventId) {
   return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
 
-// The configured failure policy when configuration or keys cannot be read: "open" lets the
-// request through (null); "closed" answers 503 so the origin stays shielded. A 503 rather
-// than a redirect: without keys or event list the waiting page could only loop.
-function failResponse(mode, req) {
+// The configured failure policy when configuration (`entry`) or keys cannot be read, logged
+// with the `reason`: "open" lets the request through (null); "closed" answers 503 so the origin
+// stays shielded. A 503 rather than a redirect: without keys or event list the waiting page
+// could only loop.
+function failResponse(mode, req, entry, reason) {
+  log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
   return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 

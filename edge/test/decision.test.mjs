@@ -144,8 +144,51 @@ describe('what is never gated', () => {
   });
 });
 
+describe('x-vwr-* viewer headers never pass the edge (docs/invariants.md, rule 25)', () => {
+  // A viewer's own x-vwr-* headers, spelled as a viewer might. The origins trust x-vwr-user and
+  // x-vwr-event only from the protected-API gate, and CloudFront adds x-vwr-origin-secret itself
+  // after the function; tokens and request secrets go to /vwr-api/* and /api/queue/*, where the
+  // verifier does not run.
+  const VIEWER = { 'X-VWR-User': 'admin', 'x-vwr-event': 'e2', 'x-vwr-origin-secret': 'guess', 'X-Vwr-Token': VALID, 'x-vwr-request-secret': 's', 'x-other': 'kept' };
+  const xHeaders = (headers) => Object.keys(headers).filter((n) => n.startsWith('x-')).sort();
+  const cases = [
+    { uri: '/api/seats/e1/A1', cookies: [['vwr_t1_e1', VALID]] },
+    { uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] },
+    { uri: '/about' },
+    { uri: '/events/off' },
+    { uri: '/vwr/e1/..' },
+    { uri: '/%76wr-api/vwr/check/e1/x' },
+  ];
+  for (const c of cases) {
+    test(`${c.uri}: passed on without them`, async () => {
+      const spec = { ...c, accept: 'text/html', headers: VIEWER };
+      const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+      cff.setNow(NOW);
+      const a = await cff.handler(cloudFrontEvent(spec));
+      assert.equal(typeof a.uri, 'string', 'CloudFront Function: passed');
+      assert.deepEqual(xHeaders(a.headers), ['x-other'], 'CloudFront Function');
+      assert.equal(a.headers.accept.value, 'text/html');
+      const edge = loadLambdaEdge();
+      edge.setConfig({ ...CONFIG, keys: KEYS });
+      const b = await atTime(NOW, () => edge.handler(lambdaEdgeEvent(spec)));
+      assert.equal(typeof b.uri, 'string', 'Lambda@Edge: passed');
+      assert.deepEqual(xHeaders(b.headers), ['x-other'], 'Lambda@Edge');
+      assert.equal(b.headers.accept[0].value, 'text/html');
+    });
+  }
+
+  test('also when a missing configuration lets requests through (fail mode open)', async () => {
+    const cff = loadCloudFrontFunction({ kvs: {}, failMode: 'open' });
+    const a = await cff.handler(cloudFrontEvent({ uri: '/events/e1', headers: VIEWER }));
+    assert.deepEqual(xHeaders(a.headers), ['x-other'], 'CloudFront Function');
+    const edge = loadLambdaEdge({ failMode: 'open' });
+    const b = await captureLogs(() => edge.handler(lambdaEdgeEvent({ uri: '/events/e1', headers: VIEWER })));
+    assert.deepEqual(xHeaders(b.result.headers), ['x-other'], 'Lambda@Edge');
+  });
+});
+
 describe('canonical variants of a protected path are gated as it', () => {
-  for (const uri of ['/events/%65%31', '/EVENTS/e1', '/events/E1', '/Events/%45%31/seats']) {
+  for (const uri of ['/events/%65%31', '/events/E1', '/events/%45%31/seats']) {
     test(uri, async () => {
       for (const { platform, outcome: o } of await both({ uri })) {
         assert.equal(o.status, 302, `${platform} ${uri}`);
@@ -162,7 +205,7 @@ describe('canonical variants of a protected path are gated as it', () => {
 });
 
 describe('non-canonical variants of a protected path are refused with 400 (more in path-vectors.json)', () => {
-  for (const uri of ['//events/e1', '/x/../events/e1', '/vwr/../events/e1', '/events/e1;jsessionid=1', '/events\\e1', '/events/./e1/', '/events%2Fe1', '/events/e1/..', '/events/e1%20', '/events/e1.']) {
+  for (const uri of ['//events/e1', '/x/../events/e1', '/vwr/../events/e1', '/events/e1;jsessionid=1', '/events\\e1', '/events/./e1/', '/events%2Fe1', '/events/e1/..', '/events/e1%20', '/events/e1.', '/EVENTS/e1', '/Events/%45%31/seats', '/%65vents/e1', '/events/e1/%252e%252e/x', '/events/e1/%u002e']) {
     test(uri, async () => {
       for (const { platform, outcome: o, logs } of await both({ uri, cookies: [['vwr_t1_e1', VALID]] })) {
         assert.equal(o.status, 400, `${platform} ${uri}`);
@@ -172,6 +215,17 @@ describe('non-canonical variants of a protected path are refused with 400 (more 
       }
     });
   }
+
+  test('a prefix passes only in the spelling it is configured in', async () => {
+    const config = { ...CONFIG, rules: [{ pathPrefix: '/Shop/Tickets/', eventSegment: 3 }] };
+    assertRedirect(await both({ uri: '/Shop/Tickets/e1' }, { config }), `/vwr/e1?next=${encodeURIComponent('/Shop/Tickets/e1')}`);
+    assertPass(await both({ uri: '/Shop/Tickets' }, { config }));
+    for (const uri of ['/shop/tickets/e1', '/Shop/tickets/e1', '/SHOP/TICKETS/e1', '/%53hop/Tickets/e1', '/Shop/Tickets%2Fe1']) {
+      for (const { platform, outcome: o } of await both({ uri, cookies: [['vwr_t1_e1', VALID]] }, { config })) {
+        assert.equal(o.status, 400, `${platform} ${uri}`);
+      }
+    }
+  });
 
   test('API calls get the JSON refusal', async () => {
     for (const spec of [{ uri: '/api/seats/e1/..%5c..%5cx' }, { uri: '/events/e1/%2e%2e/x', accept: 'application/json' }]) {

@@ -131,7 +131,9 @@ export async function captureLogs(fn) {
 
 /**
  * A request spec: {uri, query (raw, without '?'), accept, cookies: [[name, value], …],
- * cookieHeaders: ['raw Cookie header', …] (Lambda@Edge only)}.
+ * cookieHeaders: ['raw Cookie header', …] (Lambda@Edge only), headers: {Name: value, …}
+ * (other viewer headers, names as the viewer spelled them; both platforms key them in lower
+ * case)}.
  */
 export function cloudFrontEvent(spec) {
   const querystring = {};
@@ -145,6 +147,7 @@ export function cloudFrontEvent(spec) {
   for (const [name, value] of spec.cookies || []) addMulti(cookies, name, value);
   const headers = { host: { value: 'tickets.example.com' } };
   if (spec.accept) headers.accept = { value: spec.accept };
+  for (const [name, value] of Object.entries(spec.headers || {})) headers[name.toLowerCase()] = { value };
   return {
     version: '1.0',
     context: { eventType: 'viewer-request' },
@@ -164,6 +167,7 @@ function addMulti(obj, name, value) {
 export function lambdaEdgeEvent(spec) {
   const headers = { host: [{ key: 'Host', value: 'tickets.example.com' }] };
   if (spec.accept) headers.accept = [{ key: 'Accept', value: spec.accept }];
+  for (const [name, value] of Object.entries(spec.headers || {})) headers[name.toLowerCase()] = [{ key: name, value }];
   const raw = [...(spec.cookieHeaders || [])];
   if (spec.cookies && spec.cookies.length) raw.push(spec.cookies.map(([n, v]) => `${n}=${v}`).join('; '));
   if (raw.length) headers.cookie = raw.map((value) => ({ key: 'Cookie', value }));

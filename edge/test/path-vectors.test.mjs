@@ -26,7 +26,9 @@ function run(v, cookies) {
 }
 
 const target = (v, event) => `/vwr/${event}?next=${encodeURIComponent(v.uri + (v.query ? `?${v.query}` : ''))}`;
-const isApi = (v) => /^\/api(\/|$)/i.test(v.uri) || /application\/json/i.test(v.accept);
+// An API call: first segment `api` in any case, percent-escapes decoded (`/%61pi/…`), or Accept naming JSON.
+const firstSegment = (uri) => uri.split('/')[1].replace(/%([0-9A-Fa-f]{2})/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
+const isApi = (v) => /^api$/i.test(firstSegment(v.uri)) || /application\/json/i.test(v.accept);
 
 /** Asserts that `results` (one per build) answer `status` for `event`. */
 function expectAnswer(v, results, status, event) {

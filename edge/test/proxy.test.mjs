@@ -97,6 +97,27 @@ describe('local proxy with events from the admin API', () => {
     assert.equal(last.headers.host, new URL(upstreamUrl).host);
   });
 
+  test('x-vwr-* viewer headers reach the origin only on the paths CloudFront serves without the verifier', async () => {
+    const token = signToken(KEY, 'k1', tier1Claims(now()));
+    const viewer = { cookie: `vwr_t1_e1=${token}`, 'x-vwr-user': 'admin', 'x-vwr-event': 'e2', 'x-vwr-token': token, 'x-vwr-request-secret': 's', 'x-other': 'kept' };
+    const seenBy = async (path) => {
+      const res = await get(path, viewer);
+      assert.equal(res.status, 200, path);
+      await res.text();
+      const last = upstream.requests.findLast((r) => r.url === path);
+      assert.equal(last.headers['x-other'], 'kept', path);
+      return Object.keys(last.headers).filter((n) => n.startsWith('x-vwr-')).sort();
+    };
+    // The site and the protected APIs: the verifier's behaviours, even in another spelling of a waiting-room path.
+    for (const path of ['/events/e1', '/api/seats/e1/A1', '/about', '/API/queue/status/e1', '/%76wr-api/vwr/check/e1/x']) {
+      assert.deepEqual(await seenBy(path), [], path);
+    }
+    // /vwr-api/* (the request secret, release's token) and /api/queue/* (tier 2's caller): no verifier.
+    for (const path of ['/vwr-api/vwr/check/e1/req-2', '/api/queue/status/e1']) {
+      assert.deepEqual(await seenBy(path), ['x-vwr-event', 'x-vwr-request-secret', 'x-vwr-token', 'x-vwr-user'], path);
+    }
+  });
+
   test('waiting-room API answers are passed back with every Set-Cookie', async () => {
     const res = await get('/vwr-api/vwr/check/e1/req-1');
     assert.equal(res.status, 200);

@@ -36,7 +36,10 @@ Fails when they disagree:
     us-east-1 with the AWS managed IP-reputation and known-bad-inputs groups (never count-only)
     and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
     /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
-    distribution uses it, and examples/complete turns it on.
+    distribution uses it, and examples/complete turns it on; the per-IP limits on /api/queue/*
+    hold 100 tier-2 visitors behind one address at the fastest poll hint of the Rust code;
+  * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
+    waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
   * the docs stay true to the code: the README's routes → files map names every route the
     routers serve (tier 1, tier 2, the site and health routes of `vwr dev`) and nothing else,
     every file it names exists, and the README stays a front door (≤ 15,000 bytes, ≤ 250
@@ -216,6 +219,16 @@ WAF_RATE_RULES = {
 TIER1_EDGE_PREFIX = "/vwr-api"
 WAF_WINDOW_SECONDS = 60
 WAF_MIN_LIMIT = 10
+# Visitors behind one client address (a carrier-grade NAT, a campus proxy) who, all polling
+# tier 2 at its fastest, must stay under every per-IP limit on /api/queue/*: a 429 there stops
+# heartbeats, and a visitor near the front would lose the place (docs/abuse.md).
+WAF_QUEUE_NAT_VISITORS = 100
+# Requests one tier-2 poll makes: `status` (docs/api.md: also the heartbeat).
+TIER2_REQUESTS_PER_POLL = 1
+# Where the tier-2 poll hints live: the queued hint (vwr_core::hints::next_poll_seconds, whose
+# doc also states the clients' jitter) and the active one (Tier2Service::answer's refresh clamp).
+TIER2_QUEUED_HINTS = "functions/core/src/hints.rs"
+TIER2_ANSWERS = "tier2/tier2/src/service.rs"
 
 # Actions a policy may grant because a needed action implies them (a customer managed KMS key on
 # the queue: SendMessage needs the key).
@@ -1458,6 +1471,142 @@ def check_waf(root: str, checks: Checks, modules: dict) -> None:
     checks.check(f"per-client limits at the edge: web ACL with {', '.join(WAF_MANAGED_GROUPS)} and per-IP rate rules on {', '.join(WAF_RATE_RULES)}, attached, on in examples/complete", problems)
 
 
+def tier2_fastest_poll(root: str) -> tuple[float, list[str], str]:
+    """The shortest time between two polls of one tier-2 client, from the Rust hints: the least
+    `next_poll_seconds` answer (queued), the lower clamp of the active refresh hint, less the
+    clients' jitter stated in the hints' doc. Answers (seconds, problems, how it was derived)."""
+    problems = []
+    with open(os.path.join(root, TIER2_QUEUED_HINTS), encoding="utf-8") as fh:
+        hints = strip_tests(fh.read())
+    with open(os.path.join(root, TIER2_ANSWERS), encoding="utf-8") as fh:
+        service = strip_tests(fh.read())
+    body = re.search(r"pub fn next_poll_seconds\(position: i64\) -> u64 \{(.*?)\n\}", hints, re.S)
+    queued = [int(n) for n in re.findall(r"=>\s*(\d+)", body.group(1))] if body else []
+    if not queued:
+        problems.append(f"{TIER2_QUEUED_HINTS}: no `next_poll_seconds` match arms read")
+    if "next_poll_seconds(" not in service:
+        problems.append(f"{TIER2_ANSWERS}: queued answers no longer use next_poll_seconds: read the hint they use")
+    active = re.search(r"let refresh = \(.*?\)\.clamp\((\d+),\s*(\d+)\);", service)
+    if not active:
+        problems.append(f"{TIER2_ANSWERS}: the active refresh hint (`let refresh = (…).clamp(lo, hi);`) was not found")
+    jitter = re.search(r"jitter \(±(\d+) %\)", hints)
+    if not jitter:
+        problems.append(f"{TIER2_QUEUED_HINTS}: the clients' jitter (`jitter (±N %)`) is not stated")
+    if problems:
+        return 1.0, problems, "unknown"
+    fastest = min(min(queued), int(active.group(1)))
+    shortest = fastest * (1 - int(jitter.group(1)) / 100)
+    how = f"hints {min(queued)} s queued, {active.group(1)} s active, ±{jitter.group(1)} % jitter: {shortest:g} s"
+    if shortest <= 0:
+        problems.append(f"tier 2 may poll without pause ({how})")
+    return shortest, problems, how
+
+
+def check_verifier_behaviours(root: str, checks: Checks, modules: dict) -> None:
+    """The edge verifier deletes the viewer's x-vwr-* headers (docs/invariants.md#25), so it
+    runs on the default behaviour and every ordered one except those whose origins read viewer
+    x-vwr-* headers (the waiting page, /vwr-api/*, /api/queue/*), which must never run it, in both
+    verifier variants; and `vwr dev` and the local proxy skip exactly those prefixes."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    variants = ("aws_cloudfront_function.verifier", "aws_lambda_function.lambda_edge")
+    free: set[str] = set()
+    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+        behaviours = [("default", b) for b in dist.get("default_cache_behavior", [])]
+        behaviours += [(str(first(b.get("path_pattern"))), b) for b in dist.get("ordered_cache_behavior", [])]
+        for dyn in dist.get("dynamic", []):
+            body = dyn.get("ordered_cache_behavior")
+            if body:
+                for pattern in re.findall(r"'(/[^']*)'|\"(/[^\"]*)\"", str(first(body.get("for_each")))):
+                    behaviours += [(pattern[0] or pattern[1], c) for c in body.get("content", [])]
+        for pattern, b in behaviours:
+            text = str(b)
+            runs = [v for v in variants if v in text]
+            if pattern != "default" and pattern.endswith("*") and any(pattern.startswith(p) for p in ("/vwr/", "/vwr-api/", "/api/queue/")):
+                free.add(pattern[:-1])
+                if runs:
+                    problems.append(f"{name} behaviour {pattern} runs the verifier ({runs}): it would delete the x-vwr-* headers its origin reads")
+            elif len(runs) != len(variants):
+                problems.append(f"{name} behaviour {pattern} runs {runs or 'no verifier'}: want both variants {list(variants)} (x-vwr-* viewer headers must be deleted there)")
+    minimal = sorted(p for p in free if not any(p != q and p.startswith(q) for q in free))
+    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
+        with open(os.path.join(root, path), encoding="utf-8") as fh:
+            m = re.search(pat, fh.read())
+        got = sorted(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1))) if m else None
+        if got != minimal:
+            problems.append(f"{path}: NO_VERIFIER_PREFIXES is {got}, the behaviours without the verifier are {minimal}")
+    checks.check(f"the edge verifier (x-vwr-* viewer headers deleted) on every behaviour but {', '.join(p + '*' for p in minimal)}, and vwr dev and the local proxy agree", problems)
+
+
+def check_waf_queue_nat(root: str, checks: Checks, modules: dict) -> None:
+    """WAF_QUEUE_NAT_VISITORS visitors behind one address, each polling tier 2 at its fastest
+    (the Rust poll hints, less the clients' jitter), never trip a per-IP rate rule that counts
+    /api/queue/* requests — with the edge module's default limits and the values
+    examples/complete passes by default."""
+    problems = []
+    edge_dir = "terraform/modules/edge"
+    edge = modules.get(edge_dir, {})
+    shortest, problems, how = tier2_fastest_poll(root)
+    per_visitor = WAF_WINDOW_SECONDS / shortest * TIER2_REQUESTS_PER_POLL
+    need = WAF_QUEUE_NAT_VISITORS * per_visitor
+    seen = []
+    for acl_name, acl in blocks(edge, "resource", "aws_wafv2_web_acl").items():
+        for r in acl.get("rule", []):
+            for st in r.get("statement", []):
+                rate = (st.get("rate_based_statement") or [None])[0]
+                if rate is None:
+                    continue
+                scope = (rate.get("scope_down_statement") or [None])[0]
+                stmts = [scope] if scope else []
+                paths = []
+                while stmts:
+                    x = stmts.pop()
+                    for m in x.get("byte_match_statement", []):
+                        if (m.get("field_to_match") or [{}])[0].get("uri_path") is not None:
+                            paths.append((str(first(m.get("search_string"))), str(first(m.get("positional_constraint")))))
+                    for a in x.get("and_statement", []) + x.get("or_statement", []):
+                        stmts.extend(a.get("statement", []))
+                counts_queue = scope is None or any(
+                    "/api/queue/".startswith(p) if c == "STARTS_WITH" else p in "/api/queue/" for p, c in paths
+                )
+                if not counts_queue:
+                    continue
+                name = first(r.get("name"))
+                ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(first(rate.get("limit"))))
+                limits = []
+                if ref:
+                    limits.append((f"var.{ref.group(1)} default", var_default(edge, ref.group(1))))
+                    for caller, call_name, call in calls_of(modules, edge_dir):
+                        if ref.group(1) not in call:
+                            continue
+                        v = first(call[ref.group(1)])
+                        cref = re.fullmatch(r"\$\{var\.(\w+)\}", str(v))
+                        if cref:
+                            v = var_default(modules[caller], cref.group(1))
+                        limits.append((f"{caller} module.{call_name}", v))
+                else:
+                    limits.append(("a literal", first(rate.get("limit"))))
+                for where, limit in limits:
+                    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+                        problems.append(f"rate rule {name} ({where}): limit {limit!r} is not a number")
+                        continue
+                    seen.append(f"{name} {limit:g}")
+                    visitors = limit / per_visitor
+                    if visitors < WAF_QUEUE_NAT_VISITORS:
+                        problems.append(
+                            f"rate rule {name} ({where}): {limit:g} requests per {WAF_WINDOW_SECONDS} s per address is tripped by "
+                            f"{visitors:.0f} tier-2 visitors behind one address polling every {shortest:g} s ({how}); "
+                            f"{WAF_QUEUE_NAT_VISITORS} need at least {need:g} (docs/abuse.md)"
+                        )
+    if not seen and not problems:
+        problems.append(f"no rate rule of {edge_dir} counts /api/queue/*: check_waf wants one")
+    checks.check(
+        f"/api/queue/* per-IP limits hold {WAF_QUEUE_NAT_VISITORS} tier-2 visitors behind one address at the fastest poll "
+        f"({how}; {', '.join(sorted(set(seen))) or 'none'} ≥ {need:g})",
+        problems,
+    )
+
+
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
     """ENV_USERS: set on exactly (Terraform) / at most (LocalStack) the binaries that use it."""
     problems = []
@@ -1747,6 +1896,8 @@ def main() -> int:
     check_status_document(checks, modules)
     check_release(checks, modules)
     check_waf(root, checks, modules)
+    check_waf_queue_nat(root, checks, modules)
+    check_verifier_behaviours(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
     check_readme_routes(root, checks)

@@ -14,33 +14,39 @@ var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'non
 var HEADER_LISTS = ['x5c', 'crit'];
 var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+var isArray = Array.isArray;
+var MALFORMED = 'malformed';
+var B64 = 'base64url';
 function parseJson(text) {
-if (typeof text !== 'string') return undefined;
+if (!isString(text)) return undefined;
 try {
 return JSON.parse(text);
 } catch (e) {
 return undefined;
 }
 }
+function isString(x) {
+return typeof x === 'string';
+}
 function isObject(x) {
-return x !== null && typeof x === 'object' && !Array.isArray(x);
+return x !== null && typeof x === 'object' && !isArray(x);
 }
 function optString(x) {
-return x == null || typeof x === 'string';
+return x == null || isString(x);
 }
 function optU64(x) {
 return x == null || (typeof x === 'number' && x >= 0 && x % 1 === 0 && x < 18446744073709551616);
 }
 function optStringList(x) {
 if (x == null) return true;
-if (!Array.isArray(x)) return false;
-for (var i = 0; i < x.length; i++) if (typeof x[i] !== 'string') return false;
+if (!isArray(x)) return false;
+for (var i = 0; i < x.length; i++) if (!isString(x[i])) return false;
 return true;
 }
 function b64Text(s) {
 if (!B64URL.test(s)) return null;
-var text = Buffer.from(s, 'base64url').toString('utf8');
-return Buffer.from(text, 'utf8').toString('base64url') === s ? text : null;
+var text = Buffer.from(s, B64).toString('utf8');
+return Buffer.from(text, 'utf8').toString(B64) === s ? text : null;
 }
 function sameString(a, b) {
 if (a.length !== b.length) return false;
@@ -52,39 +58,39 @@ function refuse(code) {
 return { ok: false, error: code };
 }
 function verifyToken(token, eventId, now, keys, cfg) {
-if (typeof token !== 'string' || token.length > MAX_TOKEN_LEN || /[^\x00-\x7f]/.test(token)) {
-return refuse('malformed');
+if (!isString(token) || token.length > MAX_TOKEN_LEN || /[^\x00-\x7f]/.test(token)) {
+return refuse(MALFORMED);
 }
 var seg = token.split('.');
-if (seg.length !== 3) return refuse('malformed');
+if (seg.length !== 3) return refuse(MALFORMED);
 var head = parseJson(b64Text(seg[0]));
-if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse('malformed');
+if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse(MALFORMED);
 if (head.alg !== 'HS256') return refuse('unsupported_alg');
 if (head.kid == null || !has(keys, head.kid)) return refuse('unknown_kid');
-for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse('malformed');
-for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse('malformed');
-if (!B64URL.test(seg[2]) || Buffer.from(seg[2], 'base64url').toString('base64url') !== seg[2]) {
-return refuse('malformed');
+for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse(MALFORMED);
+for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse(MALFORMED);
+if (!B64URL.test(seg[2]) || Buffer.from(seg[2], B64).toString(B64) !== seg[2]) {
+return refuse(MALFORMED);
 }
-var mac = crypto.createHmac('sha256', keys[head.kid]).update(seg[0] + '.' + seg[1]).digest('base64url');
+var mac = crypto.createHmac('sha256', keys[head.kid]).update(seg[0] + '.' + seg[1]).digest(B64);
 if (!sameString(mac, seg[2])) return refuse('bad_signature');
 var c = parseJson(b64Text(seg[1]));
-if (!isObject(c)) return refuse('malformed');
-if (!optString(c.iss) || !optString(c.sub) || !optString(c.eid) || !optString(c.jti)) return refuse('malformed');
-if (!optU64(c.pos) || !optU64(c.iat) || !optU64(c.nbf) || !optU64(c.exp)) return refuse('malformed');
+if (!isObject(c)) return refuse(MALFORMED);
+if (!optString(c.iss) || !optString(c.sub) || !optString(c.eid) || !optString(c.jti)) return refuse(MALFORMED);
+if (!optU64(c.pos) || !optU64(c.iat) || !optU64(c.nbf) || !optU64(c.exp)) return refuse(MALFORMED);
 if (c.exp == null) return refuse('missing_exp');
 if (now >= c.exp) return refuse('expired');
 if (c.nbf != null && c.nbf > now + cfg.leewaySeconds) return refuse('not_yet_valid');
 if (c.tier !== 1) return refuse('wrong_tier');
 if (c.eid !== eventId) return refuse('wrong_event');
 var aud = c.aud;
-var audOk = aud === cfg.audience || (Array.isArray(aud) && aud.indexOf(cfg.audience) >= 0);
+var audOk = aud === cfg.audience || (isArray(aud) && aud.indexOf(cfg.audience) >= 0);
 if (c.iss !== cfg.issuer || !audOk) return refuse('wrong_issuer');
 if (c.sub == null || c.pos == null || c.jti == null) return refuse('missing_claim');
 return { ok: true, claims: c };
 }
 function parseKeys(text) {
-if (typeof text !== 'string') return null;
+if (!isString(text)) return null;
 var keys = {};
 var count = 0;
 var entries = text.split(',');
@@ -95,47 +101,50 @@ var at = entry.indexOf(':');
 var kid = entry.slice(0, at).trim();
 var b64 = entry.slice(at + 1).trim().replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
 if (at < 0 || !KID.test(kid) || !B64URL.test(b64) || has(keys, kid)) return null;
-keys[kid] = Buffer.from(b64, 'base64url');
+keys[kid] = Buffer.from(b64, B64);
 if (keys[kid].length < 32) return null;
 count++;
 }
 return count ? keys : null;
+}
+function or(x, fallback) {
+return x == null ? fallback : x;
 }
 function parseConfig(o, defaultFailMode) {
 if (!isObject(o)) return 'not a JSON object';
 var cfg = {
 active: {},
 rules: [],
-cookiePrefix: o.cookiePrefix == null ? 'vwr_t1_' : o.cookiePrefix,
-issuer: o.issuer == null ? 'vwr' : o.issuer,
-audience: o.audience == null ? 'vwr-edge' : o.audience,
-failMode: o.failMode == null ? defaultFailMode : o.failMode,
-leewaySeconds: o.leewaySeconds == null ? 30 : o.leewaySeconds,
+cookiePrefix: or(o.cookiePrefix, 'vwr_t1_'),
+issuer: or(o.issuer, 'vwr'),
+audience: or(o.audience, 'vwr-edge'),
+failMode: or(o.failMode, defaultFailMode),
+leewaySeconds: or(o.leewaySeconds, 30),
 };
-if (typeof cfg.cookiePrefix !== 'string' || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
-if (typeof cfg.issuer !== 'string' || typeof cfg.audience !== 'string') return 'bad issuer or audience';
+if (!isString(cfg.cookiePrefix) || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
+if (!isString(cfg.issuer) || !isString(cfg.audience)) return 'bad issuer or audience';
 if (cfg.failMode !== 'open' && cfg.failMode !== 'closed') return 'failMode must be "open" or "closed"';
 if (!optU64(cfg.leewaySeconds) || cfg.leewaySeconds > 300) return 'bad leewaySeconds';
-var ev = o.events == null ? [] : o.events;
-if (!isObject(ev) && !Array.isArray(ev)) return 'bad events';
-var ids = Array.isArray(ev) ? ev : Object.keys(ev);
+var ev = or(o.events, []);
+if (!isObject(ev) && !isArray(ev)) return 'bad events';
+var ids = isArray(ev) ? ev : Object.keys(ev);
 for (var i = 0; i < ids.length; i++) {
 var id = ids[i];
-if (typeof id !== 'string' || !EVENT_ID.test(id)) return 'bad event id';
+if (!isString(id) || !EVENT_ID.test(id)) return 'bad event id';
 var low = '~' + id.toLowerCase();
-if (Array.isArray(ev) || (isObject(ev[id]) && ev[id].active === true)) {
+if (isArray(ev) || (isObject(ev[id]) && ev[id].active === true)) {
 cfg.active['~' + id] = id;
 cfg.active[low] = cfg.active[low] || id;
 }
 }
-if (!Array.isArray(o.rules)) return 'rules must be a list';
+if (!isArray(o.rules)) return 'rules must be a list';
 for (i = 0; i < o.rules.length; i++) {
 var r = o.rules[i];
-var prefix = isObject(r) && typeof r.pathPrefix === 'string' ? segments(r.pathPrefix) : null;
+var prefix = isObject(r) && isString(r.pathPrefix) ? segments(r.pathPrefix) : null;
 if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
 return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
 }
-cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), at: r.eventSegment - 1 });
+cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
 }
 return cfg;
 }
@@ -158,9 +167,10 @@ var room = /^vwr(-api)?$/;
 return {
 uri: uri,
 query: query,
+path: path,
 segs: segs,
 lit: lit,
-odd: /\/\/|\\|;|%2f|%5c|\/(\.|%2e){1,2}(\/|$)/i.test(path),
+odd: /\/\/|\\|;|%2f|%5c|%25|%u|\/(\.|%2e){1,2}(\/|$)/i.test(path),
 api: api.test(segs[0]) || api.test(lit[0]) || /application\/json/i.test(accept || ''),
 room: room.test(segs[0]) && room.test(lit[0]),
 };
@@ -173,13 +183,17 @@ function gatedEvent(cfg, req) {
 for (var i = 0; i < cfg.rules.length; i++) {
 var rule = cfg.rules[i];
 var id = req.segs[rule.at];
-if (req.odd ? under(rule, req.lit) || under(rule, req.segs) : under(rule, req.segs) && id) {
-if (req.odd || !EVENT_ID.test(id)) return false;
+var bad = req.odd || (req.path + '/').indexOf(rule.exact);
+if (bad ? under(rule, req.lit) || under(rule, req.segs) : id) {
+if (bad || !EVENT_ID.test(id)) return false;
 id = cfg.active['~' + id] || cfg.active['~' + id.toLowerCase()];
 if (id) return id;
 }
 }
 return null;
+}
+function dropViewerHeaders(headers) {
+for (var k in headers) if (/^x-vwr-/.test(k)) delete headers[k];
 }
 function refusal(req, status, body, headers) {
 headers['cache-control'] = 'no-store';
@@ -199,7 +213,8 @@ return refusal(req, 403, { error: 'waiting_room_token_required', message: 'This 
 }
 return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
-function failResponse(mode, req) {
+function failResponse(mode, req, entry, reason) {
+log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
 return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 function log(evt, fields) {
@@ -262,21 +277,16 @@ return { status: String(res.status), statusDescription: STATUS_TEXT[res.status],
 }
 exports.handler = async (event) => {
 var r = event.Records[0].cf.request;
+dropViewerHeaders(r.headers || {});
 var req = request(r.uri, r.querystring || '', headerValue(r.headers, 'accept'));
 if (req.room) return r;
 var s = state;
-if (!s.cfg) {
-log('config_unavailable', { entry: 'config.json', reason: s.error, failMode: FAIL_MODE });
-return toEdge(failResponse(FAIL_MODE, req)) || r;
-}
+if (!s.cfg) return toEdge(failResponse(FAIL_MODE, req, 'config.json', s.error)) || r;
 var eventId = gatedEvent(s.cfg, req);
 if (eventId === null) return r;
 if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
 var tokens = cookieValues(r.headers, s.cfg.cookiePrefix + eventId);
-if (tokens.length && !s.keys) {
-log('config_unavailable', { entry: 'keys', reason: s.error, failMode: s.cfg.failMode });
-return toEdge(failResponse(s.cfg.failMode, req)) || r;
-}
+if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
 return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
 };
 exports.setConfig = setConfig;

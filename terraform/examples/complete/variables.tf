@@ -83,9 +83,9 @@ variable "waf_check_limit_per_minute" {
 }
 
 variable "waf_queue_limit_per_minute" {
-  description = "Tier-2 requests (/api/queue/*) per client IP per minute before 429 (a tier-2 visitor near the front polls every second)."
+  description = "Tier-2 requests (/api/queue/*) per client IP per minute before 429. A tier-2 visitor near the front polls about every second and a carrier NAT puts many behind one address: keep room for 100 (7,500); a 429 stops the heartbeat that keeps a place."
   type        = number
-  default     = 600
+  default     = 10000
 }
 
 variable "waf_rate_limit_action" {

@@ -341,7 +341,9 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
-  # The site, gated by the verifier.
+  # The site, gated by the verifier, which also deletes the viewer's own x-vwr-* headers
+  # (docs/invariants.md#25): the behaviours below whose origins read such headers (/vwr-api/*,
+  # /api/queue/*) never run it (tests/infra/contract.py checks both).
   default_cache_behavior {
     target_origin_id           = "site"
     viewer_protocol_policy     = "redirect-to-https"
