@@ -28,7 +28,11 @@ pub fn path_error(rej: PathRejection) -> ApiError {
 
 /// The validated event id of a route's `{event_id}` segment: the extractor every handler uses
 /// instead of its own prologue (400 `invalid_path` for an unreadable path, 400
-/// `invalid_event_id` for a bad id).
+/// `invalid_event_id` for a bad id, or for an id spelled with percent-encoding).
+///
+/// An event id is spelled literally (its characters never need encoding): `/vwr/status/%65%31`
+/// would be a CDN cache entry of its own for `e1`'s status document, one per spelling, each
+/// reaching the origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventPath(pub EventId);
 
@@ -43,8 +47,41 @@ impl<S: Send + Sync> FromRequestParts<S> for EventPath {
             .find(|(k, _)| k == "event_id")
             .map(|(_, v)| v.as_str())
             .ok_or_else(|| ApiError::internal("route without an {event_id} segment"))?;
-        parse_event_id(raw).map(Self)
+        let event = parse_event_id(raw)?;
+        // The parameter arrives decoded: a path segment that is encoded and decodes to the id
+        // is the id spelled another way.
+        let encoded = parts
+            .uri
+            .path()
+            .split('/')
+            .any(|seg| seg.contains('%') && percent_decoded(seg).as_deref() == Some(event.as_str()));
+        if encoded {
+            return Err(ApiError::bad_request(
+                ErrorCode::InvalidEventId,
+                "spell the event id literally, without percent-encoding",
+            ));
+        }
+        Ok(Self(event))
     }
+}
+
+/// `seg` with its `%XX` escapes decoded; `None` if an escape is malformed or the result is not
+/// UTF-8.
+fn percent_decoded(seg: &str) -> Option<String> {
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Reads an optional JSON body: empty (or whitespace) means `T::default()`.
@@ -314,6 +351,17 @@ pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Ne
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percent_decoding_of_path_segments() {
+        assert_eq!(percent_decoded("%65%31").as_deref(), Some("e1"));
+        assert_eq!(percent_decoded("e%31").as_deref(), Some("e1"));
+        assert_eq!(percent_decoded("%4A%4a").as_deref(), Some("JJ"));
+        assert_eq!(percent_decoded("e1").as_deref(), Some("e1"));
+        for bad in ["%", "%6", "%zz", "%FF", "e%3"] {
+            assert_eq!(percent_decoded(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn origin_secrets_must_be_long() {
