@@ -224,3 +224,42 @@ async fn racing_admin_calls_and_advancers_make_only_allowed_transitions() {
         );
     }
 }
+
+/// The status document's `issued` follows joins while the line stands still — no automatic
+/// steps (`batchSize` 0), paused, or held by the health gate — once the advancer passes: it
+/// counts them every few seconds (one write when the count changed, never one per visitor).
+#[tokio::test]
+async fn issued_follows_joins_while_the_line_stands_still() {
+    for (name, store) in stores("issued").await {
+        for still in ["manual", "paused", "held"] {
+            let clock = Arc::new(ManualClock::new(T0));
+            let svc = common::service(Arc::clone(&store), Arc::clone(&clock));
+            let event = ev(&format!("issued-{still}"));
+            let batch = if still == "manual" { 0 } else { 5 };
+            let patch =
+                ConfigPatch { batch_size: Some(batch), interval_seconds: Some(1), ..Default::default() };
+            svc.activate(&event, patch, "ops").await.unwrap();
+            match still {
+                "paused" => drop(svc.pause(&event, None, "ops").await.unwrap()),
+                "held" => drop(svc.set_health(&event, false, None, "ops").await.unwrap()),
+                _ => {}
+            }
+            for _ in 0..3 {
+                svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
+            }
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 0, "{name} {still}: not counted yet");
+            clock.advance(1);
+            svc.advance_due().await.unwrap();
+            let doc = svc.public_status(&event).await.unwrap();
+            assert_eq!((doc.issued, doc.serving_counter), (3, 0), "{name} {still}");
+            // Counted again a few seconds later, not at every pass.
+            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
+            clock.advance(1);
+            svc.advance_due().await.unwrap();
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 3, "{name} {still}");
+            clock.advance(vwr_tier1::service::PREQUEUE_COUNT_EVERY_SECS);
+            svc.advance_due().await.unwrap();
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 4, "{name} {still}");
+        }
+    }
+}

@@ -420,7 +420,8 @@ pub enum StepOutcome {
 /// How far the stored step may lie ahead of this instance's clock before the event counts as
 /// stuck (clock skew between advancer instances).
 pub const STEP_SKEW_LEEWAY_SECS: u64 = 5;
-/// How often the advancer recounts a pre-queue for the status documents.
+/// How often the advancer recounts a pre-queue, or the places handed out of a line that did
+/// not step, for the status documents.
 pub const PREQUEUE_COUNT_EVERY_SECS: u64 = 5;
 /// Actor of the advancer's transitions in the audit trail.
 pub const ADVANCER_ACTOR: &str = "advancer";
@@ -439,6 +440,8 @@ pub struct Tier1Service {
     edge: Option<Arc<dyn EdgeConfigStore>>,
     /// When this instance last counted each pre-queue.
     prequeue_counted: Mutex<HashMap<EventId, u64>>,
+    /// When this instance last counted the places handed out of each open or paused event.
+    issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
     pow: vwr_core::pow::PowIssuer,
     /// Proof-of-work solutions seen on this instance, with when they stop mattering.
@@ -472,6 +475,7 @@ impl Tier1Service {
             rng,
             edge: None,
             prequeue_counted: Mutex::new(HashMap::new()),
+            issued_counted: Mutex::new(HashMap::new()),
             health: None,
             pow,
             pow_seen: Mutex::new(HashMap::new()),
@@ -936,7 +940,8 @@ impl Tier1Service {
         let sealed = rec.sealed_counts.is_some();
         let before_open = matches!(rec.state, EventState::Scheduled | EventState::Prequeue);
         let issued = if sealed || !before_open {
-            rec.samples.last().map_or(rec.prequeue_total(), |s| s.issued.max(rec.prequeue_total()))
+            // The last step's sample, or the advancer's count since if the line stood still.
+            rec.samples.last().map_or(0, |s| s.issued).max(rec.prequeue_total()).max(rec.issued_count)
         } else {
             rec.prequeue_size
         };
@@ -1242,29 +1247,75 @@ impl Tier1Service {
         }
         match rec.state {
             EventState::Open => {
-                let step = now - now % rec.config.interval_seconds.max(1);
-                // Ask the alarms only when a step is due and nothing else holds it.
-                if let Some(health) = &self.health
-                    && rec.last_step_at < step
-                    && rec.hold.is_none()
-                {
-                    match health.alarm(&event).await {
-                        Ok(Some(alarm)) => {
-                            return Ok(StepOutcome::Held { event, by: HoldBy::Alarm, reason: alarm });
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(event = "tier1.health_check_failed", event_id = %event, error = %e)
-                        }
-                    }
+                let out = self.open_step(&rec, now).await?;
+                if !matches!(out, StepOutcome::Advanced { .. }) {
+                    self.count_issued(&rec, now).await;
                 }
-                Ok(self.advance_step(rec, now).await?)
+                Ok(out)
+            }
+            EventState::Paused => {
+                self.count_issued(&rec, now).await;
+                Ok(StepOutcome::NotDue { event })
             }
             EventState::Prequeue => {
                 self.count_prequeue(&rec, now).await?;
                 Ok(StepOutcome::NotDue { event })
             }
             _ => Ok(StepOutcome::NotDue { event }),
+        }
+    }
+
+    /// The step of an open event, unless an alarm holds it.
+    async fn open_step(&self, rec: &EventRecord, now: u64) -> Result<StepOutcome, Tier1Error> {
+        let event = rec.event.clone();
+        let step = now - now % rec.config.interval_seconds.max(1);
+        // Ask the alarms only when a step is due and nothing else holds it.
+        if let Some(health) = &self.health
+            && rec.last_step_at < step
+            && rec.hold.is_none()
+        {
+            match health.alarm(&event).await {
+                Ok(Some(alarm)) => {
+                    return Ok(StepOutcome::Held { event, by: HoldBy::Alarm, reason: alarm });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(event = "tier1.health_check_failed", event_id = %event, error = %e)
+                }
+            }
+        }
+        Ok(self.advance_step(rec.clone(), now).await?)
+    }
+
+    /// Refreshes the places handed out shown in the status documents while the line does
+    /// not step (held, paused, idle, between steps), every few seconds: one write when the
+    /// count changed, never one per visitor. A failure only delays the figure (logged).
+    async fn count_issued(&self, rec: &EventRecord, now: u64) {
+        if rec.needs_seal() {
+            return;
+        }
+        {
+            let mut seen = self.issued_counted.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.get(&rec.event).is_some_and(|at| now < at + PREQUEUE_COUNT_EVERY_SECS) {
+                return;
+            }
+            seen.insert(rec.event.clone(), now);
+        }
+        let shown = rec.samples.last().map_or(0, |s| s.issued).max(rec.issued_count);
+        let counted = match self.store.shard_counts(&rec.event, rec.config.shards).await {
+            Ok(counts) => Line { counts: &counts, p: rec.prequeue_total() }.issued(),
+            Err(e) => {
+                tracing::warn!(event = "tier1.count_issued_failed", event_id = %rec.event, error = %e);
+                return;
+            }
+        };
+        if counted > shown {
+            match self.store.set_issued_count(&rec.event, counted, now).await {
+                Ok(()) => self.invalidate(&rec.event),
+                Err(e) => {
+                    tracing::warn!(event = "tier1.count_issued_failed", event_id = %rec.event, error = %e)
+                }
+            }
         }
     }
 
