@@ -982,10 +982,29 @@ impl Tier1Service {
             let old = self.store.get_event(event).await?;
             let now = self.now();
             let mut action = action.clone();
+            let mut facts = Facts { now, regular_joins: 0, prequeue_joins: 0 };
+            if let Some(o) = &old
+                && (matches!(action, Action::Schedule { .. })
+                    || (o.needs_seal() && matches!(action, Action::Activate { .. })))
+            {
+                let counts = self.store.shard_counts(event, o.config.shards).await?;
+                facts.regular_joins = counts.total_issued();
+                facts.prequeue_joins = counts.total_pre();
+            }
             if let Some(o) = &old
                 && o.needs_seal()
                 && !matches!(o.state, EventState::Open | EventState::Paused | EventState::Closed)
+                && matches!(action, Action::Activate { .. } | Action::Open { .. })
             {
+                // Decide first: a refused change must not seal the pre-queue (its seal time
+                // is fixed, docs/invariants.md#21).
+                let mut probe = action.clone();
+                match &mut probe {
+                    Action::Activate { sealed, .. } => *sealed = Some(Vec::new()),
+                    Action::Open { sealed } => *sealed = Vec::new(),
+                    _ => {}
+                }
+                lifecycle::apply(event, old.as_ref(), &probe, facts)?;
                 match &mut action {
                     Action::Activate { sealed, .. } => {
                         *sealed = Some(self.store.seal(event, o.config.shards).await?)
@@ -994,13 +1013,7 @@ impl Tier1Service {
                     _ => {}
                 }
             }
-            let regular_joins = match (&old, &action) {
-                (Some(o), Action::Schedule { .. }) => {
-                    self.store.shard_counts(event, o.config.shards).await?.total_issued()
-                }
-                _ => 0,
-            };
-            let new = lifecycle::apply(event, old.as_ref(), &action, Facts { now, regular_joins })?;
+            let new = lifecycle::apply(event, old.as_ref(), &action, facts)?;
             let audit = AuditEntry {
                 seq: new.audit_seq,
                 at: now,
