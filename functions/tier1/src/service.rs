@@ -16,7 +16,7 @@ use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use vwr_core::draw::{self, Seed};
@@ -508,28 +508,61 @@ impl Tier1Service {
 
     /// Publishes the gated events to the edge configuration, with `changed` forced in or out
     /// (the active-event index may lag the write that just happened).
+    ///
+    /// The index is eventually consistent, so its word alone never changes the list
+    /// (docs/invariants.md#22): an event the list holds and the index does not show as gated —
+    /// or one the index shows as gated and the list lacks — is decided by a strongly
+    /// consistent read of its event item; an event both show is kept. Each attempt decides on
+    /// the list as it reads it and writes against its version, so a list another instance
+    /// changed meanwhile is decided again.
     async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
         };
-        let mut ids: Vec<EventId> = self
+        let failed = |e: edge_sync::EdgeSyncError| {
+            tracing::error!(event = "tier1.edge_sync_failed", error = %e);
+            Tier1Error::EdgeSync(e.to_string())
+        };
+        let indexed: HashMap<String, bool> = self
             .store
             .list_active()
             .await?
             .into_iter()
-            .filter(|r| r.state.gates())
-            .map(|r| r.event)
+            .map(|r| (r.event.as_str().to_owned(), r.state.gates()))
             .collect();
-        if let Some((event, gated)) = changed {
-            ids.retain(|e| e != event);
-            if gated {
-                ids.push(event.clone());
+        for _ in 0..edge_sync::PUBLISH_ATTEMPTS {
+            let (raw, version) = edge.get().await.map_err(failed)?;
+            let listed: BTreeSet<String> = edge_sync::events_of(&raw).map_err(failed)?.into_iter().collect();
+            let mut candidates: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+            candidates.extend(indexed.keys().map(String::as_str));
+            if let Some((event, _)) = changed {
+                candidates.insert(event.as_str());
+            }
+            let mut gated = Vec::new();
+            for id in candidates {
+                // Not an event id: nothing vwr wrote; it goes.
+                let Ok(event) = EventId::parse(id) else { continue };
+                let gates = match changed {
+                    Some((c, gates)) if *c == event => gates,
+                    _ => {
+                        let on_list = listed.contains(id);
+                        if indexed.get(id).copied().unwrap_or(false) == on_list {
+                            on_list
+                        } else {
+                            self.store.get_event(&event).await?.is_some_and(|r| r.state.gates())
+                        }
+                    }
+                };
+                if gates {
+                    gated.push(event);
+                }
+            }
+            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated).await.map_err(failed)?.is_some()
+            {
+                return Ok(());
             }
         }
-        edge_sync::publish(edge.as_ref(), &ids).await.map(|_| ()).map_err(|e| {
-            tracing::error!(event = "tier1.edge_sync_failed", error = %e);
-            Tier1Error::EdgeSync(e.to_string())
-        })
+        Err(failed(edge_sync::EdgeSyncError::Conflict))
     }
 
     /// Reconciles the edge configuration with the gated events (each advancer run).
