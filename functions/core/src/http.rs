@@ -28,7 +28,11 @@ pub fn path_error(rej: PathRejection) -> ApiError {
 
 /// The validated event id of a route's `{event_id}` segment: the extractor every handler uses
 /// instead of its own prologue (400 `invalid_path` for an unreadable path, 400
-/// `invalid_event_id` for a bad id).
+/// `invalid_event_id` for a bad id, or for an id spelled with percent-encoding).
+///
+/// An event id is spelled literally (its characters never need encoding): `/vwr/status/%65%31`
+/// would be a CDN cache entry of its own for `e1`'s status document, one per spelling, each
+/// reaching the origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventPath(pub EventId);
 
@@ -43,8 +47,41 @@ impl<S: Send + Sync> FromRequestParts<S> for EventPath {
             .find(|(k, _)| k == "event_id")
             .map(|(_, v)| v.as_str())
             .ok_or_else(|| ApiError::internal("route without an {event_id} segment"))?;
-        parse_event_id(raw).map(Self)
+        let event = parse_event_id(raw)?;
+        // The parameter arrives decoded: a path segment that is encoded and decodes to the id
+        // is the id spelled another way.
+        let encoded = parts
+            .uri
+            .path()
+            .split('/')
+            .any(|seg| seg.contains('%') && percent_decoded(seg).as_deref() == Some(event.as_str()));
+        if encoded {
+            return Err(ApiError::bad_request(
+                ErrorCode::InvalidEventId,
+                "spell the event id literally, without percent-encoding",
+            ));
+        }
+        Ok(Self(event))
     }
+}
+
+/// `seg` with its `%XX` escapes decoded; `None` if an escape is malformed or the result is not
+/// UTF-8.
+fn percent_decoded(seg: &str) -> Option<String> {
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Reads an optional JSON body: empty (or whitespace) means `T::default()`.
@@ -69,22 +106,63 @@ pub type OriginSecretReload = std::sync::Arc<
 /// Reloads are at most this frequent per instance, however many requests carry a wrong value.
 pub const ORIGIN_RELOAD_MIN_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// An instance also reloads this often while every request carries a known value, so it sees a
+/// rotation (and the end of the previous value) without waiting for an unknown value.
+pub const ORIGIN_RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// How long after an instance saw a rotation it still accepts the previous value: CloudFront
+/// takes minutes to deploy the new header to every edge; a value rotated out because it leaked
+/// is refused after this.
+pub const ORIGIN_PREVIOUS_GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The values an instance accepts: the current one, and values rotated out, each until a
+/// deadline (clock milliseconds).
+#[derive(Debug, Clone)]
+struct Accepted {
+    current: std::sync::Arc<str>,
+    previous: Vec<(std::sync::Arc<str>, u64)>,
+}
+
+impl Accepted {
+    /// `values` (current first) as loaded at `now`: a previous value keeps the deadline it got
+    /// when this instance first saw it rotated out; a newly seen one gets `now + grace`.
+    fn load(old: Option<&Self>, values: Vec<std::sync::Arc<str>>, now: u64, grace: u64) -> Option<Self> {
+        let mut values = values.into_iter();
+        let current = values.next()?;
+        let previous = values
+            .filter(|v| *v != current)
+            .map(|v| {
+                let until = old
+                    .and_then(|o| o.previous.iter().find(|(p, _)| *p == v).map(|(_, u)| *u))
+                    .unwrap_or(now.saturating_add(grace));
+                (v, until)
+            })
+            .collect();
+        Some(Self { current, previous })
+    }
+}
+
 /// The secret that proves a request came through CloudFront (terraform/README.md, "Locking
 /// origins to CloudFront"). Requests to an API behind CloudFront without it are refused, so
 /// the gate and the WAF cannot be bypassed by calling the `execute-api` endpoint directly.
 ///
-/// It holds every value accepted now. With a reload ([`OriginSecret::reloading`]) a request
-/// carrying none of them makes the instance load the values again — at most once per
-/// [`ORIGIN_RELOAD_MIN_INTERVAL`] — and checks once more: so when a rotation gives CloudFront a
-/// new value, the first request with it brings the instance up to date, while requests still
-/// carrying the old one (edges not yet updated) match the previous value the reload keeps.
+/// It holds the current value and any previous one. With a reload ([`OriginSecret::reloading`])
+/// the instance loads the values again every [`ORIGIN_RELOAD_EVERY`], and when a request
+/// carries none of them — at most once per [`ORIGIN_RELOAD_MIN_INTERVAL`] — and checks once
+/// more: so when a rotation gives CloudFront a new value, the first request with it brings the
+/// instance up to date, while requests still carrying the old one (edges not yet updated)
+/// match the previous value the reload keeps. A previous value is accepted while the reload
+/// lists it, and never longer than [`ORIGIN_PREVIOUS_GRACE`] after this instance first saw it
+/// rotated out.
 #[derive(Clone)]
 pub struct OriginSecret {
-    accepted: std::sync::Arc<std::sync::RwLock<Vec<std::sync::Arc<str>>>>,
+    accepted: std::sync::Arc<std::sync::RwLock<Accepted>>,
     reload: Option<OriginSecretReload>,
-    // When the values were last (re)loaded; also the single-flight gate of a reload.
-    loaded_at: std::sync::Arc<tokio::sync::Mutex<std::time::Instant>>,
+    // When the values were last (re)loaded (clock milliseconds); also the single-flight gate
+    // of a reload.
+    loaded_at: std::sync::Arc<tokio::sync::Mutex<u64>>,
     min_interval: std::time::Duration,
+    clock: std::sync::Arc<dyn crate::time::Clock>,
 }
 
 impl std::fmt::Debug for OriginSecret {
@@ -93,14 +171,18 @@ impl std::fmt::Debug for OriginSecret {
     }
 }
 
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 impl OriginSecret {
     /// One fixed value; refuses secrets too short to be secret.
     pub fn new(secret: &str) -> Result<Self, String> {
         Self::build(&[secret.to_owned()], None)
     }
 
-    /// The values `initial` (the first is the current one), loaded again by `reload` when a
-    /// request carries none of them.
+    /// The values `initial` (the first is the current one), loaded again by `reload`
+    /// periodically and when a request carries none of them.
     pub fn reloading(initial: &[String], reload: OriginSecretReload) -> Result<Self, String> {
         Self::build(initial, Some(reload))
     }
@@ -111,12 +193,32 @@ impl OriginSecret {
         self
     }
 
+    /// The same on `clock` (tests move time); call it right after construction.
+    pub fn with_clock(mut self, clock: std::sync::Arc<dyn crate::time::Clock>) -> Self {
+        let now = clock.now_millis();
+        if let Ok(mut at) = self.loaded_at.try_lock() {
+            *at = now;
+        }
+        let mut accepted = self.accepted.write().unwrap_or_else(|p| p.into_inner());
+        for (_, until) in accepted.previous.iter_mut() {
+            *until = now.saturating_add(millis(ORIGIN_PREVIOUS_GRACE));
+        }
+        drop(accepted);
+        self.clock = clock;
+        self
+    }
+
     fn build(values: &[String], reload: Option<OriginSecretReload>) -> Result<Self, String> {
+        let clock: std::sync::Arc<dyn crate::time::Clock> = std::sync::Arc::new(crate::time::SystemClock);
+        let now = clock.now_millis();
+        let accepted = Accepted::load(None, Self::checked(values)?, now, millis(ORIGIN_PREVIOUS_GRACE))
+            .ok_or("no origin secret")?;
         Ok(Self {
-            accepted: std::sync::Arc::new(std::sync::RwLock::new(Self::checked(values)?)),
+            accepted: std::sync::Arc::new(std::sync::RwLock::new(accepted)),
             reload,
-            loaded_at: std::sync::Arc::new(tokio::sync::Mutex::new(std::time::Instant::now())),
+            loaded_at: std::sync::Arc::new(tokio::sync::Mutex::new(now)),
             min_interval: ORIGIN_RELOAD_MIN_INTERVAL,
+            clock,
         })
     }
 
@@ -136,34 +238,57 @@ impl OriginSecret {
     }
 
     fn matches(&self, given: &[u8]) -> bool {
+        let now = self.clock.now_millis();
         let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
         // Every value is compared (constant time each), so the time says nothing of which.
-        let mut hit = false;
-        for v in accepted.iter() {
-            hit |= aws_lc_rs::constant_time::verify_slices_are_equal(given, v.as_bytes()).is_ok();
+        let eq = |v: &str| aws_lc_rs::constant_time::verify_slices_are_equal(given, v.as_bytes()).is_ok();
+        let mut hit = eq(&accepted.current);
+        for (v, until) in accepted.previous.iter() {
+            hit |= eq(v) & (now < *until);
         }
         hit
     }
 
-    /// Whether `given` is an accepted value, reloading them once if it is not and the last
-    /// load is old enough.
+    /// Loads the values again (the caller holds the reload gate `loaded_at`).
+    async fn reload_now(&self, reload: &OriginSecretReload, loaded_at: &mut u64, now: u64) {
+        *loaded_at = now;
+        match reload().await.and_then(|v| Self::checked(&v)) {
+            Ok(values) => {
+                let mut accepted = self.accepted.write().unwrap_or_else(|p| p.into_inner());
+                if let Some(new) = Accepted::load(Some(&accepted), values, now, millis(ORIGIN_PREVIOUS_GRACE))
+                {
+                    if new.current != accepted.current {
+                        tracing::info!(event = "http.origin_secret_rotation_seen");
+                    }
+                    tracing::info!(event = "http.origin_secret_reloaded", values = 1 + new.previous.len());
+                    *accepted = new;
+                }
+            }
+            Err(e) => tracing::warn!(event = "http.origin_secret_reload_failed", error = %e),
+        }
+    }
+
+    /// Whether `given` is an accepted value: after a periodic reload if one is due, and
+    /// reloading once more if it is not accepted and the last load is old enough.
     pub async fn accepts(&self, given: Option<&[u8]>) -> bool {
         let Some(given) = given else { return false };
+        let Some(reload) = &self.reload else { return self.matches(given) };
+        // The periodic reload: one request per instance does it; the others go on with the
+        // values they have (they do not wait).
+        if let Ok(mut loaded_at) = self.loaded_at.try_lock() {
+            let now = self.clock.now_millis();
+            if now.saturating_sub(*loaded_at) >= millis(ORIGIN_RELOAD_EVERY) {
+                self.reload_now(reload, &mut loaded_at, now).await;
+            }
+        }
         if self.matches(given) {
             return true;
         }
-        let Some(reload) = &self.reload else { return false };
         // One reload at a time; whoever waited for it checks against its result.
         let mut loaded_at = self.loaded_at.lock().await;
-        if loaded_at.elapsed() >= self.min_interval {
-            *loaded_at = std::time::Instant::now();
-            match reload().await.and_then(|v| Self::checked(&v)) {
-                Ok(values) => {
-                    tracing::info!(event = "http.origin_secret_reloaded", values = values.len());
-                    *self.accepted.write().unwrap_or_else(|p| p.into_inner()) = values;
-                }
-                Err(e) => tracing::warn!(event = "http.origin_secret_reload_failed", error = %e),
-            }
+        let now = self.clock.now_millis();
+        if now.saturating_sub(*loaded_at) >= millis(self.min_interval) {
+            self.reload_now(reload, &mut loaded_at, now).await;
         }
         drop(loaded_at);
         self.matches(given)
@@ -228,8 +353,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn percent_decoding_of_path_segments() {
+        assert_eq!(percent_decoded("%65%31").as_deref(), Some("e1"));
+        assert_eq!(percent_decoded("e%31").as_deref(), Some("e1"));
+        assert_eq!(percent_decoded("%4A%4a").as_deref(), Some("JJ"));
+        assert_eq!(percent_decoded("e1").as_deref(), Some("e1"));
+        for bad in ["%", "%6", "%zz", "%FF", "e%3"] {
+            assert_eq!(percent_decoded(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn origin_secrets_must_be_long() {
         assert!(OriginSecret::new("short").is_err());
+        assert!(
+            OriginSecret::reloading(&[], std::sync::Arc::new(|| Box::pin(async { Ok(vec![]) }))).is_err()
+        );
         let s = OriginSecret::new(&"x".repeat(40)).unwrap();
         assert!(s.matches("x".repeat(40).as_bytes()));
         assert!(!s.matches("x".repeat(39).as_bytes()));
@@ -277,6 +416,65 @@ mod tests {
         assert!(!s.accepts(Some(old.as_bytes())).await, "the old value is refused once dropped");
         assert!(s.accepts(Some(new.as_bytes())).await);
         assert!(!s.accepts(None).await);
+    }
+
+    /// A warm instance whose requests all carry a known value still sees a rotation (it reloads
+    /// every few minutes), and accepts the rotated-out value only for an hour after it saw the
+    /// rotation — whatever the source keeps listing (terraform/README.md, "Rotation").
+    #[tokio::test]
+    async fn a_rotated_out_value_is_refused_an_hour_after_the_instance_saw_the_rotation() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let (old, new) = ("o".repeat(40), "n".repeat(40));
+        let clock = std::sync::Arc::new(crate::time::ManualClock::new(1_800_000_000));
+        let (now, calls, reload) = source(&[&old]);
+        let s =
+            OriginSecret::reloading(std::slice::from_ref(&old), reload).unwrap().with_clock(clock.clone());
+        assert!(s.accepts(Some(old.as_bytes())).await);
+        // The secret rotates. This instance's edge is slow: it keeps sending the old value, so
+        // no unknown value ever arrives; the periodic reload sees the rotation anyway.
+        *now.lock().unwrap() = vec![new.clone(), old.clone()];
+        clock.advance(299);
+        assert!(s.accepts(Some(old.as_bytes())).await);
+        assert_eq!(calls.load(SeqCst), 0, "no reload within five minutes of the last");
+        clock.advance(1);
+        assert!(s.accepts(Some(old.as_bytes())).await, "edges not yet updated still pass");
+        assert_eq!(calls.load(SeqCst), 1, "the periodic reload saw the rotation");
+        assert!(s.accepts(Some(new.as_bytes())).await, "the new value passes without a reload");
+        assert_eq!(calls.load(SeqCst), 1);
+        // The source keeps listing the previous value (its own clock is off, say): the instance
+        // still refuses it an hour after it saw the rotation, through periodic reloads.
+        for _ in 0..11 {
+            clock.advance(300);
+            assert!(s.accepts(Some(old.as_bytes())).await);
+        }
+        clock.advance(299);
+        assert!(s.accepts(Some(old.as_bytes())).await, "59:59 after the rotation was seen");
+        clock.advance(1);
+        assert!(!s.accepts(Some(old.as_bytes())).await, "an hour after it, the old value is refused");
+        assert!(s.accepts(Some(new.as_bytes())).await);
+        assert!(calls.load(SeqCst) >= 12, "reloaded every five minutes: {}", calls.load(SeqCst));
+
+        // An instance that starts within the hour takes both, and drops the previous value as
+        // soon as the source does, at its next periodic reload — without any unknown value.
+        let (now, calls, reload) = source(&[&new, &old]);
+        let s =
+            OriginSecret::reloading(&[new.clone(), old.clone()], reload).unwrap().with_clock(clock.clone());
+        assert!(s.accepts(Some(old.as_bytes())).await);
+        *now.lock().unwrap() = vec![new.clone()];
+        clock.advance(300);
+        assert!(!s.accepts(Some(old.as_bytes())).await, "dropped with the source");
+        assert!(s.accepts(Some(new.as_bytes())).await);
+        assert_eq!(calls.load(SeqCst), 1);
+
+        // A source that fails keeps the values, and the hour still ends the previous one.
+        let failing: OriginSecretReload = std::sync::Arc::new(|| Box::pin(async { Err("down".to_owned()) }));
+        let s =
+            OriginSecret::reloading(&[new.clone(), old.clone()], failing).unwrap().with_clock(clock.clone());
+        clock.advance(3599);
+        assert!(s.accepts(Some(old.as_bytes())).await);
+        clock.advance(1);
+        assert!(!s.accepts(Some(old.as_bytes())).await);
+        assert!(s.accepts(Some(new.as_bytes())).await);
     }
 
     #[tokio::test]

@@ -77,15 +77,12 @@ pub async fn redis_url(
     }
 }
 
-/// How long after a rotation the previous origin secret is still accepted: CloudFront takes
-/// minutes to deploy the new header to every edge; a value rotated out because it leaked is
-/// refused after this.
-pub const ORIGIN_PREVIOUS_GRACE_SECS: i64 = 3600;
-
 /// The origin secret of an API behind CloudFront (`VWR_ORIGIN_SECRET_ID`, or
 /// `VWR_ORIGIN_SECRET` given directly); `None` when neither is set (no check). From Secrets
-/// Manager it reloads (terraform/README.md, "Rotation"): the current value, and the previous
-/// one while the current is younger than [`ORIGIN_PREVIOUS_GRACE_SECS`].
+/// Manager it reloads every few minutes and on an unknown value (terraform/README.md,
+/// "Rotation"): the current value, and the previous one while the current is younger than
+/// [`vwr_core::http::ORIGIN_PREVIOUS_GRACE`] — and no longer than that after the instance saw
+/// the rotation ([`OriginSecret`]).
 pub async fn origin_secret(
     env: &Env,
     sdk: &aws_config::SdkConfig,
@@ -123,7 +120,8 @@ pub async fn origin_values(client: &aws_sdk_secretsmanager::Client, id: &str) ->
     })?;
     let mut values = vec![current.secret_string().ok_or("the secret has no string value")?.to_owned()];
     let now = i64::try_from(vwr_core::time::now_secs()).unwrap_or(i64::MAX);
-    let young = current.created_date().is_some_and(|c| now - c.secs() < ORIGIN_PREVIOUS_GRACE_SECS);
+    let grace = i64::try_from(vwr_core::http::ORIGIN_PREVIOUS_GRACE.as_secs()).unwrap_or(i64::MAX);
+    let young = current.created_date().is_some_and(|c| now - c.secs() < grace);
     if young
         && let Ok(previous) = read("AWSPREVIOUS").await
         && let Some(v) = previous.secret_string()

@@ -189,6 +189,8 @@ struct EventItem {
     #[serde(default)]
     prequeue_size: u64,
     #[serde(default)]
+    issued_count: u64,
+    #[serde(default)]
     audit_seq: u64,
     mode: Option<String>,
     #[serde(default)]
@@ -320,6 +322,7 @@ fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         close_reason,
         message,
         prequeue_size: it.prequeue_size,
+        issued_count: it.issued_count,
         audit_seq: it.audit_seq,
         config: EventConfig {
             batch_size: it.batch_size,
@@ -752,6 +755,25 @@ impl PositionStore for DynamoStore {
             Ok(_) => Ok(()),
             Err(e) if is_condition_failed(&e) => Ok(()),
             Err(e) => Err(unavailable("UpdateItem(prequeueSize)", e)),
+        }
+    }
+
+    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError> {
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(event_key(event)))
+            .update_expression("SET issuedCount = :issued, updatedAt = :now")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":issued", n(issued))
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failed(&e) => Ok(()),
+            Err(e) => Err(unavailable("UpdateItem(issuedCount)", e)),
         }
     }
 

@@ -224,3 +224,115 @@ async fn racing_admin_calls_and_advancers_make_only_allowed_transitions() {
         );
     }
 }
+
+/// One admin call through the routers; answers (status, body).
+async fn admin_call(
+    router: &axum::Router,
+    method: &str,
+    uri: &str,
+    body: Option<serde_json::Value>,
+) -> (http::StatusCode, serde_json::Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut req = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", "Bearer test-admin-key-0123456789");
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let res = router.clone().oneshot(req.body(axum::body::Body::from(body)).unwrap()).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+}
+
+/// Invariant 21 over HTTP, memory and DynamoDB: once the pre-queue has started, `activate`
+/// and a `schedule` that moves the times are refused with nothing written or sealed; the
+/// configuration can still change; the advancer seals at `openAt`.
+#[tokio::test]
+async fn the_seal_time_is_fixed_once_the_prequeue_starts_over_http() {
+    use http::StatusCode;
+    use serde_json::json;
+    for (name, store) in stores("sealfix").await {
+        let clock = Arc::new(ManualClock::new(T0));
+        let svc = Arc::new(common::service(Arc::clone(&store), Arc::clone(&clock)));
+        let auth = vwr_core::admin_auth::AdminAuth::bearer("test-admin-key-0123456789").unwrap();
+        let router = vwr_tier1::http::admin_router(Arc::clone(&svc), auth);
+        let event = ev("sealfix");
+        let uri = |action: &str| format!("/api/admin/vwr/{action}/sealfix");
+        let times = json!({"prequeueAt": T0 + 10, "openAt": T0 + 20, "shards": 2});
+        let (s, b) = admin_call(&router, "PUT", &uri("schedule"), Some(times)).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {b}");
+        clock.advance(10);
+        svc.advance_event(&event).await.unwrap();
+        for _ in 0..2 {
+            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
+        }
+        let rev = svc.status(&event).await.unwrap().rev;
+        for (method, action, body) in [
+            ("POST", "activate", json!({})),
+            ("PUT", "schedule", json!({"prequeueAt": T0 + 10, "openAt": T0 + 12})),
+            ("PUT", "schedule", json!({"prequeueAt": T0 + 10, "openAt": T0 + 900})),
+        ] {
+            let (s, b) = admin_call(&router, method, &uri(action), Some(body)).await;
+            assert_eq!(
+                (s, b["error"].as_str(), b["state"].as_str()),
+                (StatusCode::CONFLICT, Some("invalid_transition"), Some("prequeue")),
+                "{name} {action}: {b}"
+            );
+        }
+        let st = svc.status(&event).await.unwrap();
+        assert_eq!((st.state, st.rev, st.sealed_counts), (EventState::Prequeue, rev, None), "{name}");
+        let same = json!({"prequeueAt": T0 + 10, "openAt": T0 + 20, "batchSize": 4});
+        let (s, b) = admin_call(&router, "PUT", &uri("schedule"), Some(same)).await;
+        assert_eq!((s, b["config"]["batchSize"].as_u64()), (StatusCode::OK, Some(4)), "{name}: {b}");
+        clock.advance(9);
+        svc.advance_event(&event).await.unwrap();
+        assert_eq!(svc.status(&event).await.unwrap().state, EventState::Prequeue, "{name}");
+        clock.advance(1);
+        svc.advance_event(&event).await.unwrap();
+        let st = svc.status(&event).await.unwrap();
+        assert_eq!((st.state, st.prequeue_size), (EventState::Open, 2), "{name}");
+    }
+}
+
+/// The status document's `issued` follows joins while the line stands still — no automatic
+/// steps (`batchSize` 0), paused, or held by the health gate — once the advancer passes: it
+/// counts them every few seconds (one write when the count changed, never one per visitor).
+#[tokio::test]
+async fn issued_follows_joins_while_the_line_stands_still() {
+    for (name, store) in stores("issued").await {
+        for still in ["manual", "paused", "held"] {
+            let clock = Arc::new(ManualClock::new(T0));
+            let svc = common::service(Arc::clone(&store), Arc::clone(&clock));
+            let event = ev(&format!("issued-{still}"));
+            let batch = if still == "manual" { 0 } else { 5 };
+            let patch =
+                ConfigPatch { batch_size: Some(batch), interval_seconds: Some(1), ..Default::default() };
+            svc.activate(&event, patch, "ops").await.unwrap();
+            match still {
+                "paused" => drop(svc.pause(&event, None, "ops").await.unwrap()),
+                "held" => drop(svc.set_health(&event, false, None, "ops").await.unwrap()),
+                _ => {}
+            }
+            for _ in 0..3 {
+                svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
+            }
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 0, "{name} {still}: not counted yet");
+            clock.advance(1);
+            svc.advance_due().await.unwrap();
+            let doc = svc.public_status(&event).await.unwrap();
+            assert_eq!((doc.issued, doc.serving_counter), (3, 0), "{name} {still}");
+            // Counted again a few seconds later, not at every pass.
+            svc.assign(&event, &vwr_tier1::service::JoinProof::default()).await.unwrap();
+            clock.advance(1);
+            svc.advance_due().await.unwrap();
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 3, "{name} {still}");
+            clock.advance(vwr_tier1::service::PREQUEUE_COUNT_EVERY_SECS);
+            svc.advance_due().await.unwrap();
+            assert_eq!(svc.public_status(&event).await.unwrap().issued, 4, "{name} {still}");
+        }
+    }
+}

@@ -2,8 +2,10 @@
 //! Function reads its configuration from the `config` entry of a KeyValueStore (see
 //! `edge/README.md`); activating or deactivating an event rewrites that entry's `events` list
 //! (read-modify-write guarded by the store's ETag), and every advancer run reconciles it, so
-//! a missed update heals within a minute (docs/adr/0011-edge-event-list.md). The KeyValueStore
-//! itself is in `vwr-tier1-store`.
+//! a missed update heals within a minute (docs/adr/0011-edge-event-list.md). The list is
+//! decided in `service.rs`: an event the active-event index does not show yet is never dropped
+//! on the index's word alone (docs/invariants.md#22). The KeyValueStore itself is in
+//! `vwr-tier1-store`.
 
 use async_trait::async_trait;
 use vwr_core::EventId;
@@ -35,29 +37,58 @@ pub trait EdgeConfigStore: Send + Sync + 'static {
     async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError>;
 }
 
-/// Writes `active` into the configuration's `events` list (sorted, unique). Returns whether
-/// anything changed. Other fields (rules, cookie prefix, fail mode…) are kept as they are.
-pub async fn publish(store: &dyn EdgeConfigStore, active: &[EventId]) -> Result<bool, EdgeSyncError> {
+/// Attempts of a read-modify-write of the configuration entry before giving up on conflicts.
+pub const PUBLISH_ATTEMPTS: usize = 5;
+
+/// The ids in a configuration value's `events` list (none if it has no list).
+pub fn events_of(raw: &str) -> Result<Vec<String>, EdgeSyncError> {
+    let cfg: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
+    let obj = cfg.as_object().ok_or_else(|| EdgeSyncError::BadConfig("not a JSON object".into()))?;
+    Ok(match obj.get("events").and_then(|v| v.as_array()) {
+        Some(list) => list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        None => Vec::new(),
+    })
+}
+
+/// Writes `active` (sorted, unique) into the configuration value `raw` that was read at
+/// `version`: `Some(changed)`, or `None` when the entry changed since (read it again). Other
+/// fields (rules, cookie prefix, fail mode…) are kept as they are.
+pub async fn write_events(
+    store: &dyn EdgeConfigStore,
+    raw: &str,
+    version: &str,
+    active: &[EventId],
+) -> Result<Option<bool>, EdgeSyncError> {
     let mut ids: Vec<&str> = active.iter().map(EventId::as_str).collect();
     ids.sort_unstable();
     ids.dedup();
-    for _ in 0..5 {
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
+    let obj = cfg.as_object_mut().ok_or_else(|| EdgeSyncError::BadConfig("not a JSON object".into()))?;
+    let want = serde_json::json!(ids);
+    if obj.get("events") == Some(&want) {
+        return Ok(Some(false));
+    }
+    obj.insert("events".into(), want);
+    let value = serde_json::to_string(&cfg).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
+    if value.len() > MAX_CONFIG_BYTES {
+        return Err(EdgeSyncError::TooManyEvents(ids.len()));
+    }
+    if store.put(&value, version).await? {
+        tracing::info!(event = "tier1.edge_config_published", events = ids.len());
+        return Ok(Some(true));
+    }
+    Ok(None)
+}
+
+/// Writes `active` into the configuration's `events` list (sorted, unique), whatever the list
+/// held. Returns whether anything changed. Other fields are kept as they are.
+pub async fn publish(store: &dyn EdgeConfigStore, active: &[EventId]) -> Result<bool, EdgeSyncError> {
+    for _ in 0..PUBLISH_ATTEMPTS {
         let (raw, version) = store.get().await?;
-        let mut cfg: serde_json::Value =
-            serde_json::from_str(&raw).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
-        let obj = cfg.as_object_mut().ok_or_else(|| EdgeSyncError::BadConfig("not a JSON object".into()))?;
-        let want = serde_json::json!(ids);
-        if obj.get("events") == Some(&want) {
-            return Ok(false);
-        }
-        obj.insert("events".into(), want);
-        let value = serde_json::to_string(&cfg).map_err(|e| EdgeSyncError::BadConfig(e.to_string()))?;
-        if value.len() > MAX_CONFIG_BYTES {
-            return Err(EdgeSyncError::TooManyEvents(ids.len()));
-        }
-        if store.put(&value, &version).await? {
-            tracing::info!(event = "tier1.edge_config_published", events = ids.len());
-            return Ok(true);
+        if let Some(changed) = write_events(store, &raw, &version, active).await? {
+            return Ok(changed);
         }
     }
     Err(EdgeSyncError::Conflict)
@@ -119,6 +150,10 @@ mod tests {
         assert!(matches!(publish(&store, &many).await, Err(EdgeSyncError::TooManyEvents(100))));
         let bad = MemoryEdgeConfig::new("not json");
         assert!(matches!(publish(&bad, &[]).await, Err(EdgeSyncError::BadConfig(_))));
+        assert_eq!(events_of(&store.value()).unwrap(), Vec::<String>::new());
+        assert_eq!(events_of(r#"{"events":["a","b"]}"#).unwrap(), ["a", "b"]);
+        assert_eq!(events_of("{}").unwrap(), Vec::<String>::new());
+        assert!(matches!(events_of("[]"), Err(EdgeSyncError::BadConfig(_))));
     }
 
     /// A store whose version moves between read and write a few times.

@@ -66,6 +66,9 @@ impl From<Tier1Error> for ApiError {
                     ApiError::conflict(ErrorCode::InvalidTransition, msg).with_field("state", state.as_str())
                 }
                 LifecycleError::HasHistory => ApiError::conflict(ErrorCode::InvalidTransition, msg),
+                LifecycleError::SealTimeFixed { state, .. } => {
+                    ApiError::conflict(ErrorCode::InvalidTransition, msg).with_field("state", state.as_str())
+                }
                 LifecycleError::InvalidSchedule(_) => ApiError::bad_request(ErrorCode::InvalidSchedule, msg),
                 LifecycleError::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
                 LifecycleError::ShardsImmutable { current } => ApiError::conflict(

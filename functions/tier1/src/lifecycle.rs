@@ -87,7 +87,24 @@ pub enum LifecycleError {
     /// The caller must seal the pre-queue first (a bug in the caller if it ever surfaces).
     #[error("the pre-queue must be sealed before the event opens")]
     SealRequired,
+    /// Once the pre-queue has started it is sealed, and so drawn, at `openAt` and at no moment
+    /// anyone chooses (docs/invariants.md#21).
+    #[error("{reason}")]
+    SealTimeFixed { state: EventState, reason: &'static str },
 }
+
+const ACTIVATE_IN_PREQUEUE: &str = "the pre-queue has started: it is sealed and drawn at openAt, not earlier \
+     (docs/fairness.md). To change the configuration, PUT schedule with the same prequeueAt and openAt; to \
+     end the sale, close it";
+const ACTIVATE_UNSEALED: &str = "this event's pre-queue has visitors and was never sealed: it can only open at \
+     its openAt. Gate it again with PUT schedule and the same prequeueAt and openAt before then, or use a new \
+     event id";
+const TIMES_FIXED: &str = "the pre-queue has started: prequeueAt and openAt are fixed (it is sealed and drawn \
+     at openAt). Send the same prequeueAt and openAt to change the configuration or closeAt; to end the sale, \
+     close it";
+const OPEN_AT_PASSED: &str = "this event's pre-queue has visitors and its openAt has passed: it can no longer \
+     open; use a new event id";
+const OPEN_BEFORE_OPEN_AT: &str = "the pre-queue is sealed at openAt, not before";
 
 /// Facts the state machine needs besides the item: the time and whether the event already
 /// handed out regular places.
@@ -96,6 +113,10 @@ pub struct Facts {
     pub now: u64,
     /// Regular joins ever handed out (schedule is refused when > 0).
     pub regular_joins: u64,
+    /// Pre-queue joins counted so far (read for `schedule` and `activate` while the event
+    /// needs a seal): a pre-queue with visitors has started even when the event was
+    /// deactivated or closed since.
+    pub prequeue_joins: u64,
 }
 
 /// The item to store after `action`, or why it is refused. `old` is the stored item.
@@ -118,6 +139,10 @@ pub fn apply(
         (Some(o), _) => o.clone(),
     };
     let is_new = old.is_none();
+    // The pre-queue has started: its seal time is fixed (docs/invariants.md#21).
+    let started = rec.needs_seal() && (rec.state == Prequeue || facts.prequeue_joins > 0);
+    let state = rec.state;
+    let fixed = move |reason| LifecycleError::SealTimeFixed { state, reason };
     match action {
         Action::Schedule { schedule, patch, seed } => {
             if !matches!(rec.state, Inactive | Scheduled | Prequeue) {
@@ -126,7 +151,20 @@ pub fn apply(
             if rec.sealed_counts.is_some() || facts.regular_joins > 0 || rec.serving_counter > 0 {
                 return Err(LifecycleError::HasHistory);
             }
-            validate_schedule(schedule, now)?;
+            if (started || rec.state == Prequeue)
+                && let Some(s) = rec.schedule
+                && (s.prequeue_at, s.open_at) != (schedule.prequeue_at, schedule.open_at)
+            {
+                return Err(fixed(TIMES_FIXED));
+            }
+            if rec.state == Prequeue && rec.schedule.is_some() {
+                // The times are the stored ones; only closeAt is new.
+                validate_close(schedule)?;
+            } else if started && schedule.open_at <= now {
+                return Err(fixed(OPEN_AT_PASSED));
+            } else {
+                validate_schedule(schedule, now)?;
+            }
             apply_patch(&mut rec, patch, is_new)?;
             if rec.seed.is_none() {
                 rec.seed = Some(seed.clone());
@@ -137,6 +175,12 @@ pub fn apply(
             rec.close_reason = None;
         }
         Action::Activate { patch, sealed } => {
+            if rec.state == Prequeue {
+                return Err(fixed(ACTIVATE_IN_PREQUEUE));
+            }
+            if started && !matches!(rec.state, Open | Paused | Closed) {
+                return Err(fixed(ACTIVATE_UNSEALED));
+            }
             apply_patch(&mut rec, patch, is_new)?;
             if !matches!(rec.state, Open | Paused | Closed) {
                 if rec.needs_seal() {
@@ -162,6 +206,9 @@ pub fn apply(
         Action::Open { sealed } => {
             if rec.state != Prequeue {
                 return Err(refuse(rec.state));
+            }
+            if rec.schedule.is_some_and(|s| now < s.open_at) {
+                return Err(fixed(OPEN_BEFORE_OPEN_AT));
             }
             rec.sealed_counts = Some(sealed.clone());
             rec.state = Open;
@@ -240,10 +287,14 @@ fn validate_schedule(s: &Schedule, now: u64) -> Result<(), LifecycleError> {
     if s.open_at > now + MAX_SCHEDULE_AHEAD_SECS {
         return bad("openAt is more than a year ahead");
     }
+    validate_close(s)
+}
+
+fn validate_close(s: &Schedule) -> Result<(), LifecycleError> {
     if let Some(c) = s.close_at
         && c <= s.open_at
     {
-        return bad("closeAt must be after openAt");
+        return Err(LifecycleError::InvalidSchedule("closeAt must be after openAt".to_owned()));
     }
     Ok(())
 }
@@ -269,7 +320,7 @@ pub async fn apply_to(
     now: u64,
 ) -> Result<EventRecord, ApplyError> {
     let old = store.get_event(event).await?;
-    let new = apply(event, old.as_ref(), action, Facts { now, regular_joins: 0 })?;
+    let new = apply(event, old.as_ref(), action, Facts { now, regular_joins: 0, prequeue_joins: 0 })?;
     let audit = crate::model::AuditEntry {
         seq: new.audit_seq,
         at: now,
@@ -290,7 +341,8 @@ pub fn allowed(state: EventState, action: &Action) -> bool {
     use EventState::*;
     match action {
         Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
-        Action::Activate { .. } | Action::SetMessage(_) | Action::SetHealth { .. } => true,
+        Action::Activate { .. } => state != Prequeue,
+        Action::SetMessage(_) | Action::SetHealth { .. } => true,
         Action::Deactivate => state != Inactive,
         Action::StartPrequeue => state == Scheduled,
         Action::Open { .. } => state == Prequeue,
@@ -310,7 +362,7 @@ mod tests {
     }
 
     fn facts(now: u64) -> Facts {
-        Facts { now, regular_joins: 0 }
+        Facts { now, regular_joins: 0, prequeue_joins: 0 }
     }
 
     fn sched(now: u64) -> Action {
@@ -385,7 +437,7 @@ mod tests {
         let second = apply(&ev(), Some(&first), &again, facts(101)).unwrap();
         assert_eq!(second.seed.as_deref(), Some("s1"), "the committed seed never changes");
         assert_eq!(second.schedule.and_then(|s| s.close_at), Some(300));
-        let used = Facts { now: 101, regular_joins: 1 };
+        let used = Facts { now: 101, regular_joins: 1, prequeue_joins: 0 };
         assert_eq!(apply(&ev(), Some(&at(Inactive)), &again, used), Err(LifecycleError::HasHistory));
         let sealed = EventRecord { sealed_counts: Some(vec![1]), ..at(Inactive) };
         assert_eq!(apply(&ev(), Some(&sealed), &again, facts(101)), Err(LifecycleError::HasHistory));
@@ -420,6 +472,67 @@ mod tests {
         let open = Action::Activate { patch: ConfigPatch::default(), sealed: Some(vec![4]) };
         let r = apply(&ev(), Some(&s), &open, facts(101)).unwrap();
         assert_eq!((r.state, r.prequeue_total(), r.opened_at), (Open, 4, Some(101)));
+    }
+
+    /// docs/invariants.md#21: once the pre-queue has started only the advancer seals it, at
+    /// `openAt`; nobody can move that moment or seal earlier.
+    #[test]
+    fn the_seal_time_is_fixed_once_the_prequeue_starts() {
+        let scheduled = apply(&ev(), None, &sched(100), facts(100)).unwrap();
+        let pre = apply(&ev(), Some(&scheduled), &Action::StartPrequeue, facts(110)).unwrap();
+        let fixed = |r: Result<EventRecord, LifecycleError>, what: &str| {
+            let e = r.expect_err(what);
+            assert!(e.to_string().contains("openAt"), "{what}: {e}");
+        };
+        let open_now = Action::Activate { patch: ConfigPatch::default(), sealed: Some(vec![3]) };
+        fixed(apply(&ev(), Some(&pre), &open_now, facts(111)), "activate seals early");
+        let moved = |p: u64, o: u64| Action::Schedule {
+            schedule: Schedule { prequeue_at: p, open_at: o, close_at: None },
+            patch: ConfigPatch::default(),
+            seed: "s2".into(),
+        };
+        fixed(apply(&ev(), Some(&pre), &moved(110, 115), facts(111)), "openAt moved earlier");
+        fixed(apply(&ev(), Some(&pre), &moved(110, 500), facts(111)), "openAt moved later");
+        fixed(apply(&ev(), Some(&pre), &moved(105, 120), facts(111)), "prequeueAt moved");
+        fixed(apply(&ev(), Some(&pre), &Action::Open { sealed: vec![3] }, facts(119)), "open before openAt");
+        // The configuration and closeAt may change, with the same times.
+        let same = Action::Schedule {
+            schedule: Schedule { prequeue_at: 110, open_at: 120, close_at: Some(900) },
+            patch: ConfigPatch { batch_size: Some(7), ..Default::default() },
+            seed: "s2".into(),
+        };
+        let r = apply(&ev(), Some(&pre), &same, facts(111)).unwrap();
+        assert_eq!(
+            (r.state, r.config.batch_size, r.schedule.and_then(|s| s.close_at)),
+            (Prequeue, 7, Some(900))
+        );
+        assert_eq!(r.seed.as_deref(), Some("s1"));
+        let opened = apply(&ev(), Some(&r), &Action::Open { sealed: vec![3] }, facts(120)).unwrap();
+        assert_eq!((opened.state, opened.prequeue_total()), (Open, 3));
+        // Before the pre-queue starts an early open is fine: nobody has joined.
+        let early = apply(&ev(), Some(&scheduled), &open_now, facts(105)).unwrap();
+        assert_eq!(early.state, Open);
+        // Closing stays possible.
+        let closed = Action::Close { reason: CloseReason::Ended, message: None };
+        assert_eq!(apply(&ev(), Some(&pre), &closed, facts(111)).unwrap().state, Closed);
+        // Deactivated with visitors in the pre-queue, it cannot be opened at a chosen moment
+        // either, nor get other times; the same times gate it again.
+        let off = apply(&ev(), Some(&pre), &Action::Deactivate, facts(112)).unwrap();
+        let joined = Facts { now: 113, regular_joins: 0, prequeue_joins: 3 };
+        assert!(matches!(
+            apply(&ev(), Some(&off), &open_now, joined),
+            Err(LifecycleError::SealTimeFixed { state: Inactive, .. })
+        ));
+        fixed(apply(&ev(), Some(&off), &moved(110, 200), joined), "other times after a deactivation");
+        let again = apply(&ev(), Some(&off), &moved(110, 120), joined).unwrap();
+        assert_eq!((again.state, again.schedule.map(|s| s.open_at)), (Prequeue, Some(120)));
+        let late = Facts { now: 121, ..joined };
+        assert!(matches!(
+            apply(&ev(), Some(&off), &moved(110, 120), late),
+            Err(LifecycleError::SealTimeFixed { .. })
+        ));
+        // Without visitors nothing was drawn yet: it may open at once.
+        assert_eq!(apply(&ev(), Some(&off), &open_now, facts(113)).unwrap().state, Open);
     }
 
     #[test]

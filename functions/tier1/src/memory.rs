@@ -94,6 +94,7 @@ impl PositionStore for MemoryStore {
                 last_step_at: 0,
                 samples: Vec::new(),
                 prequeue_size: 0,
+                issued_count: 0,
                 created_at: rec.updated_at,
                 ..rec.clone()
             },
@@ -103,6 +104,7 @@ impl PositionStore for MemoryStore {
                 last_step_at: old.last_step_at,
                 samples: old.samples.clone(),
                 prequeue_size: old.prequeue_size,
+                issued_count: old.issued_count,
                 created_at: old.created_at,
                 ..rec.clone()
             },
@@ -144,6 +146,14 @@ impl PositionStore for MemoryStore {
     async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
         if let Some(rec) = self.lock().events.get_mut(event) {
             rec.prequeue_size = size;
+            rec.updated_at = now;
+        }
+        Ok(())
+    }
+
+    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError> {
+        if let Some(rec) = self.lock().events.get_mut(event) {
+            rec.issued_count = issued;
             rec.updated_at = now;
         }
         Ok(())

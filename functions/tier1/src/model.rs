@@ -398,6 +398,10 @@ pub struct EventRecord {
     pub message: Option<Message>,
     /// Pre-queue joins so far, as last counted by the advancer (during the pre-queue).
     pub prequeue_size: u64,
+    /// Positions handed out (the pre-queue included) as the advancer last counted them between
+    /// steps (`issuedCount`): the status document's `issued` follows joins while the line
+    /// stands still (no step samples then).
+    pub issued_count: u64,
     /// Entries in the audit trail (the `seq` of the newest).
     pub audit_seq: u64,
     /// The health gate: set while the advancer is held.
@@ -426,6 +430,7 @@ impl EventRecord {
             close_reason: None,
             message: None,
             prequeue_size: 0,
+            issued_count: 0,
             audit_seq: 0,
             hold: None,
             resumed_at: None,

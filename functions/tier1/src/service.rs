@@ -16,7 +16,7 @@ use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use vwr_core::draw::{self, Seed};
@@ -420,7 +420,8 @@ pub enum StepOutcome {
 /// How far the stored step may lie ahead of this instance's clock before the event counts as
 /// stuck (clock skew between advancer instances).
 pub const STEP_SKEW_LEEWAY_SECS: u64 = 5;
-/// How often the advancer recounts a pre-queue for the status documents.
+/// How often the advancer recounts a pre-queue, or the places handed out of a line that did
+/// not step, for the status documents.
 pub const PREQUEUE_COUNT_EVERY_SECS: u64 = 5;
 /// Actor of the advancer's transitions in the audit trail.
 pub const ADVANCER_ACTOR: &str = "advancer";
@@ -439,6 +440,8 @@ pub struct Tier1Service {
     edge: Option<Arc<dyn EdgeConfigStore>>,
     /// When this instance last counted each pre-queue.
     prequeue_counted: Mutex<HashMap<EventId, u64>>,
+    /// When this instance last counted the places handed out of each open or paused event.
+    issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
     pow: vwr_core::pow::PowIssuer,
     /// Proof-of-work solutions seen on this instance, with when they stop mattering.
@@ -472,6 +475,7 @@ impl Tier1Service {
             rng,
             edge: None,
             prequeue_counted: Mutex::new(HashMap::new()),
+            issued_counted: Mutex::new(HashMap::new()),
             health: None,
             pow,
             pow_seen: Mutex::new(HashMap::new()),
@@ -504,28 +508,61 @@ impl Tier1Service {
 
     /// Publishes the gated events to the edge configuration, with `changed` forced in or out
     /// (the active-event index may lag the write that just happened).
+    ///
+    /// The index is eventually consistent, so its word alone never changes the list
+    /// (docs/invariants.md#22): an event the list holds and the index does not show as gated —
+    /// or one the index shows as gated and the list lacks — is decided by a strongly
+    /// consistent read of its event item; an event both show is kept. Each attempt decides on
+    /// the list as it reads it and writes against its version, so a list another instance
+    /// changed meanwhile is decided again.
     async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
         };
-        let mut ids: Vec<EventId> = self
+        let failed = |e: edge_sync::EdgeSyncError| {
+            tracing::error!(event = "tier1.edge_sync_failed", error = %e);
+            Tier1Error::EdgeSync(e.to_string())
+        };
+        let indexed: HashMap<String, bool> = self
             .store
             .list_active()
             .await?
             .into_iter()
-            .filter(|r| r.state.gates())
-            .map(|r| r.event)
+            .map(|r| (r.event.as_str().to_owned(), r.state.gates()))
             .collect();
-        if let Some((event, gated)) = changed {
-            ids.retain(|e| e != event);
-            if gated {
-                ids.push(event.clone());
+        for _ in 0..edge_sync::PUBLISH_ATTEMPTS {
+            let (raw, version) = edge.get().await.map_err(failed)?;
+            let listed: BTreeSet<String> = edge_sync::events_of(&raw).map_err(failed)?.into_iter().collect();
+            let mut candidates: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+            candidates.extend(indexed.keys().map(String::as_str));
+            if let Some((event, _)) = changed {
+                candidates.insert(event.as_str());
+            }
+            let mut gated = Vec::new();
+            for id in candidates {
+                // Not an event id: nothing vwr wrote; it goes.
+                let Ok(event) = EventId::parse(id) else { continue };
+                let gates = match changed {
+                    Some((c, gates)) if *c == event => gates,
+                    _ => {
+                        let on_list = listed.contains(id);
+                        if indexed.get(id).copied().unwrap_or(false) == on_list {
+                            on_list
+                        } else {
+                            self.store.get_event(&event).await?.is_some_and(|r| r.state.gates())
+                        }
+                    }
+                };
+                if gates {
+                    gated.push(event);
+                }
+            }
+            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated).await.map_err(failed)?.is_some()
+            {
+                return Ok(());
             }
         }
-        edge_sync::publish(edge.as_ref(), &ids).await.map(|_| ()).map_err(|e| {
-            tracing::error!(event = "tier1.edge_sync_failed", error = %e);
-            Tier1Error::EdgeSync(e.to_string())
-        })
+        Err(failed(edge_sync::EdgeSyncError::Conflict))
     }
 
     /// Reconciles the edge configuration with the gated events (each advancer run).
@@ -936,7 +973,8 @@ impl Tier1Service {
         let sealed = rec.sealed_counts.is_some();
         let before_open = matches!(rec.state, EventState::Scheduled | EventState::Prequeue);
         let issued = if sealed || !before_open {
-            rec.samples.last().map_or(rec.prequeue_total(), |s| s.issued.max(rec.prequeue_total()))
+            // The last step's sample, or the advancer's count since if the line stood still.
+            rec.samples.last().map_or(0, |s| s.issued).max(rec.prequeue_total()).max(rec.issued_count)
         } else {
             rec.prequeue_size
         };
@@ -977,10 +1015,29 @@ impl Tier1Service {
             let old = self.store.get_event(event).await?;
             let now = self.now();
             let mut action = action.clone();
+            let mut facts = Facts { now, regular_joins: 0, prequeue_joins: 0 };
+            if let Some(o) = &old
+                && (matches!(action, Action::Schedule { .. })
+                    || (o.needs_seal() && matches!(action, Action::Activate { .. })))
+            {
+                let counts = self.store.shard_counts(event, o.config.shards).await?;
+                facts.regular_joins = counts.total_issued();
+                facts.prequeue_joins = counts.total_pre();
+            }
             if let Some(o) = &old
                 && o.needs_seal()
                 && !matches!(o.state, EventState::Open | EventState::Paused | EventState::Closed)
+                && matches!(action, Action::Activate { .. } | Action::Open { .. })
             {
+                // Decide first: a refused change must not seal the pre-queue (its seal time
+                // is fixed, docs/invariants.md#21).
+                let mut probe = action.clone();
+                match &mut probe {
+                    Action::Activate { sealed, .. } => *sealed = Some(Vec::new()),
+                    Action::Open { sealed } => *sealed = Vec::new(),
+                    _ => {}
+                }
+                lifecycle::apply(event, old.as_ref(), &probe, facts)?;
                 match &mut action {
                     Action::Activate { sealed, .. } => {
                         *sealed = Some(self.store.seal(event, o.config.shards).await?)
@@ -989,13 +1046,7 @@ impl Tier1Service {
                     _ => {}
                 }
             }
-            let regular_joins = match (&old, &action) {
-                (Some(o), Action::Schedule { .. }) => {
-                    self.store.shard_counts(event, o.config.shards).await?.total_issued()
-                }
-                _ => 0,
-            };
-            let new = lifecycle::apply(event, old.as_ref(), &action, Facts { now, regular_joins })?;
+            let new = lifecycle::apply(event, old.as_ref(), &action, facts)?;
             let audit = AuditEntry {
                 seq: new.audit_seq,
                 at: now,
@@ -1242,29 +1293,75 @@ impl Tier1Service {
         }
         match rec.state {
             EventState::Open => {
-                let step = now - now % rec.config.interval_seconds.max(1);
-                // Ask the alarms only when a step is due and nothing else holds it.
-                if let Some(health) = &self.health
-                    && rec.last_step_at < step
-                    && rec.hold.is_none()
-                {
-                    match health.alarm(&event).await {
-                        Ok(Some(alarm)) => {
-                            return Ok(StepOutcome::Held { event, by: HoldBy::Alarm, reason: alarm });
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(event = "tier1.health_check_failed", event_id = %event, error = %e)
-                        }
-                    }
+                let out = self.open_step(&rec, now).await?;
+                if !matches!(out, StepOutcome::Advanced { .. }) {
+                    self.count_issued(&rec, now).await;
                 }
-                Ok(self.advance_step(rec, now).await?)
+                Ok(out)
+            }
+            EventState::Paused => {
+                self.count_issued(&rec, now).await;
+                Ok(StepOutcome::NotDue { event })
             }
             EventState::Prequeue => {
                 self.count_prequeue(&rec, now).await?;
                 Ok(StepOutcome::NotDue { event })
             }
             _ => Ok(StepOutcome::NotDue { event }),
+        }
+    }
+
+    /// The step of an open event, unless an alarm holds it.
+    async fn open_step(&self, rec: &EventRecord, now: u64) -> Result<StepOutcome, Tier1Error> {
+        let event = rec.event.clone();
+        let step = now - now % rec.config.interval_seconds.max(1);
+        // Ask the alarms only when a step is due and nothing else holds it.
+        if let Some(health) = &self.health
+            && rec.last_step_at < step
+            && rec.hold.is_none()
+        {
+            match health.alarm(&event).await {
+                Ok(Some(alarm)) => {
+                    return Ok(StepOutcome::Held { event, by: HoldBy::Alarm, reason: alarm });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(event = "tier1.health_check_failed", event_id = %event, error = %e)
+                }
+            }
+        }
+        Ok(self.advance_step(rec.clone(), now).await?)
+    }
+
+    /// Refreshes the places handed out shown in the status documents while the line does
+    /// not step (held, paused, idle, between steps), every few seconds: one write when the
+    /// count changed, never one per visitor. A failure only delays the figure (logged).
+    async fn count_issued(&self, rec: &EventRecord, now: u64) {
+        if rec.needs_seal() {
+            return;
+        }
+        {
+            let mut seen = self.issued_counted.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.get(&rec.event).is_some_and(|at| now < at + PREQUEUE_COUNT_EVERY_SECS) {
+                return;
+            }
+            seen.insert(rec.event.clone(), now);
+        }
+        let shown = rec.samples.last().map_or(0, |s| s.issued).max(rec.issued_count);
+        let counted = match self.store.shard_counts(&rec.event, rec.config.shards).await {
+            Ok(counts) => Line { counts: &counts, p: rec.prequeue_total() }.issued(),
+            Err(e) => {
+                tracing::warn!(event = "tier1.count_issued_failed", event_id = %rec.event, error = %e);
+                return;
+            }
+        };
+        if counted > shown {
+            match self.store.set_issued_count(&rec.event, counted, now).await {
+                Ok(()) => self.invalidate(&rec.event),
+                Err(e) => {
+                    tracing::warn!(event = "tier1.count_issued_failed", event_id = %rec.event, error = %e)
+                }
+            }
         }
     }
 

@@ -58,6 +58,11 @@ pub trait PositionStore: Send + Sync + 'static {
     /// Records the pre-queue size the advancer counted (no revision change).
     async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError>;
 
+    /// Records the positions handed out as the advancer counted them between steps
+    /// (`issuedCount`, no revision change): the status document's `issued` while the line
+    /// stands still.
+    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError>;
+
     /// Counters of all `shards` shards (strongly consistent).
     async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError>;
 

@@ -170,6 +170,47 @@ async fn bad_event_ids_are_400_and_change_nothing() {
     assert_eq!(status(&app, "e1").await["issued"], 0);
 }
 
+/// An event id in a path is spelled literally: every percent-encoding of a valid id (`%65%31`
+/// for `e1`) would be its own CDN cache entry of the status document, each one reaching the
+/// origin. Every route refuses them, before any store access.
+#[tokio::test]
+async fn percent_encoded_event_ids_are_refused_on_every_route() {
+    let app = app();
+    activate(&app, "e1", "").await;
+    for spelled in ["%65%31", "e%31", "%651"] {
+        for (method, path, admin) in [
+            ("GET", format!("/vwr/status/{spelled}"), false),
+            ("POST", format!("/vwr/assign/{spelled}"), false),
+            ("GET", format!("/vwr/check/{spelled}/v1.t1.YQ.YQ"), false),
+            ("POST", format!("/vwr/release/{spelled}"), false),
+            ("GET", format!("/api/admin/vwr/status/{spelled}"), true),
+            ("POST", format!("/api/admin/vwr/activate/{spelled}"), true),
+            ("POST", format!("/api/admin/vwr/deactivate/{spelled}"), true),
+            ("POST", format!("/api/admin/vwr/advance/{spelled}"), true),
+            ("POST", format!("/api/admin/vwr/pause/{spelled}"), true),
+            ("GET", format!("/api/admin/vwr/audit/{spelled}"), true),
+        ] {
+            let r = call(&app, method, &path, None, admin).await;
+            assert_error(&r, StatusCode::BAD_REQUEST, "invalid_event_id");
+        }
+    }
+    // The literal spelling is served, and nothing above changed the event.
+    assert_eq!(call(&app, "GET", "/vwr/status/e1", None, false).await.status, StatusCode::OK);
+    // Nested under a prefix (as `vwr dev` serves it), the same.
+    let nested = axum::Router::new().nest("/vwr-api", vwr_tier1::http::public_router(Arc::clone(&app.svc)));
+    for (uri, want) in
+        [("/vwr-api/vwr/status/%65%31", StatusCode::BAD_REQUEST), ("/vwr-api/vwr/status/e1", StatusCode::OK)]
+    {
+        let res = nested.clone().oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), want, "{uri}");
+    }
+    let st = status(&app, "e1").await;
+    assert_eq!(
+        (st["issued"].as_u64(), st["state"].as_str(), st["rev"].as_u64()),
+        (Some(0), Some("open"), Some(1))
+    );
+}
+
 #[tokio::test]
 async fn tampered_foreign_and_malformed_tickets_are_4xx_without_state_change() {
     let app = app();

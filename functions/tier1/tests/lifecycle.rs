@@ -202,15 +202,14 @@ fn pre_index(rid: &str) -> u64 {
 }
 
 #[tokio::test]
-async fn close_at_ends_the_sale_and_activate_opens_early() {
+async fn close_at_ends_the_sale() {
     let app = app();
     ok(&app, "PUT", "schedule", Some(schedule_body(1))).await;
     app.clock.advance(60);
     tick(&app).await;
     let rid = assign(&app).await.body["requestId"].as_str().unwrap().to_owned();
-    // An operator opens early: the pre-queue is sealed as at a scheduled open.
-    let st = ok(&app, "POST", "activate", Some(json!({}))).await;
-    assert_eq!((st["state"].as_str(), st["prequeueSize"].as_u64()), (Some("open"), Some(1)));
+    app.clock.advance(60);
+    assert!(matches!(tick(&app).await, StepOutcome::Transition { .. }));
     assert_eq!(check(&app, &rid).await.body["position"], 1);
     assert_eq!(assign(&app).await.body["position"], 2);
     // closeAt (T0 + 3600) closes it with reason "ended".
@@ -220,6 +219,87 @@ async fn close_at_ends_the_sale_and_activate_opens_early() {
     assert_eq!((st["state"].as_str(), st["closeReason"].as_str()), (Some("closed"), Some("ended")));
     let audit = ok(&app, "GET", "audit", None).await;
     assert_eq!(audit["entries"].as_array().unwrap().last().unwrap()["actor"], "advancer");
+}
+
+/// Invariant 21: once the pre-queue has started, nobody chooses when it is sealed — not by
+/// opening early (`activate`), not by moving `openAt` (`schedule`), not by deactivating and
+/// activating again; only `close` ends the sale early. Whoever can read the seed could
+/// otherwise watch the counts and seal at the moment that suits their tickets.
+#[tokio::test]
+async fn the_seal_time_is_fixed_once_the_prequeue_starts() {
+    let app = app();
+    ok(&app, "PUT", "schedule", Some(schedule_body(1))).await;
+    app.clock.advance(60);
+    tick(&app).await;
+    let mut pre = Vec::new();
+    for _ in 0..3 {
+        pre.push(assign(&app).await.body["requestId"].as_str().unwrap().to_owned());
+    }
+    let rev = ok(&app, "GET", "status", None).await["rev"].as_u64().unwrap();
+    let refused = |r: &Res, what: &str| {
+        assert_eq!(
+            (r.status, r.body["error"].as_str(), r.body["state"].as_str()),
+            (StatusCode::CONFLICT, Some("invalid_transition"), Some("prequeue")),
+            "{what}: {:?}",
+            r.body
+        );
+        assert!(r.body["message"].as_str().unwrap().contains("openAt"), "{what}: {:?}", r.body);
+    };
+    // Opening early would seal now.
+    refused(&admin(&app, "POST", "activate", Some(json!({}))).await, "activate");
+    refused(&admin(&app, "POST", "activate", Some(json!({"batchSize": 9}))).await, "activate with config");
+    // Moving the times would move the seal.
+    for (p, o) in [(T0 + 60, T0 + 90), (T0 + 60, T0 + 600), (T0 + 30, T0 + 120)] {
+        let body = json!({"prequeueAt": p, "openAt": o, "closeAt": T0 + 3600});
+        refused(&admin(&app, "PUT", "schedule", Some(body)).await, "schedule with other times");
+    }
+    let st = ok(&app, "GET", "status", None).await;
+    assert_eq!((st["state"].as_str(), st["rev"].as_u64()), (Some("prequeue"), Some(rev)), "nothing written");
+    assert!(st.get("sealedCounts").is_none(), "nothing sealed: {st}");
+    let later = assign(&app).await;
+    assert_eq!(later.body["state"], "prequeue", "joins still go to the pre-queue: {:?}", later.body);
+    pre.push(later.body["requestId"].as_str().unwrap().to_owned());
+
+    // The configuration and closeAt may still change, with the same times.
+    let body = json!({"prequeueAt": T0 + 60, "openAt": T0 + 120, "closeAt": T0 + 7200, "batchSize": 7});
+    let st = ok(&app, "PUT", "schedule", Some(body)).await;
+    assert_eq!(
+        (st["state"].as_str(), st["config"]["batchSize"].as_u64(), st["closeAt"].as_u64()),
+        (Some("prequeue"), Some(7), Some(T0 + 7200))
+    );
+
+    // Deactivating and activating again would seal at a chosen moment too.
+    ok(&app, "POST", "deactivate", None).await;
+    let r = admin(&app, "POST", "activate", Some(json!({}))).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (StatusCode::CONFLICT, Some("invalid_transition")));
+    let r = admin(&app, "PUT", "schedule", Some(json!({"prequeueAt": T0 + 60, "openAt": T0 + 90}))).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (StatusCode::CONFLICT, Some("invalid_transition")));
+    // Gating it again with the same times is allowed: the seal stays at openAt.
+    let body = json!({"prequeueAt": T0 + 60, "openAt": T0 + 120, "closeAt": T0 + 7200});
+    assert_eq!(ok(&app, "PUT", "schedule", Some(body)).await["state"], "prequeue");
+
+    // The advancer seals at openAt, not a second before.
+    app.clock.advance(59);
+    assert!(matches!(tick(&app).await, StepOutcome::NotDue { .. }));
+    app.clock.advance(1);
+    assert!(matches!(tick(&app).await, StepOutcome::Transition { .. }));
+    let st = ok(&app, "GET", "status", None).await;
+    assert_eq!((st["state"].as_str(), st["prequeueSize"].as_u64()), (Some("open"), Some(4)));
+    let mut positions = positions_of(&app, &pre).await;
+    positions.sort_unstable();
+    assert_eq!(positions, [1, 2, 3, 4]);
+    let audit = ok(&app, "GET", "audit", None).await;
+    let actions: Vec<&str> =
+        audit["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["schedule", "prequeue", "schedule", "deactivate", "schedule", "open"]);
+}
+
+async fn positions_of(app: &App, rids: &[String]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for rid in rids {
+        out.push(check(app, rid).await.body["position"].as_u64().unwrap());
+    }
+    out
 }
 
 #[tokio::test]

@@ -332,6 +332,7 @@ async fn bad_input_is_4xx_without_state_change() {
     for (m, uri, user, body, status) in [
         ("POST", "/api/queue/check/a.b", Some("u"), "", StatusCode::BAD_REQUEST),
         ("POST", "/api/queue/check/%ZZ", Some("u"), "", StatusCode::BAD_REQUEST),
+        ("POST", "/api/queue/check/%65%31", Some("u"), "", StatusCode::BAD_REQUEST),
         ("POST", "/api/queue/check/e1", Some("u"), "{", StatusCode::BAD_REQUEST),
         ("POST", "/api/queue/check/e1", Some("u"), r#"{"position":1}"#, StatusCode::BAD_REQUEST),
         ("POST", "/api/queue/check/e1", Some(&"x".repeat(300)), "", StatusCode::BAD_REQUEST),

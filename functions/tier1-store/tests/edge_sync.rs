@@ -1,0 +1,290 @@
+//! Invariant 22 (docs/invariants.md): the edge's event list never drops an event that gates
+//! because the active-event index lags, on the in-memory model and on DynamoDB (moto), with an
+//! index that lags on purpose (moto's and the model's never do).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use common::ev;
+use vwr_core::EventId;
+use vwr_core::time::ManualClock;
+use vwr_tier1::Tier1Service;
+use vwr_tier1::edge_sync::{EdgeConfigStore, EdgeSyncError};
+use vwr_tier1::memory::MemoryStore;
+use vwr_tier1::model::{AuditEntry, ConfigPatch, EventRecord, Redemption, ShardCounts, StoreError};
+use vwr_tier1::store::{PositionStore, ServingUpdate};
+
+const T0: u64 = 1_800_000_000;
+
+async fn stores(name: &str) -> Vec<(&'static str, Arc<dyn PositionStore>)> {
+    vec![("memory", Arc::new(MemoryStore::new())), ("dynamodb", Arc::new(common::dynamo_store(name).await))]
+}
+
+/// A store whose active-event index lags: `list_active` answers from a copy taken at the last
+/// `catch_up` — or, with `every` > 0, refreshed at every `every`-th listing (after answering
+/// it). Everything else goes to the real store.
+struct LaggingIndex {
+    inner: Arc<dyn PositionStore>,
+    seen: Mutex<Vec<EventRecord>>,
+    every: u64,
+    calls: AtomicU64,
+}
+
+impl LaggingIndex {
+    fn new(inner: Arc<dyn PositionStore>, every: u64) -> Self {
+        Self { inner, seen: Mutex::new(Vec::new()), every, calls: AtomicU64::new(0) }
+    }
+
+    async fn catch_up(&self) {
+        let now = self.inner.list_active().await.unwrap();
+        *self.seen.lock().unwrap() = now;
+    }
+}
+
+#[async_trait]
+impl PositionStore for LaggingIndex {
+    async fn get_event(&self, event: &EventId) -> Result<Option<EventRecord>, StoreError> {
+        let rec = self.inner.get_event(event).await;
+        tokio::task::yield_now().await;
+        rec
+    }
+    async fn write_event(
+        &self,
+        expected: Option<u64>,
+        rec: &EventRecord,
+        audit: &AuditEntry,
+    ) -> Result<bool, StoreError> {
+        self.inner.write_event(expected, rec, audit).await
+    }
+    async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError> {
+        self.inner.next_in_shard(event, shard).await
+    }
+    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError> {
+        self.inner.join_prequeue(event, shard).await
+    }
+    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError> {
+        self.inner.seal(event, shards).await
+    }
+    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
+        self.inner.set_prequeue_size(event, size, now).await
+    }
+    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError> {
+        self.inner.set_issued_count(event, issued, now).await
+    }
+    async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError> {
+        self.inner.shard_counts(event, shards).await
+    }
+    async fn update_serving(
+        &self,
+        event: &EventId,
+        update: ServingUpdate,
+        audit: Option<&AuditEntry>,
+    ) -> Result<bool, StoreError> {
+        self.inner.update_serving(event, update, audit).await
+    }
+    async fn redeem(
+        &self,
+        event: &EventId,
+        position: u64,
+        shards: u32,
+        jti: &str,
+        now: u64,
+        expires_at: u64,
+    ) -> Result<Redemption, StoreError> {
+        self.inner.redeem(event, position, shards, jti, now, expires_at).await
+    }
+    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
+        self.inner.redemption(event, position).await
+    }
+    async fn renew(
+        &self,
+        event: &EventId,
+        position: u64,
+        current_exp: u64,
+        iat: u64,
+        exp: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        self.inner.renew(event, position, current_exp, iat, exp).await
+    }
+    async fn release(
+        &self,
+        event: &EventId,
+        position: u64,
+        shards: u32,
+        now: u64,
+    ) -> Result<Option<Redemption>, StoreError> {
+        self.inner.release(event, position, shards, now).await
+    }
+    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
+        self.inner.account_ticket(event, account).await
+    }
+    async fn claim_account(
+        &self,
+        event: &EventId,
+        account: &str,
+        request_id: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        self.inner.claim_account(event, account, request_id, expires_at).await
+    }
+    async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
+        // A moment between the read and the answer, as over a network (the in-memory store
+        // would otherwise answer before any other task runs).
+        let answer = self.seen.lock().unwrap().clone();
+        tokio::task::yield_now().await;
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.every > 0 && n.is_multiple_of(self.every) {
+            let now = self.inner.list_active().await?;
+            *self.seen.lock().unwrap() = now;
+        }
+        Ok(answer)
+    }
+    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
+        self.inner.audit(event).await
+    }
+}
+
+/// An edge configuration entry that keeps every value written, in write order.
+#[derive(Default)]
+struct RecordingEdge {
+    inner: Mutex<(String, u64, Vec<String>)>,
+}
+
+impl RecordingEdge {
+    fn new() -> Self {
+        Self { inner: Mutex::new((r#"{"rules":[],"failMode":"closed"}"#.to_owned(), 1, Vec::new())) }
+    }
+
+    fn events(value: &str) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(value).unwrap();
+        v["events"]
+            .as_array()
+            .map_or_else(Vec::new, |a| a.iter().map(|e| e.as_str().unwrap().to_owned()).collect())
+    }
+
+    fn current(&self) -> Vec<String> {
+        Self::events(&self.inner.lock().unwrap().0)
+    }
+
+    fn log(&self) -> Vec<Vec<String>> {
+        self.inner.lock().unwrap().2.iter().map(|v| Self::events(v)).collect()
+    }
+}
+
+#[async_trait]
+impl EdgeConfigStore for RecordingEdge {
+    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+        let g = self.inner.lock().unwrap();
+        Ok((g.0.clone(), g.1.to_string()))
+    }
+    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        let mut g = self.inner.lock().unwrap();
+        if g.1.to_string() != version {
+            return Ok(false);
+        }
+        g.0 = value.to_owned();
+        g.1 += 1;
+        g.2.push(value.to_owned());
+        Ok(true)
+    }
+}
+
+fn instance(store: &Arc<LaggingIndex>, edge: &Arc<RecordingEdge>) -> Tier1Service {
+    let store: Arc<dyn PositionStore> = store.clone();
+    let edge: Arc<dyn EdgeConfigStore> = edge.clone();
+    common::service(store, Arc::new(ManualClock::new(T0))).with_edge_sync(edge)
+}
+
+/// One instance activates an event the index does not show yet; another reconciles from the
+/// index: the event stays listed. And a deactivation the index has not seen is not undone.
+#[tokio::test]
+async fn a_lagging_index_never_drops_a_gated_event() {
+    for (name, inner) in stores("lag").await {
+        let lag = Arc::new(LaggingIndex::new(inner, 0));
+        let edge = Arc::new(RecordingEdge::new());
+        let (a, b) = (instance(&lag, &edge), instance(&lag, &edge));
+        a.activate(&ev("known"), ConfigPatch::default(), "ops").await.unwrap();
+        lag.catch_up().await;
+        a.activate(&ev("fresh"), ConfigPatch::default(), "ops").await.unwrap();
+        assert_eq!(edge.current(), ["fresh", "known"], "{name}");
+        b.reconcile_edge().await.unwrap();
+        assert_eq!(edge.current(), ["fresh", "known"], "{name}: the index has not seen `fresh` yet");
+
+        a.deactivate(&ev("known"), "ops").await.unwrap();
+        assert_eq!(edge.current(), ["fresh"], "{name}");
+        b.reconcile_edge().await.unwrap();
+        assert_eq!(edge.current(), ["fresh"], "{name}: the index still shows `known` active");
+
+        lag.catch_up().await;
+        b.reconcile_edge().await.unwrap();
+        assert_eq!(edge.current(), ["fresh"], "{name}");
+    }
+}
+
+/// Instances that change events (each syncing the edge) race instances that reconcile, over
+/// an index that lags: once an event's activation has returned, every later value of the
+/// edge list holds it; at the end the list is exactly the gated events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transition_syncs_racing_reconciles_keep_every_gated_event() {
+    for (name, inner) in stores("lagrace").await {
+        let lag = Arc::new(LaggingIndex::new(inner, 3));
+        let edge = Arc::new(RecordingEdge::new());
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut changers = Vec::new();
+        for i in 0..3 {
+            let svc = instance(&lag, &edge);
+            let (edge, done) = (Arc::clone(&edge), Arc::clone(&done));
+            changers.push(tokio::spawn(async move {
+                let (stable, churn) = (ev(&format!("s{i}")), ev(&format!("t{i}")));
+                let mut from = 0;
+                for j in 0..8 {
+                    // A sync can lose every retry to the others (503, idempotent): retry.
+                    while svc.activate(&churn, ConfigPatch::default(), "ops").await.is_err() {}
+                    if j == 2 {
+                        while svc.activate(&stable, ConfigPatch::default(), "ops").await.is_err() {}
+                        from = edge.log().len();
+                    }
+                    tokio::task::yield_now().await;
+                    while svc.deactivate(&churn, "ops").await.is_err() {}
+                    tokio::task::yield_now().await;
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+                (stable.to_string(), from)
+            }));
+        }
+        let mut reconcilers = Vec::new();
+        for _ in 0..2 {
+            let svc = instance(&lag, &edge);
+            let done = Arc::clone(&done);
+            reconcilers.push(tokio::spawn(async move {
+                while done.load(Ordering::SeqCst) < 3 {
+                    let _ = svc.reconcile_edge().await;
+                    tokio::task::yield_now().await;
+                }
+            }));
+        }
+        let mut stable = Vec::new();
+        for c in changers {
+            stable.push(c.await.unwrap());
+        }
+        for r in reconcilers {
+            r.await.unwrap();
+        }
+        let log = edge.log();
+        for (id, from) in &stable {
+            assert!(*from > 0, "{name}: {id} was published");
+            for (k, value) in log.iter().enumerate().skip(from - 1) {
+                assert!(value.contains(id), "{name}: write {k} of {} dropped {id}: {value:?}", log.len());
+            }
+        }
+        lag.catch_up().await;
+        instance(&lag, &edge).reconcile_edge().await.unwrap();
+        let want: BTreeSet<String> = stable.into_iter().map(|(id, _)| id).collect();
+        assert_eq!(edge.current().into_iter().collect::<BTreeSet<_>>(), want, "{name}");
+    }
+}
