@@ -1299,6 +1299,145 @@ def check_release(checks: Checks, modules: dict) -> None:
     checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
 
 
+# --- HCL evaluation: dynamic blocks and for_each maps --------------------------------------------
+# python-hcl2 gives a block's `dynamic "x" { for_each, content }` as {"x": {"for_each": […],
+# "content": […]}} and every expression that is not a literal as "${…}" text. The checks want the
+# blocks Terraform makes, so these helpers evaluate exactly the forms the modules use, and leave
+# anything else unevaluated (a dynamic block stays dynamic; an expression stays text):
+#   * for_each = local.NAME (a literal map or list of the module's locals), or an iterator's
+#     value (`rule.value.list`);
+#   * for_each = X == null ? [] : [Y] (or != null, or the branches the other way round), X and Y
+#     iterator references (`rule.value.method`);
+#   * in the content, `${it.key}`, `${it.value}`, `${it.value.field…}` for an iterator `it` in
+#     scope (the dynamic block's label or its `iterator`), alone (the value itself: a number,
+#     null, "${var.x}" stays an expression) or inside a string template;
+#   * each.key / each.value.field of a resource whose for_each is a map the same way (for_each_keys
+#     reads its keys).
+
+HCL_PURE_REF = re.compile(r"^\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}$")
+HCL_TEMPLATE_REF = re.compile(r"\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}")
+HCL_NULL_TEST = re.compile(r"^\$\{(\S+) (==|!=) None \? (\[\]|\[(.+)\]) : (\[\]|\[(.+)\])\}$")
+
+
+class HclError(Exception):
+    """An expression of a form these helpers read, that does not evaluate (a missing field)."""
+
+
+def hcl_lookup(path: str, env: dict):
+    """(True, value) of an iterator reference `it.key`, `it.value`, `it.value.a.b` with `it` in
+    env; (False, None) for any other reference (var.*, local.*, …)."""
+    parts = path.split(".")
+    if parts[0] not in env or len(parts) < 2 or parts[1] not in ("key", "value"):
+        return False, None
+    v = env[parts[0]][parts[1]]
+    for p in parts[2:]:
+        if not isinstance(v, dict) or p not in v:
+            raise HclError(f"{path}: no field {p!r} in {v!r}")
+        v = v[p]
+    return True, v
+
+
+def hcl_operand(text: str, env: dict):
+    """(True, value) of a for_each operand: an iterator reference, bare or as '${…}'."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    m = HCL_PURE_REF.match(text)
+    return hcl_lookup(m.group(1) if m else text, env)
+
+
+def hcl_subst(v, env: dict):
+    """v with the iterator references of env replaced, recursively."""
+    if isinstance(v, dict):
+        return {k: hcl_subst(x, env) for k, x in v.items()}
+    if isinstance(v, list):
+        return [hcl_subst(x, env) for x in v]
+    if not isinstance(v, str) or "${" not in v:
+        return v
+    m = HCL_PURE_REF.match(v)
+    if m:
+        found, value = hcl_lookup(m.group(1), env)
+        return value if found else v
+
+    def one(m: re.Match) -> str:
+        found, value = hcl_lookup(m.group(1), env)
+        if not found:
+            return m.group(0)
+        if value is None or isinstance(value, (dict, list)):
+            raise HclError(f"{v!r}: {m.group(1)} is {value!r}, not text")
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return HCL_TEMPLATE_REF.sub(one, v)
+
+
+def hcl_items(v) -> list[tuple]:
+    """(key, value) pairs of a map, (index, value) of a list; None for anything else."""
+    if isinstance(v, dict):
+        return [(k, x) for k, x in v.items() if not k.startswith("__")]
+    if isinstance(v, list):
+        return list(enumerate(v))
+    return None
+
+
+def for_each_items(expr, env: dict, local: dict) -> list[tuple] | None:
+    """What a for_each iterates over, as (key, value) pairs, or None when it is not a form
+    these helpers read."""
+    expr = first(expr)
+    if not isinstance(expr, str):
+        return hcl_items(expr)
+    m = HCL_PURE_REF.match(expr)
+    if m:
+        ref = m.group(1).split(".")
+        if ref[0] == "local" and len(ref) == 2 and ref[1] in local:
+            return hcl_items(local[ref[1]])
+        found, value = hcl_lookup(m.group(1), env)
+        return hcl_items(value) if found else None
+    m = HCL_NULL_TEST.match(expr)
+    if m:
+        found, value = hcl_operand(m.group(1), env)
+        if not found:
+            return None
+        branch = (m.group(3), m.group(4)) if (value is None) == (m.group(2) == "==") else (m.group(5), m.group(6))
+        if branch[0] == "[]":
+            return []
+        found, item = hcl_operand(branch[1], env)
+        return [(0, item)] if found else None
+    return None
+
+
+def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
+    """body with every dynamic block whose for_each these helpers read replaced by the blocks it
+    makes (after the static blocks of the same name), nested ones included; other dynamic blocks
+    stay, their content evaluated as far as the iterators in scope go."""
+    env = env or {}
+    out: dict = {}
+    made: dict[str, list] = {}
+    kept = []
+    for key, v in body.items():
+        if key == "dynamic":
+            for dyn in v:
+                for name, spec in dyn.items():
+                    items = for_each_items(spec.get("for_each"), env, local)
+                    contents = spec.get("content", [])
+                    contents = contents if isinstance(contents, list) else [contents]
+                    if items is None:
+                        kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env), "content": [expand_dynamic(c, local, env) for c in contents]}})
+                        continue
+                    it = first(spec.get("iterator")) or name
+                    for k, value in items:
+                        for c in contents:
+                            made.setdefault(name, []).append(expand_dynamic(c, local, {**env, it: {"key": k, "value": value}}))
+        elif isinstance(v, list) and v and all(isinstance(b, dict) for b in v):
+            out[key] = [expand_dynamic(b, local, env) for b in v]
+        else:
+            out[key] = hcl_subst(v, env)
+    for name, blocks_ in made.items():
+        out[name] = out.get(name, []) + blocks_
+    if kept:
+        out["dynamic"] = kept
+    return out
+
+
 def check_waf(root: str, checks: Checks, modules: dict) -> None:
     """The edge module's web ACL: CLOUDFRONT scope in us-east-1, the managed groups of
     WAF_MANAGED_GROUPS blocking, per-IP rate-based rules over WAF_WINDOW_SECONDS scoped to the
@@ -1345,6 +1484,11 @@ def check_waf(root: str, checks: Checks, modules: dict) -> None:
         problems.append(f"expected one aws_wafv2_web_acl in {edge_dir}, found {len(acls)}")
     for acl_name, acl in acls.items():
         where = f"{edge_dir} aws_wafv2_web_acl.{acl_name}"
+        try:
+            acl = expand_dynamic(acl, local)
+        except HclError as e:
+            problems.append(f"{where}: {e}")
+            continue
         if first(acl.get("scope")) != "CLOUDFRONT":
             problems.append(f"{where}: scope {first(acl.get('scope'))!r}, want CLOUDFRONT")
         if first(acl.get("provider")) != "${aws.us_east_1}":
@@ -1551,6 +1695,11 @@ def check_waf_queue_nat(root: str, checks: Checks, modules: dict) -> None:
     need = WAF_QUEUE_NAT_VISITORS * per_visitor
     seen = []
     for acl_name, acl in blocks(edge, "resource", "aws_wafv2_web_acl").items():
+        try:
+            acl = expand_dynamic(acl, locals_of(edge))
+        except HclError as e:
+            problems.append(f"{edge_dir} aws_wafv2_web_acl.{acl_name}: {e}")
+            continue
         for r in acl.get("rule", []):
             for st in r.get("statement", []):
                 rate = (st.get("rate_based_statement") or [None])[0]
