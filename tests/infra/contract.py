@@ -37,7 +37,10 @@ Fails when they disagree:
     and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
     /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
     distribution uses it, and examples/complete turns it on; the per-IP limits on /api/queue/*
-    hold 100 tier-2 visitors behind one address at the fastest poll hint of the Rust code;
+    hold 100 tier-2 visitors behind one address at the fastest poll hint of the Rust code
+    (dynamic blocks over the module's maps are read as the blocks they make);
+  * the observability module's alarms are the ones its README's table names, each notifies
+    var.alarm_actions on ALARM and OK, and its `moved` blocks land on instances it makes;
   * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
     waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
   * the docs stay true to the code: the README's routes → files map names every route the
@@ -56,6 +59,7 @@ Usage: contract.py [--root DIR]   (prints one line per check and "N passed, M fa
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import glob
 import os
@@ -1423,7 +1427,7 @@ def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
                     if items is None:
                         kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env), "content": [expand_dynamic(c, local, env) for c in contents]}})
                         continue
-                    it = first(spec.get("iterator")) or name
+                    it = re.sub(r"^\$\{(\w+)\}$", r"\1", str(first(spec.get("iterator")) or name))
                     for k, value in items:
                         for c in contents:
                             made.setdefault(name, []).append(expand_dynamic(c, local, {**env, it: {"key": k, "value": value}}))
@@ -1436,6 +1440,87 @@ def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
     if kept:
         out["dynamic"] = kept
     return out
+
+
+def hcl_split(text: str, sep: str) -> list[str]:
+    """text cut at each `sep` outside brackets and quotes."""
+    parts, depth, quote, start, i = [], 0, None, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            i += len(sep)
+            start = i
+            continue
+        i += 1
+    return parts + [text[start:]]
+
+
+def hcl_keys(v, local: dict) -> list[str] | None:
+    """The keys of a map expression as python-hcl2 gives it, or None when they cannot be read:
+    a literal map, local.NAME, merge(…) of maps, `cond ? A : B` (both, as if either held),
+    `{ for k, v in MAP : KEY => … }` (any `if`, as if it held) with KEY `k` or a template of
+    it. An operand that cannot be read makes the whole None."""
+    if isinstance(v, dict):
+        return [k for k in v if not k.startswith("__")]
+    if not isinstance(v, str):
+        return None
+    t = v.strip()
+    if t.startswith("${") and t.endswith("}") and len(hcl_split(t[2:-1], "}")) == 1:
+        t = t[2:-1].strip()
+    m = re.fullmatch(r"local\.(\w+)", t)
+    if m:
+        return hcl_keys(local[m.group(1)], local) if m.group(1) in local else None
+    m = re.fullmatch(r"merge\((.*)\)", t, re.S)
+    if m and len(hcl_split(m.group(1), ")")) == 1:
+        out: list[str] = []
+        for arg in hcl_split(m.group(1), ","):
+            keys = hcl_keys(arg, local)
+            if keys is None:
+                return None
+            out += [k for k in keys if k not in out]
+        return out
+    cond = hcl_split(t, " ? ")
+    if len(cond) == 2 and len(hcl_split(cond[1], " : ")) == 2:
+        a, b = (hcl_keys(x, local) for x in hcl_split(cond[1], " : "))
+        return None if a is None or b is None else a + [k for k in b if k not in a]
+    m = re.fullmatch(r"\{for (\w+) , \w+ in (.*)\}", t, re.S)
+    if m:
+        head = hcl_split(m.group(2), " : ")
+        arrow = hcl_split(" : ".join(head[1:]), " => ")
+        source = hcl_keys(head[0], local)
+        if len(head) < 2 or len(arrow) < 2 or source is None:
+            return None
+        key = arrow[0].strip()
+        if key == m.group(1):
+            return source
+        if len(key) >= 2 and key[0] == key[-1] == '"':
+            return [key[1:-1].replace("${" + m.group(1) + "}", k) for k in source]
+        return None
+    if t.startswith("{") and t.endswith("}"):
+        inner = t[1:-1].strip()
+        if not inner:
+            return []
+        out = []
+        for item in hcl_split(inner, ","):
+            kv = hcl_split(item, ": ")
+            try:
+                out.append(str(ast.literal_eval(kv[0].strip())))
+            except (ValueError, SyntaxError):
+                return None
+        return out
+    return None
 
 
 def check_waf(root: str, checks: Checks, modules: dict) -> None:
@@ -1756,6 +1841,69 @@ def check_waf_queue_nat(root: str, checks: Checks, modules: dict) -> None:
     )
 
 
+def check_alarms(root: str, checks: Checks, modules: dict) -> None:
+    """The observability module's alarms are the ones its README's table names (every row's
+    alarm exists, every alarm has a row; `<…>` stands for any key), each notifies
+    var.alarm_actions when it fires and when it recovers, and every `moved` block leaves an
+    address no longer declared for an instance the module makes."""
+    problems = []
+    obs_dir = "terraform/modules/observability"
+    obs = modules.get(obs_dir, {})
+    local = locals_of(obs)
+    alarms = blocks(obs, "resource", "aws_cloudwatch_metric_alarm")
+    instances: dict[str, list[str] | None] = {}
+    names: dict[str, str] = {}
+    for name, body in alarms.items():
+        where = f"{obs_dir} aws_cloudwatch_metric_alarm.{name}"
+        for arg in ("alarm_actions", "ok_actions"):
+            if first(body.get(arg)) != "${var.alarm_actions}":
+                problems.append(f"{where}: {arg} is {first(body.get(arg))!r}, want var.alarm_actions")
+        template = str(first(body.get("alarm_name"))).replace("${var.name}", "<name>")
+        keys = hcl_keys(first(body["for_each"]), local) if "for_each" in body else [None]
+        instances[name] = keys if "for_each" in body else None
+        for key in keys if keys is not None else ["*"]:
+            try:
+                alarm = hcl_subst(template, {"each": {"key": key, "value": None}}) if key is not None else template
+            except HclError as e:
+                problems.append(f"{where}: {e}")
+                continue
+            if "${" in alarm:
+                problems.append(f"{where}: alarm_name {template!r} does not read as a name")
+            names[alarm] = where
+
+    # The README's table: `<name>-…` names in its first column.
+    with open(os.path.join(root, obs_dir, "README.md"), encoding="utf-8") as fh:
+        rows = [line.split("|")[1] for line in fh if line.startswith("| `")]
+    documented = [n for row in rows for n in re.findall(r"`(<name>-[^`]+)`", row)]
+
+    def pattern(n: str) -> str:
+        return "<name>" + re.sub(r"<[^>]+>", "*", n[len("<name>"):])
+
+    for alarm, where in sorted(names.items()):
+        if not any(fnmatch.fnmatchcase(alarm, pattern(d)) or pattern(alarm) == pattern(d) for d in documented):
+            problems.append(f"{where}: alarm {alarm} has no row in {obs_dir}/README.md")
+    for d in documented:
+        if not any(fnmatch.fnmatchcase(a, pattern(d)) or pattern(a) == pattern(d) for a in names):
+            problems.append(f"{obs_dir}/README.md names {d}, which the module does not make")
+
+    # moved blocks: from an address gone, to one the module makes.
+    address = re.compile(r'^\$\{(\w+)\.(\w+)(?:\[(?:"([^"]*)"|(\d+))\])?\}$')
+    for block in obs.get("moved", []):
+        frm, to = (address.match(str(first(block.get(k)))) for k in ("from", "to"))
+        if not frm or not to:
+            problems.append(f"{obs_dir} moved {first(block.get('from'))} → {first(block.get('to'))}: not resource addresses")
+            continue
+        if blocks(obs, "resource", frm.group(1)).get(frm.group(2)) is not None:
+            problems.append(f"{obs_dir} moved from {frm.group(1)}.{frm.group(2)}, which is still declared")
+        target = blocks(obs, "resource", to.group(1)).get(to.group(2))
+        keys = instances.get(to.group(2)) if to.group(1) == "aws_cloudwatch_metric_alarm" else None
+        if target is None:
+            problems.append(f"{obs_dir} moved to {to.group(1)}.{to.group(2)}, which is not declared")
+        elif to.group(3) is not None and ("for_each" not in target or (keys is not None and to.group(3) not in keys)):
+            problems.append(f"{obs_dir} moved to {to.group(1)}.{to.group(2)}[{to.group(3)!r}], a key its for_each does not make ({keys})")
+    checks.check(f"alarms of {obs_dir} = its README's table ({len(names)} names), each notifies var.alarm_actions, moved blocks land on made instances", problems)
+
+
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
     """ENV_USERS: set on exactly (Terraform) / at most (LocalStack) the binaries that use it."""
     problems = []
@@ -2046,6 +2194,7 @@ def main() -> int:
     check_release(checks, modules)
     check_waf(root, checks, modules)
     check_waf_queue_nat(root, checks, modules)
+    check_alarms(root, checks, modules)
     check_verifier_behaviours(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)
