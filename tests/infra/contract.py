@@ -1442,29 +1442,43 @@ def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
     return out
 
 
-def hcl_split(text: str, sep: str) -> list[str]:
-    """text cut at each `sep` outside brackets and quotes."""
-    parts, depth, quote, start, i = [], 0, None, 0, 0
-    while i < len(text):
-        ch = text[i]
+def hcl_scan(text: str):
+    """(index, bracket depth) of each character of an expression outside quotes; the depth
+    goes below 0 where a bracket closes that text did not open."""
+    depth, quote, escaped = 0, None, False
+    for i, ch in enumerate(text):
         if quote:
-            if ch == "\\":
-                i += 1
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
             elif ch == quote:
                 quote = None
-        elif ch in "'\"":
+            continue
+        if ch in "'\"":
             quote = ch
-        elif ch in "([{":
-            depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
+        yield i, depth
+        if ch in "([{":
+            depth += 1
+
+
+def hcl_split(text: str, sep: str) -> list[str]:
+    """text cut at each `sep` outside brackets and quotes."""
+    cuts = [i for i, depth in hcl_scan(text) if depth == 0 and text.startswith(sep, i)]
+    parts, start = [], 0
+    for i in cuts:
+        if i >= start:
             parts.append(text[start:i])
-            i += len(sep)
-            start = i
-            continue
-        i += 1
+            start = i + len(sep)
     return parts + [text[start:]]
+
+
+def hcl_wrapped(text: str) -> bool:
+    """Whether text is one bracketed expression: `{…}` or `(…)` whose first bracket closes last."""
+    depths = [d for _i, d in hcl_scan(text)]
+    return len(text) >= 2 and text[0] in "([{" and text[-1] in ")]}" and depths[-1] == 0 and min(depths[1:-1] or [1]) >= 1
 
 
 def hcl_keys(v, local: dict) -> list[str] | None:
@@ -1477,15 +1491,15 @@ def hcl_keys(v, local: dict) -> list[str] | None:
     if not isinstance(v, str):
         return None
     t = v.strip()
-    if t.startswith("${") and t.endswith("}") and len(hcl_split(t[2:-1], "}")) == 1:
+    if t.startswith("${") and hcl_wrapped(t[1:]):
         t = t[2:-1].strip()
     m = re.fullmatch(r"local\.(\w+)", t)
     if m:
         return hcl_keys(local[m.group(1)], local) if m.group(1) in local else None
-    m = re.fullmatch(r"merge\((.*)\)", t, re.S)
-    if m and len(hcl_split(m.group(1), ")")) == 1:
+    m = re.fullmatch(r"merge(\(.*\))", t, re.S)
+    if m and hcl_wrapped(m.group(1)):
         out: list[str] = []
-        for arg in hcl_split(m.group(1), ","):
+        for arg in hcl_split(m.group(1)[1:-1], ","):
             keys = hcl_keys(arg, local)
             if keys is None:
                 return None

@@ -154,6 +154,16 @@ class ForEachItems(unittest.TestCase):
             c.hcl_subst("x-${it.value.m}", self.env)
 
 
+class Scan(unittest.TestCase):
+    def test_split_skips_brackets_and_quotes(self):
+        self.assertEqual(c.hcl_split("a, {b, c}, 'd, e', \"x\\\"y, z\", f(g, h)", ","), ["a", " {b, c}", " 'd, e'", ' "x\\"y, z"', " f(g, h)"])
+        self.assertEqual(c.hcl_split("c ? {'k': 'a ? b'} : {}", " ? "), ["c", "{'k': 'a ? b'} : {}"])
+
+    def test_wrapped_means_one_bracket_around_everything(self):
+        for text, want in (("{a}", True), ("(merge(a), b)", True), ("{'}': 1}", True), ("{a} and {b}", False), ("(a) + (b)", False), ("a", False)):
+            self.assertEqual(c.hcl_wrapped(text), want, text)
+
+
 class Keys(unittest.TestCase):
     MAPS = """
 locals {
