@@ -2,7 +2,8 @@
 // Builds the deployable edge files from edge/src:
 //   dist/cloudfront-function.js   CloudFront Function, verifier core inlined, minified
 //   dist/lambda-edge/index.js     Lambda@Edge handler, verifier core inlined, readable
-//   dist/waiting-page-rewrite.js  CloudFront Function mapping /vwr/{eventId} to the page, minified
+//   dist/waiting-page-rewrite.js  CloudFront Function mapping /vwr/{eventId} to the page, minified,
+//                                 with the page's address pattern from static/assets/app.js
 // The CloudFront Functions go through terser (pinned in edge/package.json: `npm ci` in edge/
 // first) so that the verifier keeps its budget, at most 7,168 bytes of the 10,240 allowed
 // (edge/README.md, "Build"). The Lambda@Edge handler only loses whole-line comments, blank lines
@@ -37,6 +38,19 @@ function strip(text) {
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('//'))
     .join('\n') + '\n';
+}
+
+// The waiting page's address, /vwr/{eventId}(/): the pattern the page reads the event id with
+// (static/assets/app.js, eventIdFrom), put in the rewrite function at PAGE_PATH_MARKER.
+const PAGE_PATH_MARKER = '/*@@VWR_PAGE_PATH@@*/ null';
+const PAGE_PATH = /\n  function eventIdFrom\(pathname\) \{\n    var m = (\/\^[^\n]*\$\/)\.exec\(pathname \|\| ''\);\n/;
+
+function withPagePath(rewriteSource) {
+  const app = readFileSync(join(here, '..', 'static', 'assets', 'app.js'), 'utf8');
+  const m = PAGE_PATH.exec(app);
+  if (!m) throw new Error("static/assets/app.js: eventIdFrom(pathname) no longer starts with `var m = /^…$/.exec(pathname || '');`");
+  if (!rewriteSource.includes(PAGE_PATH_MARKER)) throw new Error(`waiting-page-rewrite.js lacks ${PAGE_PATH_MARKER}`);
+  return rewriteSource.replace(PAGE_PATH_MARKER, () => m[1]);
 }
 
 function inline(handlerSource) {
@@ -77,7 +91,7 @@ export async function build(fill = {}) {
   const files = {
     'cloudfront-function.js': await minifyFunction(inline(src('cloudfront-function.js'))),
     'lambda-edge/index.js': BANNER + strip(inline(src('lambda-edge.js'))),
-    'waiting-page-rewrite.js': await minifyFunction(src('waiting-page-rewrite.js')),
+    'waiting-page-rewrite.js': await minifyFunction(withPagePath(src('waiting-page-rewrite.js'))),
   };
   for (const [name, text] of Object.entries(files)) {
     let out = text;

@@ -44,9 +44,10 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$ARCH" == x86_64 || "$ARCH" == arm64 ]] || die "--arch must be x86_64 or arm64"
 
-# The waiting page: everything under static/ except tests and READMEs, keyed as in S3.
+# The waiting page: everything under static/ except tests, READMEs and its build script, keyed as
+# in S3.
 static_files() {
-  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -name 'README*' ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 layout() {

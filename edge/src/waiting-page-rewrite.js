@@ -3,9 +3,14 @@
 // served from the one static page, /vwr/index.html; the page reads the event id from the
 // address bar. Assets live two segments deep (/vwr/assets/…) so they never look like an
 // event id; everything else is left as it is.
+//
+// The page's address has one home, the page itself (static/assets/app.js, eventIdFrom): edge/build.mjs
+// puts its pattern here, so the page is served exactly where it can read an event id.
+var PAGE_PATH = /*@@VWR_PAGE_PATH@@*/ null;
+
 function handler(event) {
   var request = event.request;
-  if (/^\/vwr\/[A-Za-z0-9_-]{1,64}\/?$/.test(request.uri) && request.uri !== '/vwr/assets' && request.uri !== '/vwr/assets/') {
+  if (PAGE_PATH.test(request.uri) && request.uri !== '/vwr/assets' && request.uri !== '/vwr/assets/') {
     request.uri = '/vwr/index.html';
   }
   return request;

@@ -121,6 +121,7 @@
 
   // ---- Pure helpers (unit-tested) ------------------------------------------------------
 
+  // ---- Copied from app.js by static/build.mjs (edit it there): fill, queryParam, pickLang ----
   function fill(text, values) {
     return text.replace(/\{(\w+)\}/g, function (m, k) {
       return values[k] === undefined ? m : String(values[k]);
@@ -132,7 +133,8 @@
     var parts = (search || '').replace(/^\?/, '').split('&');
     for (var i = 0; i < parts.length; i++) {
       var eq = parts[i].indexOf('=');
-      if ((eq < 0 ? parts[i] : parts[i].slice(0, eq)) !== name) continue;
+      var key = eq < 0 ? parts[i] : parts[i].slice(0, eq);
+      if (key !== name) continue;
       try {
         return decodeURIComponent(parts[i].slice(eq + 1).replace(/\+/g, ' '));
       } catch (e) {
@@ -153,6 +155,7 @@
     }
     return 'en';
   }
+  // ---- End of the copy ----
 
   /** "3, 2,4" → ['3', '2', '4']; null unless every entry is a whole number. */
   function parseCounts(text) {
@@ -180,15 +183,13 @@
     function el(id) {
       return doc.getElementById(id);
     }
+    // ---- Copied from app.js by static/build.mjs (edit it there): read, number ----
     function read(key) {
       try {
-        return env.storage ? env.storage.getItem(key) : null;
+        return env.storage.getItem(key);
       } catch (e) {
         return null;
       }
-    }
-    function val(id) {
-      return String(el(id).value || '').trim();
     }
     function number(n) {
       try {
@@ -196,6 +197,10 @@
       } catch (e) {
         return String(n);
       }
+    }
+    // ---- End of the copy ----
+    function val(id) {
+      return String(el(id).value || '').trim();
     }
     /** The ticket the waiting page stored for this event ({requestId, …} in localStorage). */
     function storedTicket(eventId) {

@@ -37,7 +37,10 @@ Fails when they disagree:
     and per-IP rate-based rules (60 s window, limits from variables) scoped to assign and
     /api/queue/* — paths that are the routers' — answering 429 with the API's JSON error; the
     distribution uses it, and examples/complete turns it on; the per-IP limits on /api/queue/*
-    hold 100 tier-2 visitors behind one address at the fastest poll hint of the Rust code;
+    hold 100 tier-2 visitors behind one address at the fastest poll hint of the Rust code
+    (dynamic blocks over the module's maps are read as the blocks they make);
+  * the observability module's alarms are the ones its README's table names, each notifies
+    var.alarm_actions on ALARM and OK, and its `moved` blocks land on instances it makes;
   * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
     waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
   * the docs stay true to the code: the README's routes → files map names every route the
@@ -56,6 +59,7 @@ Usage: contract.py [--root DIR]   (prints one line per check and "N passed, M fa
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import glob
 import os
@@ -1299,6 +1303,240 @@ def check_release(checks: Checks, modules: dict) -> None:
     checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
 
 
+# --- HCL evaluation: dynamic blocks and for_each maps --------------------------------------------
+# python-hcl2 gives a block's `dynamic "x" { for_each, content }` as {"x": {"for_each": […],
+# "content": […]}} and every expression that is not a literal as "${…}" text. The checks want the
+# blocks Terraform makes, so these helpers evaluate exactly the forms the modules use, and leave
+# anything else unevaluated (a dynamic block stays dynamic; an expression stays text):
+#   * for_each = local.NAME (a literal map or list of the module's locals), or an iterator's
+#     value (`rule.value.list`);
+#   * for_each = X == null ? [] : [Y] (or != null, or the branches the other way round), X and Y
+#     iterator references (`rule.value.method`);
+#   * in the content, `${it.key}`, `${it.value}`, `${it.value.field…}` for an iterator `it` in
+#     scope (the dynamic block's label or its `iterator`), alone (the value itself: a number,
+#     null, "${var.x}" stays an expression) or inside a string template;
+#   * each.key / each.value.field of a resource whose for_each is a map the same way (for_each_keys
+#     reads its keys).
+
+HCL_PURE_REF = re.compile(r"^\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}$")
+HCL_TEMPLATE_REF = re.compile(r"\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}")
+HCL_NULL_TEST = re.compile(r"^\$\{(\S+) (==|!=) None \? (\[\]|\[(.+)\]) : (\[\]|\[(.+)\])\}$")
+
+
+class HclError(Exception):
+    """An expression of a form these helpers read, that does not evaluate (a missing field)."""
+
+
+def hcl_lookup(path: str, env: dict):
+    """(True, value) of an iterator reference `it.key`, `it.value`, `it.value.a.b` with `it` in
+    env; (False, None) for any other reference (var.*, local.*, …)."""
+    parts = path.split(".")
+    if parts[0] not in env or len(parts) < 2 or parts[1] not in ("key", "value"):
+        return False, None
+    v = env[parts[0]][parts[1]]
+    for p in parts[2:]:
+        if not isinstance(v, dict) or p not in v:
+            raise HclError(f"{path}: no field {p!r} in {v!r}")
+        v = v[p]
+    return True, v
+
+
+def hcl_operand(text: str, env: dict):
+    """(True, value) of a for_each operand: an iterator reference, bare or as '${…}'."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    m = HCL_PURE_REF.match(text)
+    return hcl_lookup(m.group(1) if m else text, env)
+
+
+def hcl_subst(v, env: dict):
+    """v with the iterator references of env replaced, recursively."""
+    if isinstance(v, dict):
+        return {k: hcl_subst(x, env) for k, x in v.items()}
+    if isinstance(v, list):
+        return [hcl_subst(x, env) for x in v]
+    if not isinstance(v, str) or "${" not in v:
+        return v
+    m = HCL_PURE_REF.match(v)
+    if m:
+        found, value = hcl_lookup(m.group(1), env)
+        return value if found else v
+
+    def one(m: re.Match) -> str:
+        found, value = hcl_lookup(m.group(1), env)
+        if not found:
+            return m.group(0)
+        if value is None or isinstance(value, (dict, list)):
+            raise HclError(f"{v!r}: {m.group(1)} is {value!r}, not text")
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return HCL_TEMPLATE_REF.sub(one, v)
+
+
+def hcl_items(v) -> list[tuple]:
+    """(key, value) pairs of a map, (index, value) of a list; None for anything else."""
+    if isinstance(v, dict):
+        return [(k, x) for k, x in v.items() if not k.startswith("__")]
+    if isinstance(v, list):
+        return list(enumerate(v))
+    return None
+
+
+def for_each_items(expr, env: dict, local: dict) -> list[tuple] | None:
+    """What a for_each iterates over, as (key, value) pairs, or None when it is not a form
+    these helpers read."""
+    expr = first(expr)
+    if not isinstance(expr, str):
+        return hcl_items(expr)
+    m = HCL_PURE_REF.match(expr)
+    if m:
+        ref = m.group(1).split(".")
+        if ref[0] == "local" and len(ref) == 2 and ref[1] in local:
+            return hcl_items(local[ref[1]])
+        found, value = hcl_lookup(m.group(1), env)
+        return hcl_items(value) if found else None
+    m = HCL_NULL_TEST.match(expr)
+    if m:
+        found, value = hcl_operand(m.group(1), env)
+        if not found:
+            return None
+        branch = (m.group(3), m.group(4)) if (value is None) == (m.group(2) == "==") else (m.group(5), m.group(6))
+        if branch[0] == "[]":
+            return []
+        found, item = hcl_operand(branch[1], env)
+        return [(0, item)] if found else None
+    return None
+
+
+def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
+    """body with every dynamic block whose for_each these helpers read replaced by the blocks it
+    makes (after the static blocks of the same name), nested ones included; other dynamic blocks
+    stay, their content evaluated as far as the iterators in scope go."""
+    env = env or {}
+    out: dict = {}
+    made: dict[str, list] = {}
+    kept = []
+    for key, v in body.items():
+        if key == "dynamic":
+            for dyn in v:
+                for name, spec in dyn.items():
+                    items = for_each_items(spec.get("for_each"), env, local)
+                    contents = spec.get("content", [])
+                    contents = contents if isinstance(contents, list) else [contents]
+                    if items is None:
+                        kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env), "content": [expand_dynamic(c, local, env) for c in contents]}})
+                        continue
+                    it = re.sub(r"^\$\{(\w+)\}$", r"\1", str(first(spec.get("iterator")) or name))
+                    for k, value in items:
+                        for c in contents:
+                            made.setdefault(name, []).append(expand_dynamic(c, local, {**env, it: {"key": k, "value": value}}))
+        elif isinstance(v, list) and v and all(isinstance(b, dict) for b in v):
+            out[key] = [expand_dynamic(b, local, env) for b in v]
+        else:
+            out[key] = hcl_subst(v, env)
+    for name, blocks_ in made.items():
+        out[name] = out.get(name, []) + blocks_
+    if kept:
+        out["dynamic"] = kept
+    return out
+
+
+def hcl_scan(text: str):
+    """(index, bracket depth) of each character of an expression outside quotes; the depth
+    goes below 0 where a bracket closes that text did not open."""
+    depth, quote, escaped = 0, None, False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in ")]}":
+            depth -= 1
+        yield i, depth
+        if ch in "([{":
+            depth += 1
+
+
+def hcl_split(text: str, sep: str) -> list[str]:
+    """text cut at each `sep` outside brackets and quotes."""
+    cuts = [i for i, depth in hcl_scan(text) if depth == 0 and text.startswith(sep, i)]
+    parts, start = [], 0
+    for i in cuts:
+        if i >= start:
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return parts + [text[start:]]
+
+
+def hcl_wrapped(text: str) -> bool:
+    """Whether text is one bracketed expression: `{…}` or `(…)` whose first bracket closes last."""
+    depths = [d for _i, d in hcl_scan(text)]
+    return len(text) >= 2 and text[0] in "([{" and text[-1] in ")]}" and depths[-1] == 0 and min(depths[1:-1] or [1]) >= 1
+
+
+def hcl_keys(v, local: dict) -> list[str] | None:
+    """The keys of a map expression as python-hcl2 gives it, or None when they cannot be read:
+    a literal map, local.NAME, merge(…) of maps, `cond ? A : B` (both, as if either held),
+    `{ for k, v in MAP : KEY => … }` (any `if`, as if it held) with KEY `k` or a template of
+    it. An operand that cannot be read makes the whole None."""
+    if isinstance(v, dict):
+        return [k for k in v if not k.startswith("__")]
+    if not isinstance(v, str):
+        return None
+    t = v.strip()
+    if t.startswith("${") and hcl_wrapped(t[1:]):
+        t = t[2:-1].strip()
+    m = re.fullmatch(r"local\.(\w+)", t)
+    if m:
+        return hcl_keys(local[m.group(1)], local) if m.group(1) in local else None
+    m = re.fullmatch(r"merge(\(.*\))", t, re.S)
+    if m and hcl_wrapped(m.group(1)):
+        out: list[str] = []
+        for arg in hcl_split(m.group(1)[1:-1], ","):
+            keys = hcl_keys(arg, local)
+            if keys is None:
+                return None
+            out += [k for k in keys if k not in out]
+        return out
+    cond = hcl_split(t, " ? ")
+    if len(cond) == 2 and len(hcl_split(cond[1], " : ")) == 2:
+        a, b = (hcl_keys(x, local) for x in hcl_split(cond[1], " : "))
+        return None if a is None or b is None else a + [k for k in b if k not in a]
+    m = re.fullmatch(r"\{for (\w+) , \w+ in (.*)\}", t, re.S)
+    if m:
+        head = hcl_split(m.group(2), " : ")
+        arrow = hcl_split(" : ".join(head[1:]), " => ")
+        source = hcl_keys(head[0], local)
+        if len(head) < 2 or len(arrow) < 2 or source is None:
+            return None
+        key = arrow[0].strip()
+        if key == m.group(1):
+            return source
+        if len(key) >= 2 and key[0] == key[-1] == '"':
+            return [key[1:-1].replace("${" + m.group(1) + "}", k) for k in source]
+        return None
+    if t.startswith("{") and t.endswith("}"):
+        inner = t[1:-1].strip()
+        if not inner:
+            return []
+        out = []
+        for item in hcl_split(inner, ","):
+            kv = hcl_split(item, ": ")
+            try:
+                out.append(str(ast.literal_eval(kv[0].strip())))
+            except (ValueError, SyntaxError):
+                return None
+        return out
+    return None
+
+
 def check_waf(root: str, checks: Checks, modules: dict) -> None:
     """The edge module's web ACL: CLOUDFRONT scope in us-east-1, the managed groups of
     WAF_MANAGED_GROUPS blocking, per-IP rate-based rules over WAF_WINDOW_SECONDS scoped to the
@@ -1345,6 +1583,11 @@ def check_waf(root: str, checks: Checks, modules: dict) -> None:
         problems.append(f"expected one aws_wafv2_web_acl in {edge_dir}, found {len(acls)}")
     for acl_name, acl in acls.items():
         where = f"{edge_dir} aws_wafv2_web_acl.{acl_name}"
+        try:
+            acl = expand_dynamic(acl, local)
+        except HclError as e:
+            problems.append(f"{where}: {e}")
+            continue
         if first(acl.get("scope")) != "CLOUDFRONT":
             problems.append(f"{where}: scope {first(acl.get('scope'))!r}, want CLOUDFRONT")
         if first(acl.get("provider")) != "${aws.us_east_1}":
@@ -1551,6 +1794,11 @@ def check_waf_queue_nat(root: str, checks: Checks, modules: dict) -> None:
     need = WAF_QUEUE_NAT_VISITORS * per_visitor
     seen = []
     for acl_name, acl in blocks(edge, "resource", "aws_wafv2_web_acl").items():
+        try:
+            acl = expand_dynamic(acl, locals_of(edge))
+        except HclError as e:
+            problems.append(f"{edge_dir} aws_wafv2_web_acl.{acl_name}: {e}")
+            continue
         for r in acl.get("rule", []):
             for st in r.get("statement", []):
                 rate = (st.get("rate_based_statement") or [None])[0]
@@ -1605,6 +1853,69 @@ def check_waf_queue_nat(root: str, checks: Checks, modules: dict) -> None:
         f"({how}; {', '.join(sorted(set(seen))) or 'none'} ≥ {need:g})",
         problems,
     )
+
+
+def check_alarms(root: str, checks: Checks, modules: dict) -> None:
+    """The observability module's alarms are the ones its README's table names (every row's
+    alarm exists, every alarm has a row; `<…>` stands for any key), each notifies
+    var.alarm_actions when it fires and when it recovers, and every `moved` block leaves an
+    address no longer declared for an instance the module makes."""
+    problems = []
+    obs_dir = "terraform/modules/observability"
+    obs = modules.get(obs_dir, {})
+    local = locals_of(obs)
+    alarms = blocks(obs, "resource", "aws_cloudwatch_metric_alarm")
+    instances: dict[str, list[str] | None] = {}
+    names: dict[str, str] = {}
+    for name, body in alarms.items():
+        where = f"{obs_dir} aws_cloudwatch_metric_alarm.{name}"
+        for arg in ("alarm_actions", "ok_actions"):
+            if first(body.get(arg)) != "${var.alarm_actions}":
+                problems.append(f"{where}: {arg} is {first(body.get(arg))!r}, want var.alarm_actions")
+        template = str(first(body.get("alarm_name"))).replace("${var.name}", "<name>")
+        keys = hcl_keys(first(body["for_each"]), local) if "for_each" in body else [None]
+        instances[name] = keys if "for_each" in body else None
+        for key in keys if keys is not None else ["*"]:
+            try:
+                alarm = hcl_subst(template, {"each": {"key": key, "value": None}}) if key is not None else template
+            except HclError as e:
+                problems.append(f"{where}: {e}")
+                continue
+            if "${" in alarm:
+                problems.append(f"{where}: alarm_name {template!r} does not read as a name")
+            names[alarm] = where
+
+    # The README's table: `<name>-…` names in its first column.
+    with open(os.path.join(root, obs_dir, "README.md"), encoding="utf-8") as fh:
+        rows = [line.split("|")[1] for line in fh if line.startswith("| `")]
+    documented = [n for row in rows for n in re.findall(r"`(<name>-[^`]+)`", row)]
+
+    def pattern(n: str) -> str:
+        return "<name>" + re.sub(r"<[^>]+>", "*", n[len("<name>"):])
+
+    for alarm, where in sorted(names.items()):
+        if not any(fnmatch.fnmatchcase(alarm, pattern(d)) or pattern(alarm) == pattern(d) for d in documented):
+            problems.append(f"{where}: alarm {alarm} has no row in {obs_dir}/README.md")
+    for d in documented:
+        if not any(fnmatch.fnmatchcase(a, pattern(d)) or pattern(a) == pattern(d) for a in names):
+            problems.append(f"{obs_dir}/README.md names {d}, which the module does not make")
+
+    # moved blocks: from an address gone, to one the module makes.
+    address = re.compile(r'^\$\{(\w+)\.(\w+)(?:\[(?:"([^"]*)"|(\d+))\])?\}$')
+    for block in obs.get("moved", []):
+        frm, to = (address.match(str(first(block.get(k)))) for k in ("from", "to"))
+        if not frm or not to:
+            problems.append(f"{obs_dir} moved {first(block.get('from'))} → {first(block.get('to'))}: not resource addresses")
+            continue
+        if blocks(obs, "resource", frm.group(1)).get(frm.group(2)) is not None:
+            problems.append(f"{obs_dir} moved from {frm.group(1)}.{frm.group(2)}, which is still declared")
+        target = blocks(obs, "resource", to.group(1)).get(to.group(2))
+        keys = instances.get(to.group(2)) if to.group(1) == "aws_cloudwatch_metric_alarm" else None
+        if target is None:
+            problems.append(f"{obs_dir} moved to {to.group(1)}.{to.group(2)}, which is not declared")
+        elif to.group(3) is not None and ("for_each" not in target or (keys is not None and to.group(3) not in keys)):
+            problems.append(f"{obs_dir} moved to {to.group(1)}.{to.group(2)}[{to.group(3)!r}], a key its for_each does not make ({keys})")
+    checks.check(f"alarms of {obs_dir} = its README's table ({len(names)} names), each notifies var.alarm_actions, moved blocks land on made instances", problems)
 
 
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:
@@ -1897,6 +2208,7 @@ def main() -> int:
     check_release(checks, modules)
     check_waf(root, checks, modules)
     check_waf_queue_nat(root, checks, modules)
+    check_alarms(root, checks, modules)
     check_verifier_behaviours(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_checkov_skips(root, checks)

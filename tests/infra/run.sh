@@ -3,6 +3,7 @@
 #   1. contract.py: every .tf file parses; code, packaging and Terraform agree (environment,
 #      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons), and
 #      so do the docs (the README's routes map and size, docs/settings.md's variables);
+#      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
 #   2. checkov on terraform/: fails on any finding not skipped inline with a reason;
 #   3. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
 #   4. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
@@ -41,6 +42,9 @@ fi
 
 step "contract: code ⇄ packaging ⇄ Terraform ⇄ docs"
 if "$VENV/bin/python" "$HERE/contract.py" --root "$ROOT"; then ok; else fail "contract"; fi
+
+step "contract: HCL evaluation (dynamic blocks, for_each maps)"
+if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract HCL evaluation"; fi
 
 step "checkov on terraform/"
 if "$VENV/bin/checkov" --directory "$ROOT/terraform" --framework terraform --skip-download \

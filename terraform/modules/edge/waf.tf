@@ -15,6 +15,17 @@ locals {
   # The rate-based rules count over 60 s (the shortest WAF window), so the limits are per minute.
   waf_window_seconds = 60
 
+  # The per-IP rate rules (rate-<key>): what each counts (paths starting with `path`; only
+  # `method` requests where one is given) and its limit per minute.
+  waf_rate_rules = {
+    # Joining the line: POST /vwr-api/vwr/assign/{eventId}.
+    assign = { priority = 10, path = "/vwr-api/vwr/assign/", method = "POST", limit = var.waf_assign_limit_per_minute }
+    # Redeeming a ticket: GET /vwr-api/vwr/check/{eventId}/{requestId}.
+    check = { priority = 11, path = "/vwr-api/vwr/check/", method = null, limit = var.waf_check_limit_per_minute }
+    # Tier 2: every /api/queue/* request (check, status, heartbeat, leave, JWKS), any method.
+    queue = { priority = 12, path = "/api/queue/", method = null, limit = var.waf_queue_limit_per_minute }
+  }
+
   # Cookies and the vwr token headers never reach the WAF logs: a ticket, its request secret or an
   # entry token read from a log would let someone take a visitor's place.
   waf_redacted_headers = ["cookie", "authorization", "x-vwr-token", "x-vwr-request-secret", "x-vwr-enqueue-token", "x-queue-entry-token"]
@@ -120,47 +131,49 @@ resource "aws_wafv2_web_acl" "this" {
   }
 
   # --- Per-IP rate limits ---------------------------------------------------------------------
-  # Each counts, per client IP, the requests its scope-down statement matches over the last
-  # minute; while a client is above the limit its matching requests get the 429 (or are only
-  # counted: var.waf_rate_limit_action). The path is URL-decoded and normalised first, so
-  # /vwr-api/vwr/%61ssign/… or /vwr-api/vwr/./assign/… are counted too.
+  # One rule per entry of local.waf_rate_rules, named rate-<key>. Each counts, per client IP, the
+  # requests its scope-down statement matches over the last minute; while a client is above the
+  # limit its matching requests get the 429 (or are only counted: var.waf_rate_limit_action).
+  # The path is URL-decoded and normalised first, so /vwr-api/vwr/%61ssign/… or
+  # /vwr-api/vwr/./assign/… are counted too.
+  dynamic "rule" {
+    for_each = local.waf_rate_rules
+    content {
+      name     = "rate-${rule.key}"
+      priority = rule.value.priority
 
-  # Joining the line: POST /vwr-api/vwr/assign/{eventId}.
-  rule {
-    name     = "rate-assign"
-    priority = 10
-
-    action {
-      dynamic "block" {
-        for_each = var.waf_rate_limit_action == "block" ? [1] : []
-        content {
-          custom_response {
-            response_code            = 429
-            custom_response_body_key = "rate-limited"
-            response_header {
-              name  = "Retry-After"
-              value = tostring(local.waf_window_seconds)
+      action {
+        dynamic "block" {
+          for_each = var.waf_rate_limit_action == "block" ? [1] : []
+          content {
+            custom_response {
+              response_code            = 429
+              custom_response_body_key = "rate-limited"
+              response_header {
+                name  = "Retry-After"
+                value = tostring(local.waf_window_seconds)
+              }
             }
           }
         }
+        dynamic "count" {
+          for_each = var.waf_rate_limit_action == "count" ? [1] : []
+          content {}
+        }
       }
-      dynamic "count" {
-        for_each = var.waf_rate_limit_action == "count" ? [1] : []
-        content {}
-      }
-    }
 
-    statement {
-      rate_based_statement {
-        aggregate_key_type    = "IP"
-        limit                 = var.waf_assign_limit_per_minute
-        evaluation_window_sec = local.waf_window_seconds
+      statement {
+        rate_based_statement {
+          aggregate_key_type    = "IP"
+          limit                 = rule.value.limit
+          evaluation_window_sec = local.waf_window_seconds
 
-        scope_down_statement {
-          and_statement {
-            statement {
-              byte_match_statement {
-                search_string         = "/vwr-api/vwr/assign/"
+          scope_down_statement {
+            # Any method: the path alone.
+            dynamic "byte_match_statement" {
+              for_each = rule.value.method == null ? [rule.value.path] : []
+              content {
+                search_string         = byte_match_statement.value
                 positional_constraint = "STARTS_WITH"
                 field_to_match {
                   uri_path {}
@@ -175,144 +188,51 @@ resource "aws_wafv2_web_acl" "this" {
                 }
               }
             }
-            statement {
-              byte_match_statement {
-                search_string         = "POST"
-                positional_constraint = "EXACTLY"
-                field_to_match {
-                  method {}
+            # One method: the path and the method.
+            dynamic "and_statement" {
+              for_each = rule.value.method == null ? [] : [rule.value.method]
+              content {
+                statement {
+                  byte_match_statement {
+                    search_string         = rule.value.path
+                    positional_constraint = "STARTS_WITH"
+                    field_to_match {
+                      uri_path {}
+                    }
+                    text_transformation {
+                      priority = 0
+                      type     = "URL_DECODE"
+                    }
+                    text_transformation {
+                      priority = 1
+                      type     = "NORMALIZE_PATH"
+                    }
+                  }
                 }
-                text_transformation {
-                  priority = 0
-                  type     = "NONE"
+                statement {
+                  byte_match_statement {
+                    search_string         = and_statement.value
+                    positional_constraint = "EXACTLY"
+                    field_to_match {
+                      method {}
+                    }
+                    text_transformation {
+                      priority = 0
+                      type     = "NONE"
+                    }
+                  }
                 }
               }
             }
           }
         }
       }
-    }
 
-    visibility_config {
-      cloudwatch_metrics_enabled = true
-      metric_name                = "${var.name}-rate-assign"
-      sampled_requests_enabled   = true
-    }
-  }
-
-  # Redeeming a ticket: GET /vwr-api/vwr/check/{eventId}/{requestId}.
-  rule {
-    name     = "rate-check"
-    priority = 11
-
-    action {
-      dynamic "block" {
-        for_each = var.waf_rate_limit_action == "block" ? [1] : []
-        content {
-          custom_response {
-            response_code            = 429
-            custom_response_body_key = "rate-limited"
-            response_header {
-              name  = "Retry-After"
-              value = tostring(local.waf_window_seconds)
-            }
-          }
-        }
+      visibility_config {
+        cloudwatch_metrics_enabled = true
+        metric_name                = "${var.name}-rate-${rule.key}"
+        sampled_requests_enabled   = true
       }
-      dynamic "count" {
-        for_each = var.waf_rate_limit_action == "count" ? [1] : []
-        content {}
-      }
-    }
-
-    statement {
-      rate_based_statement {
-        aggregate_key_type    = "IP"
-        limit                 = var.waf_check_limit_per_minute
-        evaluation_window_sec = local.waf_window_seconds
-
-        scope_down_statement {
-          byte_match_statement {
-            search_string         = "/vwr-api/vwr/check/"
-            positional_constraint = "STARTS_WITH"
-            field_to_match {
-              uri_path {}
-            }
-            text_transformation {
-              priority = 0
-              type     = "URL_DECODE"
-            }
-            text_transformation {
-              priority = 1
-              type     = "NORMALIZE_PATH"
-            }
-          }
-        }
-      }
-    }
-
-    visibility_config {
-      cloudwatch_metrics_enabled = true
-      metric_name                = "${var.name}-rate-check"
-      sampled_requests_enabled   = true
-    }
-  }
-
-  # Tier 2: every /api/queue/* request (check, status, heartbeat, leave, JWKS), any method.
-  rule {
-    name     = "rate-queue"
-    priority = 12
-
-    action {
-      dynamic "block" {
-        for_each = var.waf_rate_limit_action == "block" ? [1] : []
-        content {
-          custom_response {
-            response_code            = 429
-            custom_response_body_key = "rate-limited"
-            response_header {
-              name  = "Retry-After"
-              value = tostring(local.waf_window_seconds)
-            }
-          }
-        }
-      }
-      dynamic "count" {
-        for_each = var.waf_rate_limit_action == "count" ? [1] : []
-        content {}
-      }
-    }
-
-    statement {
-      rate_based_statement {
-        aggregate_key_type    = "IP"
-        limit                 = var.waf_queue_limit_per_minute
-        evaluation_window_sec = local.waf_window_seconds
-
-        scope_down_statement {
-          byte_match_statement {
-            search_string         = "/api/queue/"
-            positional_constraint = "STARTS_WITH"
-            field_to_match {
-              uri_path {}
-            }
-            text_transformation {
-              priority = 0
-              type     = "URL_DECODE"
-            }
-            text_transformation {
-              priority = 1
-              type     = "NORMALIZE_PATH"
-            }
-          }
-        }
-      }
-    }
-
-    visibility_config {
-      cloudwatch_metrics_enabled = true
-      metric_name                = "${var.name}-rate-queue"
-      sampled_requests_enabled   = true
     }
   }
 

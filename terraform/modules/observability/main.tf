@@ -71,19 +71,38 @@ resource "aws_cloudwatch_metric_alarm" "api_5xx" {
 # this module in us-east-1; elsewhere the "protected-api" source watches the protected-API gate
 # in front of the booking backend (regional). A metric alarm, not a composite one: the advancer
 # asks DescribeAlarms for metric alarms, on their ARNs only.
+#
+# Not one resource with api_5xx: its name goes to the tier-1 module, so it must not depend on
+# the tier modules' outputs (a cycle).
 
 locals {
   origin_5xx_source = var.origin_5xx == null ? null : var.origin_5xx.source
-  origin_5xx_alarms = concat(
-    [for a in aws_cloudwatch_metric_alarm.origin_5xx_cloudfront : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.origin_5xx_gate : a.alarm_name],
-  )
+  # What var.origin_5xx names, "" where it names nothing: the preconditions say what is missing.
+  origin_5xx = { for k in ["distribution_id", "api_name", "api_stage"] : k => try(var.origin_5xx[k], null) == null ? "" : var.origin_5xx[k] }
+  # The alarm's sources: what differs between them. The one of var.origin_5xx is made.
+  origin_5xx_sources = {
+    cloudfront = {
+      through = "CloudFront ${local.origin_5xx.distribution_id}"
+      # 5xxErrorRate is a percentage already.
+      rate       = "errors"
+      errors     = { namespace = "AWS/CloudFront", metric_name = "5xxErrorRate", stat = "Average" }
+      requests   = { namespace = "AWS/CloudFront", metric_name = "Requests", stat = "Sum" }
+      dimensions = { DistributionId = local.origin_5xx.distribution_id, Region = "Global" }
+    }
+    protected-api = {
+      through    = "the protected-API gate ${local.origin_5xx.api_name} (the booking backend behind it)"
+      rate       = "100 * errors / requests"
+      errors     = { namespace = "AWS/ApiGateway", metric_name = "5XXError", stat = "Sum" }
+      requests   = { namespace = "AWS/ApiGateway", metric_name = "Count", stat = "Sum" }
+      dimensions = { ApiName = local.origin_5xx.api_name, Stage = local.origin_5xx.api_stage }
+    }
+  }
 }
 
-resource "aws_cloudwatch_metric_alarm" "origin_5xx_cloudfront" {
-  count               = local.origin_5xx_source == "cloudfront" ? 1 : 0
+resource "aws_cloudwatch_metric_alarm" "origin_5xx" {
+  for_each            = { for k, source in local.origin_5xx_sources : k => source if k == local.origin_5xx_source }
   alarm_name          = "${var.name}-origin-5xx"
-  alarm_description   = "More than ${var.origin_5xx_percent}% of the requests through CloudFront ${var.origin_5xx.distribution_id} fail with 5xx in 2 of 3 minutes (only with >= ${var.origin_5xx_min_requests} requests per minute). In the advancer's VWR_HEALTH_ALARMS it holds the waiting room's outflow (docs/outflow.md#health-gate)."
+  alarm_description   = "More than ${var.origin_5xx_percent}% of the requests through ${each.value.through} fail with 5xx in 2 of 3 minutes (only with >= ${var.origin_5xx_min_requests} requests per minute). In the advancer's VWR_HEALTH_ALARMS it holds the waiting room's outflow (docs/outflow.md#health-gate)."
   comparison_operator = "GreaterThanThreshold"
   threshold           = var.origin_5xx_percent
   evaluation_periods  = 3
@@ -94,131 +113,172 @@ resource "aws_cloudwatch_metric_alarm" "origin_5xx_cloudfront" {
 
   metric_query {
     id          = "rate"
-    expression  = "IF(requests >= ${var.origin_5xx_min_requests}, errors, 0)"
+    expression  = "IF(requests >= ${var.origin_5xx_min_requests}, ${each.value.rate}, 0)"
     label       = "origin 5xx %"
     return_data = true
   }
   metric_query {
     id = "errors"
     metric {
-      namespace   = "AWS/CloudFront"
-      metric_name = "5xxErrorRate"
-      dimensions  = { DistributionId = var.origin_5xx.distribution_id, Region = "Global" }
+      namespace   = each.value.errors.namespace
+      metric_name = each.value.errors.metric_name
+      dimensions  = each.value.dimensions
       period      = 60
-      stat        = "Average"
+      stat        = each.value.errors.stat
     }
   }
   metric_query {
     id = "requests"
     metric {
-      namespace   = "AWS/CloudFront"
-      metric_name = "Requests"
-      dimensions  = { DistributionId = var.origin_5xx.distribution_id, Region = "Global" }
+      namespace   = each.value.requests.namespace
+      metric_name = each.value.requests.metric_name
+      dimensions  = each.value.dimensions
       period      = 60
-      stat        = "Sum"
+      stat        = each.value.requests.stat
     }
   }
 
   lifecycle {
     precondition {
-      condition     = data.aws_region.current.name == "us-east-1"
+      condition     = each.key != "cloudfront" || data.aws_region.current.name == "us-east-1"
       error_message = "origin_5xx.source = \"cloudfront\" needs this module in us-east-1: CloudFront publishes its metrics there only, an alarm cannot watch another region's metrics, and the advancer reads alarms of its own region. Use source = \"protected-api\", or an alarm of your own origin in this region (tier-1 health_alarm_names)."
     }
     precondition {
-      condition     = try(length(var.origin_5xx.distribution_id) > 0, false)
+      condition     = each.key != "cloudfront" || length(local.origin_5xx.distribution_id) > 0
       error_message = "origin_5xx.source = \"cloudfront\" needs origin_5xx.distribution_id."
     }
-  }
-}
-
-resource "aws_cloudwatch_metric_alarm" "origin_5xx_gate" {
-  count               = local.origin_5xx_source == "protected-api" ? 1 : 0
-  alarm_name          = "${var.name}-origin-5xx"
-  alarm_description   = "More than ${var.origin_5xx_percent}% of the requests through the protected-API gate ${var.origin_5xx.api_name} (the booking backend behind it) fail with 5xx in 2 of 3 minutes (only with >= ${var.origin_5xx_min_requests} requests per minute). In the advancer's VWR_HEALTH_ALARMS it holds the waiting room's outflow (docs/outflow.md#health-gate)."
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = var.origin_5xx_percent
-  evaluation_periods  = 3
-  datapoints_to_alarm = 2
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-
-  metric_query {
-    id          = "rate"
-    expression  = "IF(requests >= ${var.origin_5xx_min_requests}, 100 * errors / requests, 0)"
-    label       = "origin 5xx %"
-    return_data = true
-  }
-  metric_query {
-    id = "errors"
-    metric {
-      namespace   = "AWS/ApiGateway"
-      metric_name = "5XXError"
-      dimensions  = { ApiName = var.origin_5xx.api_name, Stage = var.origin_5xx.api_stage }
-      period      = 60
-      stat        = "Sum"
-    }
-  }
-  metric_query {
-    id = "requests"
-    metric {
-      namespace   = "AWS/ApiGateway"
-      metric_name = "Count"
-      dimensions  = { ApiName = var.origin_5xx.api_name, Stage = var.origin_5xx.api_stage }
-      period      = 60
-      stat        = "Sum"
-    }
-  }
-
-  lifecycle {
     precondition {
-      condition     = try(length(var.origin_5xx.api_name) > 0 && length(var.origin_5xx.api_stage) > 0, false)
+      condition     = each.key != "protected-api" || (length(local.origin_5xx.api_name) > 0 && length(local.origin_5xx.api_stage) > 0)
       error_message = "origin_5xx.source = \"protected-api\" needs origin_5xx.api_name and api_stage (the tier-2 module's protected_api_name and protected_api_stage)."
     }
   }
 }
 
 # ---------------------------------------------------------------------------------------------
-# Lambda errors and throttles
+# Alarms on one metric: one per entry of local.metric_alarms (<name>-<key>).
+#
+# - <function>-errors, <function>-throttles: every Lambda function; a scheduled one alarms on any
+#   error.
+# - tier1-advancer-not-running, tier2-worker-not-running: completed scheduled runs (a log metric
+#   below). Missing runs = the schedule, the role or the function is broken, and nobody is being
+#   let in: missing data breaches.
+# - tier2-notice-failures, tier2-notice-dlq: admission notices.
+#
+# A conditional entry stands alone in its `cond ? { … } : {}`: entries of different types in one
+# object cannot be unified with the empty one.
 
-resource "aws_cloudwatch_metric_alarm" "errors" {
-  for_each            = local.all_functions
-  alarm_name          = "${var.name}-${each.key}-errors"
-  alarm_description   = "${each.value} reports errors (start-up failures are logged as event=startup_failed)."
-  namespace           = "AWS/Lambda"
-  metric_name         = "Errors"
-  dimensions          = { FunctionName = each.value }
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = contains(keys(local.scheduled), each.key) ? 0 : var.function_error_threshold
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
+locals {
+  metric_alarms = merge(
+    { for k, fn in local.all_functions : "${k}-errors" => {
+      description         = "${fn} reports errors (start-up failures are logged as event=startup_failed)."
+      namespace           = "AWS/Lambda"
+      metric_name         = "Errors"
+      dimensions          = { FunctionName = fn }
+      statistic           = "Sum"
+      period              = 300
+      evaluation_periods  = 1
+      datapoints_to_alarm = null
+      comparison_operator = "GreaterThanThreshold"
+      threshold           = contains(keys(local.scheduled), k) ? 0 : var.function_error_threshold
+      treat_missing_data  = "notBreaching"
+    } },
+    { for k, fn in local.all_functions : "${k}-throttles" => {
+      description         = "${fn} is throttled: its reserved or the account's concurrency is exhausted."
+      namespace           = "AWS/Lambda"
+      metric_name         = "Throttles"
+      dimensions          = { FunctionName = fn }
+      statistic           = "Sum"
+      period              = 60
+      evaluation_periods  = 3
+      datapoints_to_alarm = 2
+      comparison_operator = "GreaterThanThreshold"
+      threshold           = 0
+      treat_missing_data  = "notBreaching"
+    } },
+    {
+      "tier1-advancer-not-running" = {
+        description         = "Fewer than 3 completed advancer runs in 5 minutes: servingCounter is not advancing (check the schedule ${var.name}-tier1-advancer and the function's logs)."
+        namespace           = local.namespace
+        metric_name         = aws_cloudwatch_log_metric_filter.advancer_runs.metric_transformation[0].name
+        dimensions          = null
+        statistic           = "Sum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "LessThanThreshold"
+        threshold           = 3
+        treat_missing_data  = "breaching"
+      }
+    },
+    local.tier2 ? {
+      "tier2-worker-not-running" = {
+        description         = "Fewer than 3 completed admission-worker runs in 5 minutes: nobody is admitted from the tier-2 lines."
+        namespace           = local.namespace
+        metric_name         = aws_cloudwatch_log_metric_filter.worker_runs[0].metric_transformation[0].name
+        dimensions          = null
+        statistic           = "Sum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "LessThanThreshold"
+        threshold           = 3
+        treat_missing_data  = "breaching"
+      }
+    } : {},
+    local.tier2 ? {
+      "tier2-notice-failures" = {
+        description         = "Admission notices fail to reach SQS (admissions still happen; consumers miss notices). Look for tier2.notice_send_failed / notice_dropped."
+        namespace           = local.namespace
+        metric_name         = aws_cloudwatch_log_metric_filter.notice_failures[0].metric_transformation[0].name
+        dimensions          = null
+        statistic           = "Sum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "GreaterThanThreshold"
+        threshold           = var.notice_failure_threshold
+        treat_missing_data  = "notBreaching"
+      }
+    } : {},
+    local.tier2 ? {
+      "tier2-notice-dlq" = {
+        description         = "Admission notices reached the dead-letter queue ${var.tier2.notice_dlq_name}: a consumer keeps failing on them."
+        namespace           = "AWS/SQS"
+        metric_name         = "ApproximateNumberOfMessagesVisible"
+        dimensions          = { QueueName = var.tier2.notice_dlq_name }
+        statistic           = "Maximum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "GreaterThanThreshold"
+        threshold           = 0
+        treat_missing_data  = "notBreaching"
+      }
+    } : {},
+  )
 }
 
-resource "aws_cloudwatch_metric_alarm" "throttles" {
-  for_each            = local.all_functions
-  alarm_name          = "${var.name}-${each.key}-throttles"
-  alarm_description   = "${each.value} is throttled: its reserved or the account's concurrency is exhausted."
-  namespace           = "AWS/Lambda"
-  metric_name         = "Throttles"
-  dimensions          = { FunctionName = each.value }
-  statistic           = "Sum"
-  period              = 60
-  evaluation_periods  = 3
-  datapoints_to_alarm = 2
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = 0
-  treat_missing_data  = "notBreaching"
+resource "aws_cloudwatch_metric_alarm" "metric" {
+  for_each            = local.metric_alarms
+  alarm_name          = "${var.name}-${each.key}"
+  alarm_description   = each.value.description
+  namespace           = each.value.namespace
+  metric_name         = each.value.metric_name
+  dimensions          = each.value.dimensions
+  statistic           = each.value.statistic
+  period              = each.value.period
+  evaluation_periods  = each.value.evaluation_periods
+  datapoints_to_alarm = each.value.datapoints_to_alarm
+  comparison_operator = each.value.comparison_operator
+  threshold           = each.value.threshold
+  treat_missing_data  = each.value.treat_missing_data
   alarm_actions       = var.alarm_actions
   ok_actions          = var.alarm_actions
 }
 
 # ---------------------------------------------------------------------------------------------
-# Scheduled runs: one log line per completed invocation. Missing runs = the schedule, the role or
-# the function is broken, and nobody is being let in.
+# Log metrics: one log line per completed scheduled run (advancer, worker), the refused proofs,
+# the failed admission notices.
 
 resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
   name           = "${var.name}-advancer-runs"
@@ -231,21 +291,6 @@ resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
     value         = "1"
     default_value = "0"
   }
-}
-
-resource "aws_cloudwatch_metric_alarm" "advancer_not_running" {
-  alarm_name          = "${var.name}-tier1-advancer-not-running"
-  alarm_description   = "Fewer than 3 completed advancer runs in 5 minutes: servingCounter is not advancing (check the schedule ${var.name}-tier1-advancer and the function's logs)."
-  namespace           = local.namespace
-  metric_name         = aws_cloudwatch_log_metric_filter.advancer_runs.metric_transformation[0].name
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "LessThanThreshold"
-  threshold           = 3
-  treat_missing_data  = "breaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
 }
 
 # Refused proofs (docs/abuse.md): a ticket checked without its secret (stolen or pasted), a bad
@@ -278,20 +323,18 @@ resource "aws_cloudwatch_log_metric_filter" "worker_runs" {
   }
 }
 
-resource "aws_cloudwatch_metric_alarm" "worker_not_running" {
-  count               = local.tier2 ? 1 : 0
-  alarm_name          = "${var.name}-tier2-worker-not-running"
-  alarm_description   = "Fewer than 3 completed admission-worker runs in 5 minutes: nobody is admitted from the tier-2 lines."
-  namespace           = local.namespace
-  metric_name         = aws_cloudwatch_log_metric_filter.worker_runs[0].metric_transformation[0].name
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "LessThanThreshold"
-  threshold           = 3
-  treat_missing_data  = "breaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
+resource "aws_cloudwatch_log_metric_filter" "notice_failures" {
+  count          = local.tier2 ? 1 : 0
+  name           = "${var.name}-notice-failures"
+  log_group_name = var.tier2.log_group_names["worker"]
+  pattern        = "{ $.event = \"tier2.worker_run\" && $.notices_failed > 0 }"
+
+  metric_transformation {
+    name          = "NoticeFailuresTotal"
+    namespace     = local.namespace
+    value         = "$.notices_failed"
+    default_value = "0"
+  }
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -369,56 +412,6 @@ resource "aws_cloudwatch_metric_alarm" "advancer_stuck" {
     label       = "AdvancerStuck, all events"
     return_data = true
   }
-}
-
-# ---------------------------------------------------------------------------------------------
-# Admission notices
-
-resource "aws_cloudwatch_log_metric_filter" "notice_failures" {
-  count          = local.tier2 ? 1 : 0
-  name           = "${var.name}-notice-failures"
-  log_group_name = var.tier2.log_group_names["worker"]
-  pattern        = "{ $.event = \"tier2.worker_run\" && $.notices_failed > 0 }"
-
-  metric_transformation {
-    name          = "NoticeFailuresTotal"
-    namespace     = local.namespace
-    value         = "$.notices_failed"
-    default_value = "0"
-  }
-}
-
-resource "aws_cloudwatch_metric_alarm" "notice_failures" {
-  count               = local.tier2 ? 1 : 0
-  alarm_name          = "${var.name}-tier2-notice-failures"
-  alarm_description   = "Admission notices fail to reach SQS (admissions still happen; consumers miss notices). Look for tier2.notice_send_failed / notice_dropped."
-  namespace           = local.namespace
-  metric_name         = aws_cloudwatch_log_metric_filter.notice_failures[0].metric_transformation[0].name
-  statistic           = "Sum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = var.notice_failure_threshold
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-}
-
-resource "aws_cloudwatch_metric_alarm" "notice_dlq" {
-  count               = local.tier2 ? 1 : 0
-  alarm_name          = "${var.name}-tier2-notice-dlq"
-  alarm_description   = "Admission notices reached the dead-letter queue ${var.tier2.notice_dlq_name}: a consumer keeps failing on them."
-  namespace           = "AWS/SQS"
-  metric_name         = "ApproximateNumberOfMessagesVisible"
-  dimensions          = { QueueName = var.tier2.notice_dlq_name }
-  statistic           = "Maximum"
-  period              = 300
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = 0
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -7,24 +7,19 @@ output "alarm_names" {
   description = "Names of every alarm."
   value = concat(
     [for a in aws_cloudwatch_metric_alarm.api_5xx : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.errors : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.throttles : a.alarm_name],
-    [aws_cloudwatch_metric_alarm.advancer_not_running.alarm_name],
+    [for a in aws_cloudwatch_metric_alarm.metric : a.alarm_name],
     [aws_cloudwatch_metric_alarm.advancer_stuck.alarm_name],
     [for a in aws_cloudwatch_metric_alarm.line_stalled : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.worker_not_running : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.notice_failures : a.alarm_name],
-    [for a in aws_cloudwatch_metric_alarm.notice_dlq : a.alarm_name],
-    local.origin_5xx_alarms,
+    [for a in aws_cloudwatch_metric_alarm.origin_5xx : a.alarm_name],
   )
 }
 
 output "origin_5xx_alarm_name" {
   description = "Name of the origin-5xx alarm (null without var.origin_5xx): give it to the tier-1 module's health_alarm_names and the advancer holds every event while it is in ALARM (docs/outflow.md#health-gate)."
-  value       = one(local.origin_5xx_alarms)
+  value       = one([for a in aws_cloudwatch_metric_alarm.origin_5xx : a.alarm_name])
 }
 
 output "origin_5xx_alarm_arn" {
   description = "ARN of the origin-5xx alarm (null without var.origin_5xx)."
-  value       = one(concat([for a in aws_cloudwatch_metric_alarm.origin_5xx_cloudfront : a.arn], [for a in aws_cloudwatch_metric_alarm.origin_5xx_gate : a.arn]))
+  value       = one([for a in aws_cloudwatch_metric_alarm.origin_5xx : a.arn])
 }

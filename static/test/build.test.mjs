@@ -1,0 +1,35 @@
+// The helpers the "Check the draw" page shares with the waiting page: one home (assets/app.js),
+// copied into assets/verify.js by static/build.mjs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { APP, SHARED, VERIFY, build, extract } from '../build.mjs';
+
+test("verify.js carries app.js's shared helpers as they are (run `node static/build.mjs` after editing them)", () => {
+  assert.equal(readFileSync(VERIFY, 'utf8'), build());
+  const check = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'build.mjs'), '--check'], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stderr);
+});
+
+test('each shared helper is defined once in each page, and only in the copy in verify.js', () => {
+  const app = readFileSync(APP, 'utf8');
+  const verify = readFileSync(VERIFY, 'utf8');
+  for (const { indent, names } of SHARED) {
+    for (const name of names) {
+      const body = extract(app, name, indent);
+      for (const [file, text] of [['app.js', app], ['verify.js', verify]]) {
+        assert.equal(text.split(`function ${name}(`).length, 2, `${file} defines ${name} once`);
+      }
+      assert.ok(verify.includes(body), `verify.js has app.js's ${name}`);
+    }
+  }
+});
+
+test('a changed helper in app.js makes the copy stale', () => {
+  const app = readFileSync(APP, 'utf8').replace("return 'en';\n  }", "return 'ko';\n  }");
+  assert.notEqual(build(app), readFileSync(VERIFY, 'utf8'));
+  assert.throws(() => build(readFileSync(APP, 'utf8').replace('function pickLang(', 'function chooseLang(')), /function pickLang\(/);
+});

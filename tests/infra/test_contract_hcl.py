@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The contract check's HCL evaluation (contract.py, "HCL evaluation"): dynamic blocks over the
+module's maps, iterator references, and the keys of for_each maps, on the forms the modules use.
+
+    python3 tests/infra/test_contract_hcl.py     (tests/infra/run.sh runs it)
+"""
+
+import os
+import sys
+import unittest
+
+import hcl2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import contract as c  # noqa: E402
+
+RULES = """
+locals {
+  window = 60
+  rules = {
+    assign = { priority = 10, path = "/a/", method = "POST", limit = var.assign_limit }
+    check  = { priority = 11, path = "/c/", method = null, limit = var.check_limit }
+  }
+}
+
+resource "aws_wafv2_web_acl" "this" {
+  rule {
+    name     = "static"
+    priority = 0
+  }
+
+  dynamic "rule" {
+    for_each = local.rules
+    content {
+      name     = "rate-${rule.key}"
+      priority = rule.value.priority
+      statement {
+        rate_based_statement {
+          limit                 = rule.value.limit
+          evaluation_window_sec = local.window
+          scope_down_statement {
+            dynamic "byte_match_statement" {
+              for_each = rule.value.method == null ? [rule.value.path] : []
+              content {
+                search_string = byte_match_statement.value
+              }
+            }
+            dynamic "and_statement" {
+              for_each = rule.value.method != null ? [rule.value.method] : []
+              iterator = m
+              content {
+                statement {
+                  byte_match_statement {
+                    search_string = rule.value.path
+                  }
+                }
+                statement {
+                  byte_match_statement {
+                    search_string = m.value
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+      action {
+        dynamic "block" {
+          for_each = var.action == "block" ? [1] : []
+          content {
+            response = "${rule.key} ${rule.value.priority}"
+          }
+        }
+      }
+      visibility_config {
+        metric_name = "${var.name}-rate-${rule.key}"
+      }
+    }
+  }
+
+  dynamic "rule" {
+    for_each = var.on ? [1] : []
+    content {
+      name = "optional"
+    }
+  }
+}
+"""
+
+
+def parse(text: str) -> tuple[dict, dict]:
+    doc = hcl2.loads(text)
+    return doc, c.locals_of(doc)
+
+
+class ExpandDynamic(unittest.TestCase):
+    def setUp(self) -> None:
+        doc, self.local = parse(RULES)
+        self.acl = c.expand_dynamic(c.blocks(doc, "resource", "aws_wafv2_web_acl")["this"], self.local)
+        self.rules = {c.first(r["name"]): r for r in self.acl["rule"]}
+
+    def scope(self, name: str) -> dict:
+        return self.rules[name]["statement"][0]["rate_based_statement"][0]["scope_down_statement"][0]
+
+    def test_a_map_makes_one_block_per_entry_after_the_static_ones(self):
+        self.assertEqual([c.first(r["name"]) for r in self.acl["rule"]], ["static", "rate-assign", "rate-check"])
+
+    def test_references_become_the_values_and_expressions_stay_text(self):
+        rate = self.rules["rate-assign"]["statement"][0]["rate_based_statement"][0]
+        self.assertEqual(c.first(self.rules["rate-assign"]["priority"]), 10)
+        self.assertEqual(c.first(rate["limit"]), "${var.assign_limit}")
+        self.assertEqual(c.first(rate["evaluation_window_sec"]), "${local.window}")
+        self.assertEqual(c.first(self.rules["rate-check"]["visibility_config"][0]["metric_name"]), "${var.name}-rate-check")
+
+    def test_null_tests_pick_one_form_of_the_scope_down(self):
+        self.assertEqual(list(self.scope("rate-check")), ["byte_match_statement"])
+        self.assertEqual(c.first(self.scope("rate-check")["byte_match_statement"][0]["search_string"]), "/c/")
+        ands = self.scope("rate-assign")["and_statement"][0]["statement"]
+        self.assertEqual([c.first(s["byte_match_statement"][0]["search_string"]) for s in ands], ["/a/", "POST"])
+        self.assertNotIn("byte_match_statement", self.scope("rate-assign"))
+
+    def test_unread_for_each_stays_dynamic_with_its_content_evaluated(self):
+        kept = self.rules["rate-assign"]["action"][0]["dynamic"]
+        self.assertEqual(c.first(kept[0]["block"]["for_each"]), '${var.action == "block" ? [1] : []}')
+        self.assertEqual(c.first(kept[0]["block"]["content"][0]["response"]), "assign 10")
+        self.assertEqual([list(d) for d in self.acl["dynamic"]], [["rule"]])
+
+    def test_a_missing_field_is_an_error(self):
+        doc, local = parse('resource "r" "x" {\n  dynamic "b" {\n    for_each = local.m\n    content {\n      v = b.value.nope\n    }\n  }\n}\nlocals {\n  m = { a = { x = 1 } }\n}\n')
+        with self.assertRaises(c.HclError):
+            c.expand_dynamic(c.blocks(doc, "resource", "r")["x"], local)
+
+
+class ForEachItems(unittest.TestCase):
+    env = {"it": {"key": "k", "value": {"m": None, "p": "/p/", "list": [1, 2]}}}
+
+    def test_forms(self):
+        cases = {
+            "${it.value.m == None ? [] : [it.value.p]}": [],
+            "${it.value.m == None ? ['${it.value.p}'] : []}": [(0, "/p/")],
+            "${it.value.p != None ? [it.value.p] : []}": [(0, "/p/")],
+            "${it.value.list}": [(0, 1), (1, 2)],
+            "${local.m}": [("a", 1)],
+            "${var.on ? [1] : []}": None,
+            "${other.value == None ? [] : [1]}": None,
+        }
+        for expr, want in cases.items():
+            self.assertEqual(c.for_each_items([expr], self.env, {"m": {"a": 1}}), want, expr)
+
+    def test_templates(self):
+        self.assertEqual(c.hcl_subst("x-${it.key}-${var.name}", self.env), "x-k-${var.name}")
+        self.assertEqual(c.hcl_subst("${it.value.m}", self.env), None)
+        with self.assertRaises(c.HclError):
+            c.hcl_subst("x-${it.value.m}", self.env)
+
+
+class Scan(unittest.TestCase):
+    def test_split_skips_brackets_and_quotes(self):
+        self.assertEqual(c.hcl_split("a, {b, c}, 'd, e', \"x\\\"y, z\", f(g, h)", ","), ["a", " {b, c}", " 'd, e'", ' "x\\"y, z"', " f(g, h)"])
+        self.assertEqual(c.hcl_split("c ? {'k': 'a ? b'} : {}", " ? "), ["c", "{'k': 'a ? b'} : {}"])
+
+    def test_wrapped_means_one_bracket_around_everything(self):
+        for text, want in (("{a}", True), ("(merge(a), b)", True), ("{'}': 1}", True), ("{a} and {b}", False), ("(a) + (b)", False), ("a", False)):
+            self.assertEqual(c.hcl_wrapped(text), want, text)
+
+
+class Keys(unittest.TestCase):
+    MAPS = """
+locals {
+  tier2 = var.tier2 != null
+  apis  = merge({ tier1 = var.a }, local.tier2 ? { tier2 = var.b } : {})
+  funcs = merge(local.apis, { "w-x" = "w" })
+  sources = {
+    cloudfront    = { through = "CloudFront" }
+    protected-api = { through = "the gate's ${var.g}" }
+  }
+  alarms = merge(
+    { for k, fn in local.funcs : "${k}-errors" => {
+      description = "${fn} fails, it's ${k}"
+      threshold   = contains(keys(local.apis), k) ? 0 : var.t
+    } },
+    {
+      "one" = { d = null, e = [1, 2] }
+    },
+    local.tier2 ? {
+      "two" = { q = { QueueName = var.tier2.q } }
+    } : {},
+  )
+}
+"""
+
+    def test_keys_of_the_forms_the_modules_use(self):
+        _doc, local = parse(self.MAPS)
+        self.assertEqual(c.hcl_keys(local["apis"], local), ["tier1", "tier2"])
+        self.assertEqual(c.hcl_keys("${local.sources}", local), ["cloudfront", "protected-api"])
+        self.assertEqual(c.hcl_keys("${{for k , s in local.sources : k => s if k == var.x}}", local), ["cloudfront", "protected-api"])
+        self.assertEqual(c.hcl_keys("${local.alarms}", local), ["tier1-errors", "tier2-errors", "w-x-errors", "one", "two"])
+
+    def test_what_cannot_be_read_is_none(self):
+        _doc, local = parse(self.MAPS)
+        for expr in ("${toset(var.ids)}", "${local.nope}", "${merge(local.apis, var.more)}", "${{for k , v in local.apis : upper(k) => v}}"):
+            self.assertIsNone(c.hcl_keys(expr, local), expr)
+
+
+if __name__ == "__main__":
+    unittest.main()
