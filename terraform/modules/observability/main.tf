@@ -476,7 +476,9 @@ locals {
       metrics = [[{ expression = "SEARCH('{${local.namespace},Kind} MetricName=\"ProofsRefused\"', 'Sum', 60)", id = "p1", label = "" }]]
     }
   }]
-  tier2_widgets = local.tier2 ? [
+  # One widget per element of a for (a conditional between two tuples of different widget
+  # shapes is a type error when tier 2 is set).
+  tier2_widgets = [for w in [
     {
       type   = "metric"
       width  = 12
@@ -500,7 +502,7 @@ locals {
         metrics = [["AWS/ElastiCache", "ElastiCacheProcessingUnits", "clusterId", var.tier2.redis_cache_name, { stat = "Sum" }], [".", "BytesUsedForCache", ".", ".", { stat = "Maximum", yAxis = "right" }]]
       }
     },
-  ] : []
+  ] : w if local.tier2]
   run_widget = [{
     type   = "metric"
     width  = 12
