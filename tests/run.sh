@@ -168,7 +168,10 @@ cargo build --quiet --bin vwr
 (cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs place-safety.test.mjs)
 echo "screenshots in target/e2e/"
 
-step "Load test: 2,000 visitors through vwr dev with one Redis restart (safety counters must be 0)"
+step "Load test: 3,000 visitors through vwr dev, a 70-s Redis outage and 60 s of 403s on check (safety counters, placesLostToFaults included, must be 0)"
+# Redis stopped (connections refused, not paused: the report's fault `effect` must say
+# `dropped`) from 30 s to 100 s, while visitors are active and waiting in tier 2; every tier-1
+# check answered with a WAF's or API Gateway's 403 from 110 s to 170 s, while the line is served.
 LT_DIR="$ROOT/target/loadtest"
 rm -rf "$LT_DIR" && mkdir -p "$LT_DIR/redis" "$LT_DIR/dev"
 LT_REDIS_PORT="$(free_port)"
@@ -180,9 +183,18 @@ VWR_DEV_DIR="$LT_DIR/dev" VWR_ADMIT_BATCH=2000 RUST_LOG=warn target/debug/vwr de
   --store memory --redis "redis://127.0.0.1:$LT_REDIS_PORT" >"$LOGDIR/loadtest-dev.log" 2>&1 &
 LT_DEV_PID=$!
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$LT_PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-VWR_DEV_DIR="$LT_DIR/dev" target/debug/vwr loadtest --base-url "http://127.0.0.1:$LT_PORT" --visitors 2000 \
-  --abandon-rate 0.05 --dwell-seconds 1 --threshold 300 --max-seconds 240 \
-  --fault redis@6+3 --redis-stop-cmd "redis-cli -p $LT_REDIS_PORT shutdown" --redis-start-cmd "$LT_REDIS_START" \
+VWR_DEV_DIR="$LT_DIR/dev" target/debug/vwr loadtest --base-url "http://127.0.0.1:$LT_PORT" --visitors 3000 \
+  --arrival uniform --arrival-seconds 30 --batch-size 15 --threshold 600 --dwell-seconds 5 \
+  --abandon-rate 0.05 --max-seconds 600 --fault redis@30+70 --fault check403@110+60 \
+  --redis-stop-cmd "redis-cli -p $LT_REDIS_PORT shutdown" --redis-start-cmd "$LT_REDIS_START" \
   --json "$LT_DIR/report.json" || die "the load test failed or a safety counter is not zero (see $LT_DIR/report.json)"
+python3 - "$LT_DIR/report.json" <<'PY' || die "a fault of the load test did not take effect as asked (see $LT_DIR/report.json)"
+import json, sys
+faults = json.load(open(sys.argv[1]))["faults"]
+kinds = {f["kind"]: f for f in faults}
+ok = set(kinds) == {"redis", "check403"} and all(f["injected"] and f["recovered"] for f in faults)
+ok = ok and kinds["redis"].get("effect") == "dropped" and kinds["check403"].get("responses", 0) > 0
+sys.exit(0 if ok else 1)
+PY
 
 step "All tests passed in $(( $(date +%s) - START ))s"

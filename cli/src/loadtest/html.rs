@@ -644,7 +644,9 @@ fn safety_section(r: &Value) -> String {
         }
     }
     format!(
-        "<section id=\"safety\"><h2>Safety</h2><p>Every counter must be 0.</p><table><tbody>{rows}</tbody></table><h2>Degradation seen</h2>{}</section>",
+        "<section id=\"safety\"><h2>Safety</h2><p>Every counter must be 0.</p><table><tbody>{rows}</tbody></table><h2>Places moved backwards</h2>{}<h2>Lost, by why</h2>{}<h2>Degradation seen</h2>{}</section>",
+        flat_table(&r["placesLost"]),
+        flat_table(&r["lostBy"]),
         flat_table(&r["degraded"])
     )
 }

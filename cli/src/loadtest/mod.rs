@@ -147,7 +147,9 @@ pub struct LoadOptions {
     /// Operator actions, e.g. `30:advance=1000,60:threshold=500` (seconds from the start).
     #[arg(long, value_delimiter = ',')]
     pub script: Vec<Action>,
-    /// Faults `KIND@START+DURATION` (seconds): `redis@20+3`, `dynamodb@10+5`, `sqs@5+30`.
+    /// Faults `KIND@START+DURATION` (seconds): `redis@20+3`, `dynamodb@10+5`, `sqs@5+30`,
+    /// `check403@40+60` (the tier-1 `check` answered with a WAF's or API Gateway's 403 by a proxy
+    /// the visitors then go through).
     #[arg(long = "fault")]
     pub faults: Vec<Fault>,
     /// Shell command that stops Redis (for `redis@…` faults).
@@ -246,7 +248,9 @@ pub(crate) fn tier1_config(opts: &LoadOptions) -> Value {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Safety {
-    /// Joined, did not abandon, never got through (admitted, served and left).
+    /// Joined, did not abandon, and the system ended its run without getting it through
+    /// (admitted, served and left). Visitors still on their way when the run ended are
+    /// `flow.unfinished`, not lost.
     pub lost: u64,
     /// A second identity (jti) seen for one admission.
     pub double_admitted: u64,
@@ -254,6 +258,12 @@ pub struct Safety {
     pub over_threshold_moments: u64,
     /// 5xx answers other than a 503 with Retry-After.
     pub server_errors: u64,
+    /// Visitors whose place moved backwards (`placesLost.byCause` says how): a ticket replaced
+    /// after a verdict the visitor did not cause, a position changed, an admitted ticket
+    /// answered as waiting, a tier-2 place not given back after tier 2 stopped holding a
+    /// visitor who never left, an active visitor demoted, a tier-1 position taken in tier 2.
+    #[serde(default)]
+    pub places_lost_to_faults: u64,
     /// `prequeue` only: draw violations — pre-queue positions not exactly 1..=P, a position
     /// seen twice, a post-open position ≤ P, the revealed seed not matching its commitment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -263,6 +273,7 @@ pub struct Safety {
 impl Safety {
     pub fn clean(&self) -> bool {
         self.lost == 0
+            && self.places_lost_to_faults == 0
             && self.double_admitted == 0
             && self.over_threshold_moments == 0
             && self.server_errors == 0
@@ -336,7 +347,9 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     {
         return Err("a redis fault needs --redis-stop-cmd and --redis-start-cmd".into());
     }
-    if opts.faults.iter().any(|f| f.kind != FaultKind::Redis) && opts.aws_proxy.is_none() {
+    if opts.faults.iter().any(|f| matches!(f.kind, FaultKind::Dynamodb | FaultKind::Sqs))
+        && opts.aws_proxy.is_none()
+    {
         return Err("dynamodb/sqs faults need --aws-proxy URL of a running `vwr aws-proxy` (and vwr's AWS_ENDPOINT_URL pointed at it)".into());
     }
     let base = opts.base_url.trim_end_matches('/').to_owned();
@@ -384,9 +397,23 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
             (start, unix_start, Some(plan))
         }
     };
+    // Between the visitors and vwr, where a WAF and API Gateway stand: a proxy that can answer
+    // their 403s (only when a fault needs it).
+    let front_faults = Arc::new(faults::ProxyFaults::default());
+    let front_stats = Arc::new(faults::ProxyStats::default());
+    let visitors_base = if opts.faults.iter().any(|f| f.kind == FaultKind::Check403) {
+        let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let addr =
+            faults::start_front_proxy(listen, &base, Arc::clone(&front_faults), Arc::clone(&front_stats))
+                .await?;
+        format!("http://{addr}")
+    } else {
+        base.clone()
+    };
     let ctx = Arc::new(Ctx {
         client: client.clone(),
-        base: base.clone(),
+        base: visitors_base,
+        origin: base.clone(),
         event: event.clone(),
         counters: Counters::default(),
         latencies: Latencies::default(),
@@ -415,30 +442,57 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
             opts.redis_start_cmd.clone(),
         );
         let proxy = proxy.clone().unwrap_or_default();
+        let (front_faults, front_stats) = (Arc::clone(&front_faults), Arc::clone(&front_stats));
+        let (base, auth, event) = (base.clone(), auth.clone(), event.clone());
         timers.push(tokio::spawn(async move {
             tokio::time::sleep_until(tokio::time::Instant::from_std(start + f.start)).await;
             let at = start.elapsed().as_secs_f64();
             let toggle = |on: bool| {
                 let (pc, proxy) = (pc.clone(), proxy.clone());
-                let kind = if f.kind == FaultKind::Dynamodb { "dynamodb" } else { "sqs" };
                 async move {
-                    let url = format!("{proxy}/_vwr/fault/{kind}/{}", if on { "on" } else { "off" });
+                    let url =
+                        format!("{proxy}/_vwr/fault/{}/{}", f.kind.name(), if on { "on" } else { "off" });
                     pc.send(Method::POST, &url, None, &Auth::None).await.is_ok_and(|r| r.status.is_success())
                 }
             };
+            let forbidden_before = front_stats.forbidden();
             let ok = match f.kind {
                 FaultKind::Redis => faults::run_cmd(stop.as_deref().unwrap_or("false")).await,
+                FaultKind::Check403 => {
+                    front_faults.set(f.kind, true);
+                    true
+                }
                 _ => toggle(true).await,
             };
-            tokio::time::sleep(f.duration).await;
+            // A Redis fault must drop requests (Redis stopped: connections refused), not pause
+            // them: watch what vwr's tier 2 answers meanwhile.
+            let observed = if f.kind == FaultKind::Redis {
+                let end = tokio::time::Instant::now() + f.duration;
+                Some(faults::watch_outage(&base, &auth, &event, end).await)
+            } else {
+                tokio::time::sleep(f.duration).await;
+                None
+            };
             let recovered = match f.kind {
                 FaultKind::Redis => faults::run_cmd(startc.as_deref().unwrap_or("false")).await,
+                FaultKind::Check403 => {
+                    front_faults.set(f.kind, false);
+                    true
+                }
                 _ => toggle(false).await,
             };
-            log.lock().unwrap_or_else(|p| p.into_inner()).push(json!({
-                "kind": format!("{:?}", f.kind).to_lowercase(), "startedAt": at, "endedAt": start.elapsed().as_secs_f64(),
+            let mut entry = json!({
+                "kind": f.kind.name(), "startedAt": at, "endedAt": start.elapsed().as_secs_f64(),
                 "injected": ok, "recovered": recovered
-            }));
+            });
+            if f.kind == FaultKind::Check403 {
+                entry["responses"] = json!(front_stats.forbidden().saturating_sub(forbidden_before));
+            }
+            if let Some(o) = observed {
+                entry["effect"] = json!(o.effect());
+                entry["observed"] = serde_json::to_value(&o).unwrap_or(Value::Null);
+            }
+            log.lock().unwrap_or_else(|p| p.into_inner()).push(entry);
         }));
     }
     for a in opts.script.clone() {
@@ -598,12 +652,15 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
 
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(opts.visitors as usize);
     let hard_stop = tokio::time::Instant::from_std(start + Duration::from_secs(opts.max_seconds + 70));
+    // Visitors still running at the hard stop: on their way, so unfinished.
+    let mut aborted = 0u64;
     loop {
         match tokio::time::timeout_at(hard_stop, set.join_next()).await {
             Ok(Some(Ok(o))) => outcomes.push(o),
             Ok(Some(Err(_))) => Counters::inc(&ctx.counters.failed),
             Ok(None) => break,
             Err(_) => {
+                aborted = set.len() as u64;
                 set.abort_all();
                 break;
             }
@@ -652,6 +709,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         over.load(Ordering::Relaxed),
         max_active.load(Ordering::Relaxed),
         &fault_log,
+        aborted,
     );
     if opts.bots > 0 {
         let defences = json!({
@@ -706,6 +764,35 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     Ok((report, safety.clean()))
 }
 
+/// How the visitors' runs ended, as the report counts them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Runs the system ended without getting the visitor through (`safety.lost`).
+    pub lost: u64,
+    /// Runs still going when the run ended (`flow.unfinished`): `aborted` visitors still
+    /// running at the hard stop included.
+    pub unfinished: u64,
+    /// Why the lost runs ended.
+    pub lost_by: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Tally {
+    pub fn of(outcomes: &[Outcome], aborted: u64) -> Self {
+        let mut t = Tally { unfinished: aborted, ..Tally::default() };
+        for o in outcomes {
+            match o.end {
+                visitor::End::Unfinished => t.unfinished += 1,
+                visitor::End::Lost(why) => {
+                    t.lost += 1;
+                    *t.lost_by.entry(why).or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_report(
     opts: &LoadOptions,
@@ -716,6 +803,7 @@ fn build_report(
     over_samples: u64,
     max_active: u64,
     fault_log: &std::sync::Mutex<Vec<Value>>,
+    aborted: u64,
 ) -> Value {
     let c = &ctx.counters;
     let lat = ctx.latencies.summary();
@@ -724,11 +812,7 @@ fn build_report(
     let joins: Vec<f64> = joined.iter().map(|o| o.joined_s).collect();
     let join_window =
         joins.iter().copied().fold(f64::MIN, f64::max) - joins.iter().copied().fold(f64::MAX, f64::min);
-    // A pre-queue visitor has joined before it learns its position.
-    let lost = outcomes
-        .iter()
-        .filter(|o| (o.position.is_some() || o.prequeue) && !o.done && !o.abandoned && !o.no_show)
-        .count() as u64;
+    let Tally { lost, unfinished, lost_by } = Tally::of(outcomes, aborted);
     let mut t1: Vec<f64> =
         joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();
     let mut t2: Vec<f64> =
@@ -756,6 +840,7 @@ fn build_report(
         double_admitted: Counters::get(&c.double_admitted),
         over_threshold_moments: over_samples + Counters::get(&c.over_threshold_responses),
         server_errors: Counters::get(&c.server_errors),
+        places_lost_to_faults: Counters::get(&c.places_lost),
         prequeue_violations: None,
     };
     let latency: serde_json::Map<String, Value> = lat
@@ -780,7 +865,7 @@ fn build_report(
             "joined": Counters::get(&c.joined), "admittedTier1": Counters::get(&c.admitted_tier1),
             "passedEdge": Counters::get(&c.passed_edge), "activeTier2": Counters::get(&c.active_tier2),
             "done": Counters::get(&c.done), "abandoned": Counters::get(&c.abandoned),
-            "noShows": Counters::get(&c.no_shows),
+            "noShows": Counters::get(&c.no_shows), "unfinished": unfinished,
         },
         "throughput": {
             "joinsPerSecond": if join_window > 0.0 { (joined.len() as f64 / join_window).round() } else { joined.len() as f64 },
@@ -795,7 +880,11 @@ fn build_report(
         "maxActiveSeen": max_active,
         "degraded": {"responses503": Counters::get(&c.degraded), "networkErrors": Counters::get(&c.network_errors),
                      "unexpected4xx": Counters::get(&c.unexpected_4xx), "edgeRefused": Counters::get(&c.edge_refused),
-                     "seatsRefused": Counters::get(&c.seats_refused), "rejoinedTier2": Counters::get(&c.rejoined_tier2)},
+                     "seatsRefused": Counters::get(&c.seats_refused), "rejoinedTier2": Counters::get(&c.rejoined_tier2),
+                     "transientRefusals": Counters::get(&c.transient_refusals)},
+        "placesLost": {"visitors": Counters::get(&c.places_lost), "byCause": Counters::counts(&c.place_losses),
+                       "verdicts": Counters::counts(&c.verdicts)},
+        "lostBy": lost_by,
         "faults": fault_log.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         "costs": cost::costs(ctx, opts.visitors, elapsed),
         "safety": safety,
@@ -820,19 +909,20 @@ fn print_report(r: &Value) {
         f(&r["durationSeconds"])
     );
     println!(
-        "\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned | no-shows |"
+        "\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned | no-shows | unfinished |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let fl = &r["flow"];
     println!(
-        "| visitors | {} | {} | {} | {} | {} | {} | {} |",
+        "| visitors | {} | {} | {} | {} | {} | {} | {} | {} |",
         f(&fl["joined"]),
         f(&fl["admittedTier1"]),
         f(&fl["passedEdge"]),
         f(&fl["activeTier2"]),
         f(&fl["done"]),
         f(&fl["abandoned"]),
-        f(&fl["noShows"])
+        f(&fl["noShows"]),
+        f(&fl["unfinished"])
     );
     let t = &r["throughput"];
     println!(
@@ -942,17 +1032,34 @@ fn print_report(r: &Value) {
     }
     let d = &r["degraded"];
     println!(
-        "degradation: {} × 503 with Retry-After, {} network errors, {} unexpected 4xx, {} tier-2 re-check-ins; max active seen {}",
+        "degradation: {} × 503 with Retry-After, {} network errors, {} unexpected 4xx, {} refusals that were no verdict (place kept), {} tier-2 re-check-ins; max active seen {}",
         f(&d["responses503"]),
         f(&d["networkErrors"]),
         f(&d["unexpected4xx"]),
+        f(&d["transientRefusals"]),
         f(&d["rejoinedTier2"]),
         f(&r["maxActiveSeen"])
     );
     if let Some(faults) = r["faults"].as_array() {
         for x in faults {
+            let mut more = String::new();
+            if let Some(n) = x["responses"].as_u64() {
+                more = format!(", {n} × 403 answered in place of vwr");
+            }
+            if let Some(e) = x["effect"].as_str() {
+                let o = &x["observed"];
+                more = format!(
+                    ", {e}: {} probes — {} refused fast, {} slow, {} answered (p50 {} ms, max {} ms)",
+                    f(&o["probes"]),
+                    f(&o["refused"]),
+                    f(&o["slow"]),
+                    f(&o["answered"]),
+                    f(&o["p50Ms"]),
+                    f(&o["maxMs"])
+                );
+            }
             println!(
-                "fault {}: {}–{} s (injected {}, recovered {})",
+                "fault {}: {}–{} s (injected {}, recovered {}{more})",
                 f(&x["kind"]),
                 f(&x["startedAt"]),
                 f(&x["endedAt"]),
@@ -978,15 +1085,30 @@ fn print_report(r: &Value) {
         Some(v) => (" prequeueViolations |", "---|", format!(" {} |", f(v))),
         None => ("", "", String::new()),
     };
-    println!("\n| safety | lost | doubleAdmitted | overThresholdMoments | serverErrors |{head}");
-    println!("|---|---|---|---|---|{rule}");
     println!(
-        "| counters | {} | {} | {} | {} |{extra}",
+        "\n| safety | lost | placesLostToFaults | doubleAdmitted | overThresholdMoments | serverErrors |{head}"
+    );
+    println!("|---|---|---|---|---|---|{rule}");
+    println!(
+        "| counters | {} | {} | {} | {} | {} |{extra}",
         f(&s["lost"]),
+        f(&s["placesLostToFaults"]),
         f(&s["doubleAdmitted"]),
         f(&s["overThresholdMoments"]),
         f(&s["serverErrors"])
     );
+    let by = |v: &Value| {
+        v.as_object()
+            .filter(|m| !m.is_empty())
+            .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", "))
+    };
+    if let Some(causes) = by(&r["placesLost"]["byCause"]) {
+        let verdicts = by(&r["placesLost"]["verdicts"]).unwrap_or_else(|| "none".into());
+        println!("places moved backwards: {causes} (tier-1 verdicts: {verdicts})");
+    }
+    if let Some(why) = by(&r["lostBy"]) {
+        println!("lost: {why}");
+    }
 }
 
 #[cfg(test)]
@@ -1003,5 +1125,50 @@ mod tests {
         assert!(arrival_of(Curve::Burst, 999, 1000, 30.0, 0.9) <= Duration::from_secs(1));
         assert!(arrival_of(Curve::Late, 500, 1000, 30.0, 0.0) > Duration::from_secs(15));
         assert!(arrival_of(Curve::Uniform, 500, 1000, 30.0, 0.0) == Duration::from_secs(15));
+    }
+
+    #[test]
+    fn only_runs_the_system_ended_are_lost() {
+        use visitor::End;
+        let o = |end: End| Outcome { end, position: Some(1), ..Outcome::default() };
+        let outcomes = [
+            o(End::Done),
+            o(End::Abandoned),
+            o(End::NoShow),
+            o(End::Refused),
+            // Still in a line when the run ended: unfinished.
+            o(End::Unfinished),
+            o(End::Unfinished),
+            o(End::Lost("edge_refused")),
+            o(End::Lost("closed")),
+            o(End::Lost("closed")),
+        ];
+        let t = Tally::of(&outcomes, 3);
+        assert_eq!((t.lost, t.unfinished), (3, 5), "2 in line at the end, 3 still running at the hard stop");
+        assert_eq!(t.lost_by.into_iter().collect::<Vec<_>>(), [("closed", 2), ("edge_refused", 1)]);
+        assert_eq!(Tally::of(&[], 0), Tally::default());
+    }
+
+    #[test]
+    fn a_place_lost_makes_the_run_unsafe() {
+        let safe = Safety {
+            lost: 0,
+            double_admitted: 0,
+            over_threshold_moments: 0,
+            server_errors: 0,
+            places_lost_to_faults: 0,
+            prequeue_violations: None,
+        };
+        assert!(safe.clean());
+        assert!(!Safety { places_lost_to_faults: 1, ..safe.clone() }.clean());
+        let json = serde_json::to_value(&safe).unwrap();
+        assert_eq!(json["placesLostToFaults"], 0);
+        let mut keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["doubleAdmitted", "lost", "overThresholdMoments", "placesLostToFaults", "serverErrors"],
+            "the report's key names"
+        );
     }
 }

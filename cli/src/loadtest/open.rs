@@ -242,7 +242,8 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
                 pre.iter().copied().filter(|o| o.position.is_some_and(|x| (1..=p).contains(&x))).collect();
             let distinct = seen.range(1..=p).count() as u64;
             // Every position up to P missing from what the visitors saw; when some pre-queue
-            // visitor never learned its position it is counted as lost instead.
+            // visitor never learned its position it is counted as lost instead (or as
+            // unfinished, when the run ended first).
             let missing = p - distinct.min(p);
             if unobserved == 0 {
                 violations += missing;

@@ -53,7 +53,7 @@ pub fn spawn(
         loop {
             tick.tick().await;
             let t = ctx.start.elapsed().as_secs_f64();
-            let st = admin_call(&ctx.client, &ctx.base, &auth, Method::GET, &path, None).await.ok();
+            let st = admin_call(&ctx.client, &ctx.origin, &auth, Method::GET, &path, None).await.ok();
             let p = Point {
                 t,
                 waiting: st.as_ref().and_then(|v| v["waiting"].as_u64()),

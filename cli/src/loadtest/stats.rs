@@ -172,6 +172,15 @@ pub struct Counters {
     pub status_misses: AtomicU64,
     /// Status document fetches without `X-Cache` (no CDN in front): each one an origin call.
     pub status_uncached: AtomicU64,
+    /// Refusals that were no verdict on the place (a WAF's or API Gateway's 403 or 429,
+    /// `origin_forbidden`, a non-JSON 4xx): the visitor kept its place and tried again.
+    pub transient_refusals: AtomicU64,
+    /// Visitors whose place moved backwards (each counted once): `placesLostToFaults`.
+    pub places_lost: AtomicU64,
+    /// Each time a place moved backwards, by how (one visitor may count more than once).
+    pub place_losses: Mutex<BTreeMap<&'static str, u64>>,
+    /// The tier-1 verdicts on the visitors' tickets, by code.
+    pub verdicts: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 impl Counters {
@@ -181,6 +190,21 @@ impl Counters {
 
     pub fn inc(c: &AtomicU64) {
         c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One place moved backwards, by `why`.
+    pub fn place_loss(&self, why: &'static str) {
+        *self.place_losses.lock().unwrap_or_else(|p| p.into_inner()).entry(why).or_default() += 1;
+    }
+
+    /// One tier-1 verdict on a visitor's ticket.
+    pub fn verdict(&self, code: &'static str) {
+        *self.verdicts.lock().unwrap_or_else(|p| p.into_inner()).entry(code).or_default() += 1;
+    }
+
+    /// A copy of a map of counts.
+    pub fn counts(m: &Mutex<BTreeMap<&'static str, u64>>) -> BTreeMap<&'static str, u64> {
+        m.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
