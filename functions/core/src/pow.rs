@@ -119,6 +119,13 @@ impl PowIssuer {
     }
 }
 
+/// The moment (unix seconds) from which no solution of `challenge` is accepted any more: the end
+/// of the minute after its own. `None` for a malformed challenge.
+pub fn valid_until(challenge: &str) -> Option<u64> {
+    let bucket: u64 = challenge.split('.').nth(1)?.parse().ok()?;
+    bucket.checked_add(2)?.checked_mul(BUCKET_SECS)
+}
+
 /// Finds a nonce for `challenge` at `difficulty` (what the page's Web Worker does; tests,
 /// benchmarks and the load test's honest visitors use it).
 pub fn solve(challenge: &str, difficulty: u32) -> String {
@@ -168,6 +175,10 @@ mod tests {
         assert_eq!(pow.verify(&ev("e1"), now, &c, &nonce, 12), Ok(()));
         assert_eq!(pow.verify(&ev("e1"), now + 60, &c, &nonce, 12), Ok(()), "good for the next minute");
         assert_eq!(pow.verify(&ev("e1"), now + 120, &c, &nonce, 12), Err(PowError::Expired));
+        let until = valid_until(&c).unwrap();
+        assert_eq!(pow.verify(&ev("e1"), until - 1, &c, &nonce, 12), Ok(()));
+        assert_eq!(pow.verify(&ev("e1"), until, &c, &nonce, 12), Err(PowError::Expired));
+        assert_eq!(valid_until("k1.x.y"), None);
         assert_eq!(pow.verify(&ev("e2"), now, &c, &nonce, 12), Err(PowError::BadChallenge));
         let harder = (12..40).find(|d| work(&c, &nonce) < *d).unwrap();
         assert_eq!(pow.verify(&ev("e1"), now, &c, &nonce, harder), Err(PowError::TooEasy));

@@ -122,8 +122,30 @@ impl TicketSigner {
         format!("{signed}.{mac}")
     }
 
-    /// Verifies a ticket for `event` at time `now`.
+    /// Verifies a ticket for `event` at time `now`, its life counted from its issue.
     pub fn verify(&self, s: &str, event: &EventId, now: u64) -> Result<Ticket, TicketError> {
+        let t = self.verify_signed(s, event)?;
+        self.check_life(&t, t.issued_at, now)?;
+        Ok(t)
+    }
+
+    /// `Expired` once the ticket's life, counted from `start` (its issue, or a later moment
+    /// such as the open of its event: docs/tokens.md#tickets), has passed at `now`.
+    pub fn check_life(&self, t: &Ticket, start: u64, now: u64) -> Result<(), TicketError> {
+        if now >= self.expires_at(t, start) {
+            return Err(TicketError::Expired);
+        }
+        Ok(())
+    }
+
+    /// When `t` expires if its life counts from `start` (never before its issue).
+    pub fn expires_at(&self, t: &Ticket, start: u64) -> u64 {
+        start.max(t.issued_at).saturating_add(self.ttl_secs)
+    }
+
+    /// Verifies a ticket's form, signature and event, not its age: the caller decides when its
+    /// life starts ([`Self::check_life`]).
+    pub fn verify_signed(&self, s: &str, event: &EventId) -> Result<Ticket, TicketError> {
         if s.len() > MAX_TICKET_LEN || !s.is_ascii() {
             return Err(TicketError::Malformed);
         }
@@ -158,9 +180,6 @@ impl TicketSigner {
         let issued_at: u64 = iat.parse().map_err(|_| TicketError::Malformed)?;
         if &ticket_event != event {
             return Err(TicketError::WrongEvent);
-        }
-        if now >= issued_at.saturating_add(self.ttl_secs) {
-            return Err(TicketError::Expired);
         }
         Ok(Ticket { event: ticket_event, place, issued_at })
     }
@@ -246,6 +265,20 @@ mod tests {
             issued_at: 1000,
         });
         assert_eq!(real.verify(&forged, &ev("e1"), 1001), Err(TicketError::BadSignature));
+    }
+
+    #[test]
+    fn a_later_start_lengthens_the_life_an_earlier_one_never_shortens_it() {
+        let s = signer();
+        let id = s.issue(&Ticket { event: ev("e1"), place: Place::Pre(3), issued_at: 1000 });
+        let t = s.verify_signed(&id, &ev("e1")).unwrap();
+        assert_eq!(s.verify(&id, &ev("e1"), 4600), Err(TicketError::Expired));
+        assert_eq!(s.verify_signed(&id, &ev("e1")), Ok(t.clone()), "no age check");
+        assert_eq!(s.expires_at(&t, 9000), 12_600);
+        assert_eq!(s.check_life(&t, 9000, 12_599), Ok(()));
+        assert_eq!(s.check_life(&t, 9000, 12_600), Err(TicketError::Expired));
+        assert_eq!(s.expires_at(&t, 0), 4600);
+        assert_eq!(s.verify_signed(&id, &ev("e2")), Err(TicketError::WrongEvent));
     }
 
     #[test]

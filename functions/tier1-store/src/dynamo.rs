@@ -10,6 +10,8 @@
 //! - redemption items `pk = EVT#{e}#R#{position}`, `sk = R`: `jti`, `at`, `expiresAt` (TTL);
 //! - account items `pk = EVT#{e}#A#{sha256(account)}`, `sk = A`: `ticket`, `expiresAt` (TTL):
 //!   one place per account (docs/abuse.md#one-place-per-account);
+//! - used-proof items `pk = EVT#{e}#U#{digest}`, `sk = U`: `expiresAt` (TTL): a proof-of-work
+//!   solution is taken once across all instances (docs/abuse.md#proof-of-work);
 //! - audit items `pk = EVT#{e}#AUDIT`, `sk = {seq:012}`: `at`, `actor`, `action`, `before`,
 //!   `after` (JSON). Written in the same transaction as the change they record; `auditSeq` on
 //!   the event item counts them.
@@ -68,6 +70,10 @@ fn shard_key(e: &EventId, k: u64) -> Item {
 
 fn account_key(e: &EventId, account: &str) -> Item {
     HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#A#{account}"))), ("sk".to_owned(), s("A"))])
+}
+
+fn proof_key(e: &EventId, digest: &str) -> Item {
+    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#U#{digest}"))), ("sk".to_owned(), s("U"))])
 }
 
 fn audit_pk(e: &EventId) -> String {
@@ -1025,6 +1031,7 @@ impl PositionStore for DynamoStore {
         event: &EventId,
         position: u64,
         shards: u32,
+        jti: &str,
         now: u64,
     ) -> Result<Option<Redemption>, StoreError> {
         let res = self
@@ -1033,8 +1040,9 @@ impl PositionStore for DynamoStore {
             .table_name(&self.table)
             .set_key(Some(redemption_key(event, position)))
             .update_expression("SET releasedAt = :now")
-            .condition_expression("attribute_exists(pk) AND attribute_not_exists(releasedAt)")
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(releasedAt) AND jti = :jti")
             .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":jti", s(jti))
             .return_values(ReturnValue::AllNew)
             .send()
             .await;
@@ -1096,6 +1104,61 @@ impl PositionStore for DynamoStore {
                 None => Err(StoreError::Unavailable("account item vanished".into())),
             },
             Err(e) => Err(unavailable("PutItem(account)", e)),
+        }
+    }
+
+    async fn replace_account_ticket(
+        &self,
+        event: &EventId,
+        account: &str,
+        old: &str,
+        new: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let mut item = account_key(event, account);
+        item.insert("ticket".into(), s(new));
+        item.insert("expiresAt".into(), n(expires_at));
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk) OR ticket = :old")
+            .expression_attribute_values(":old", s(old))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(None),
+            Err(e) if is_condition_failed(&e) => match self.account_ticket(event, account).await? {
+                Some(t) => Ok(Some(t)),
+                None => Err(StoreError::Unavailable("account item vanished".into())),
+            },
+            Err(e) => Err(unavailable("PutItem(account replace)", e)),
+        }
+    }
+
+    async fn use_proof_once(
+        &self,
+        event: &EventId,
+        key: &str,
+        expires_at: u64,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let mut item = proof_key(event, key);
+        item.insert("expiresAt".into(), n(expires_at));
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk) OR expiresAt <= :now")
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failed(&e) => Ok(false),
+            Err(e) => Err(unavailable("PutItem(proof)", e)),
         }
     }
 

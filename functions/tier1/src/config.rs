@@ -9,7 +9,7 @@
 //! | `VWR_TIER1_KEYS_SECRET_ID` | — | Secrets Manager secret with `{"signingKid":…,"keys":{…}}` (AWS) |
 //! | `VWR_TABLE` | `vwr-tier1` | DynamoDB table |
 //! | `VWR_TOKEN_ISSUER` / `VWR_TOKEN_AUDIENCE` | `vwr` / `vwr-edge` | `iss` / `aud` claims |
-//! | `VWR_TICKET_TTL_SECONDS` | 86400 | how long a `requestId` stays valid |
+//! | `VWR_TICKET_TTL_SECONDS` | 86400 | how long a `requestId` stays valid, from the event's open if issued before it (60–604800) |
 //! | `VWR_COOKIE_PREFIX` | `vwr_t1_` | tier-1 cookie is `{prefix}{eventId}` |
 //! | `VWR_CACHE_TTL_MS` | 1000 | event/serving-counter cache per instance (0–1000) |
 //! | `VWR_ADVANCER_TICK_SECONDS` | 1 | how often the advancer looks for due steps |

@@ -92,6 +92,7 @@ impl From<Tier1Error> for ApiError {
             Tier1Error::ProofRequired => ApiError::forbidden(ErrorCode::ProofRequired, msg),
             Tier1Error::SessionEnded => ApiError::new(StatusCode::GONE, ErrorCode::SessionEnded, msg),
             Tier1Error::InvalidToken => ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, msg),
+            Tier1Error::ForeignToken => ApiError::forbidden(ErrorCode::InvalidToken, msg),
             Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
             Tier1Error::InvalidAdvance(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::Busy => ApiError::unavailable(msg),
@@ -202,7 +203,11 @@ async fn check(
 ) -> Result<Response, ApiError> {
     let Path((_, request_id)) = path.map_err(path_error)?;
     let secret = headers.get(REQUEST_SECRET_HEADER).and_then(|v| v.to_str().ok());
-    match svc.check(&event, &request_id, secret).await? {
+    // The visitor's tier-1 token, as release reads it: tier 2 renews it while it holds the
+    // visitor (docs/invariants.md#19).
+    let presented = tier1_tokens(&svc, &event, &headers);
+    let presented: Vec<&str> = presented.iter().map(String::as_str).collect();
+    match svc.check_with_tokens(&event, &request_id, secret, &presented).await? {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
@@ -215,6 +220,25 @@ async fn check(
     }
 }
 
+/// The header that carries a visitor's tier-1 token (or the cookie `{prefix}{eventId}`).
+pub const TOKEN_HEADER: &str = "x-vwr-token";
+
+/// The tier-1 tokens a request carries: `x-vwr-token`, then the cookie `{prefix}{eventId}`.
+fn tier1_tokens(
+    svc: &Tier1Service,
+    event: &vwr_core::EventId,
+    headers: &axum::http::HeaderMap,
+) -> Vec<String> {
+    let cookie_name = format!("{}{}", svc.settings().cookie_prefix, event);
+    headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .into_iter()
+        .chain(cookie_value(headers, &cookie_name))
+        .collect()
+}
+
 /// `POST /vwr/release/{eventId}`: the site's "done" for a visitor, with the visitor's tier-1
 /// token in `x-vwr-token` or the tier-1 cookie. 204, and the cookie is cleared.
 async fn release(
@@ -222,13 +246,7 @@ async fn release(
     EventPath(event): EventPath,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    let cookie_name = format!("{}{}", svc.settings().cookie_prefix, event);
-    let token = headers
-        .get("x-vwr-token")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| cookie_value(&headers, &cookie_name))
-        .ok_or(Tier1Error::InvalidToken)?;
+    let token = tier1_tokens(&svc, &event, &headers).into_iter().next().ok_or(Tier1Error::InvalidToken)?;
     let name = svc.release(&event, &token).await?;
     let clear = HeaderValue::from_str(&format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"))
         .map_err(|_| ApiError::internal("bad cookie"))?;

@@ -46,7 +46,14 @@ struct State {
     audit: HashMap<EventId, Vec<AuditEntry>>,
     /// (event, account digest) → ticket
     accounts: HashMap<(EventId, String), String>,
+    /// (event, proof digest) → until when it is used
+    proofs: HashMap<(EventId, String), u64>,
+    /// Size of `proofs` at which the expired ones are swept next.
+    proofs_sweep_at: usize,
 }
+
+/// Used proofs kept before the expired ones are swept.
+const PROOFS_SWEEP_AT: usize = 10_000;
 
 fn shard_index(position: u64, shards: u32) -> Result<u32, StoreError> {
     u32::try_from(shard_of(position, u64::from(shards.max(1))))
@@ -259,13 +266,14 @@ impl PositionStore for MemoryStore {
         event: &EventId,
         position: u64,
         shards: u32,
+        jti: &str,
         now: u64,
     ) -> Result<Option<Redemption>, StoreError> {
         let mut st = self.lock();
         let Some(r) = st.redemptions.get_mut(&(event.clone(), position)) else {
             return Ok(None);
         };
-        if r.released_at.is_some() {
+        if r.released_at.is_some() || r.jti != jti {
             return Ok(Some(r.view(false)));
         }
         r.released_at = Some(now);
@@ -293,6 +301,45 @@ impl PositionStore for MemoryStore {
         }
         st.accounts.insert(key, request_id.to_owned());
         Ok(None)
+    }
+
+    async fn replace_account_ticket(
+        &self,
+        event: &EventId,
+        account: &str,
+        old: &str,
+        new: &str,
+        _expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let mut st = self.lock();
+        let key = (event.clone(), account.to_owned());
+        match st.accounts.get(&key) {
+            Some(t) if t != old => Ok(Some(t.clone())),
+            _ => {
+                st.accounts.insert(key, new.to_owned());
+                Ok(None)
+            }
+        }
+    }
+
+    async fn use_proof_once(
+        &self,
+        event: &EventId,
+        key: &str,
+        expires_at: u64,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let mut st = self.lock();
+        if st.proofs.len() >= st.proofs_sweep_at.max(PROOFS_SWEEP_AT) {
+            st.proofs.retain(|_, until| *until > now);
+            st.proofs_sweep_at = 2 * st.proofs.len();
+        }
+        let key = (event.clone(), key.to_owned());
+        if st.proofs.get(&key).is_some_and(|until| *until > now) {
+            return Ok(false);
+        }
+        st.proofs.insert(key, expires_at);
+        Ok(true)
     }
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {

@@ -68,6 +68,10 @@ pub enum Tier1Error {
     EnqueueTokenRequired,
     #[error("the tier-1 token is missing, invalid or not for this event")]
     InvalidToken,
+    /// A valid tier-1 token that is not the token of an admission of this event (another
+    /// `jti`, or a position never admitted).
+    #[error("the tier-1 token does not belong to an admission of this event")]
+    ForeignToken,
     #[error("{0}")]
     InvalidConfig(String),
     #[error("{0}")]
@@ -124,8 +128,17 @@ pub struct JoinProof {
     pub enqueue_token: Option<String>,
 }
 
+/// A verified proof-of-work solution, before it is taken: its record key and the end of its
+/// validity.
+struct UsedProof {
+    key: String,
+    until: u64,
+}
+
 /// Solutions remembered per instance before old ones are swept.
 const POW_SEEN_MAX: usize = 100_000;
+/// How long past its validity a used solution stays recorded (clock skew between instances).
+const POW_RECORD_MARGIN_SECS: u64 = vwr_core::pow::BUCKET_SECS;
 
 /// Answer of `assign` once the event is open: a place in line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -444,7 +457,8 @@ pub struct Tier1Service {
     issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
     pow: vwr_core::pow::PowIssuer,
-    /// Proof-of-work solutions seen on this instance, with when they stop mattering.
+    /// Proof-of-work solutions seen on this instance, with when they stop mattering: a cheap
+    /// first filter; the store's record decides (docs/invariants.md#18).
     pow_seen: Mutex<HashMap<String, u64>>,
     enqueue: Option<vwr_core::enqueue::EnqueueVerifier>,
 }
@@ -639,54 +653,100 @@ impl Tier1Service {
             EventState::Closed => return Err(Tier1Error::EventClosed { reason: rec.close_reason }),
             EventState::Prequeue | EventState::Open | EventState::Paused => {}
         }
-        if rec.config.pow_difficulty > 0 {
-            self.check_work(&rec, proof, now)?;
+        // Every proof is checked before anything is written.
+        let work =
+            (rec.config.pow_difficulty > 0).then(|| self.verified_work(&rec, proof, now)).transpose()?;
+        let account =
+            rec.config.enqueue_token_required.then(|| self.account_of(event, proof, now)).transpose()?;
+        if let Some(work) = work {
+            self.take_work(&rec, work, now).await?;
         }
-        let account = match rec.config.enqueue_token_required {
-            true => Some(self.account_of(event, proof, now)?),
-            false => None,
+        let Some(account) = account else {
+            return self.join(&rec, now).await;
         };
-        if let Some(acc) = &account
-            && let Some(rid) = self.store.account_ticket(event, acc).await?
+        let mut held = self.store.account_ticket(event, &account).await?;
+        if let Some(rid) = &held
+            && let Some(answer) = self.answer_held(&rec, rid, now)?
         {
-            return self.answer_again(&rec, rid, now).await;
+            return Ok(answer);
         }
+        // No ticket yet, or one that expired (an explicit verdict on that place): a new join,
+        // at the back (docs/invariants.md#17).
         let answer = self.join(&rec, now).await?;
-        if let Some(acc) = &account {
-            let expires_at = now + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
-            if let Some(rid) = self.store.claim_account(event, acc, answer.request_id(), expires_at).await? {
-                // Two joins of one account raced: the first ticket stands; this place stays
-                // empty (the advancer passes it like a no-show).
-                tracing::info!(event = "tier1.account_race", event_id = %event);
-                return self.answer_again(&rec, rid, now).await;
+        let expires_at = ticket_life_start(&rec, now) + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
+        for _ in 0..CAS_ATTEMPTS {
+            let taken = match &held {
+                None => self.store.claim_account(event, &account, answer.request_id(), expires_at).await?,
+                Some(old) => {
+                    self.store
+                        .replace_account_ticket(event, &account, old, answer.request_id(), expires_at)
+                        .await?
+                }
+            };
+            let Some(rid) = taken else {
+                if held.is_some() {
+                    tracing::info!(event = "tier1.account_ticket_replaced", event_id = %event);
+                }
+                return Ok(answer);
+            };
+            // Two joins of one account raced: the first ticket stands; this place stays empty
+            // (the advancer passes it like a no-show).
+            tracing::info!(event = "tier1.account_race", event_id = %event);
+            if let Some(again) = self.answer_held(&rec, &rid, now)? {
+                return Ok(again);
             }
+            held = Some(rid);
         }
-        Ok(answer)
+        Err(Tier1Error::Busy)
     }
 
-    /// A proof of work for `rec`'s difficulty, fresh and not seen on this instance before.
-    fn check_work(&self, rec: &EventRecord, proof: &JoinProof, now: u64) -> Result<(), Tier1Error> {
-        let difficulty = rec.config.pow_difficulty;
-        let required =
-            || Tier1Error::ChallengeRequired { challenge: self.pow.challenge(&rec.event, now), difficulty };
+    /// The answer that asks for a proof of work.
+    fn challenge_required(&self, rec: &EventRecord, now: u64) -> Tier1Error {
+        Tier1Error::ChallengeRequired {
+            challenge: self.pow.challenge(&rec.event, now),
+            difficulty: rec.config.pow_difficulty,
+        }
+    }
+
+    /// A solved, fresh proof of work for `rec`'s difficulty that this instance has not seen
+    /// taken (no write yet: [`Self::take_work`] records it).
+    fn verified_work(&self, rec: &EventRecord, proof: &JoinProof, now: u64) -> Result<UsedProof, Tier1Error> {
         let Some((challenge, nonce)) = &proof.pow else {
-            return Err(required());
+            return Err(self.challenge_required(rec, now));
         };
-        if let Err(e) = self.pow.verify(&rec.event, now, challenge, nonce, difficulty) {
+        if let Err(e) = self.pow.verify(&rec.event, now, challenge, nonce, rec.config.pow_difficulty) {
             tracing::info!(event = "tier1.proof_refused", kind = "pow", event_id = %rec.event, reason = %e);
-            return Err(required());
+            return Err(self.challenge_required(rec, now));
         }
-        // A solution is good for at most two minutes; on this instance, once.
-        let mut seen = self.pow_seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() > POW_SEEN_MAX {
-            seen.retain(|_, until| *until > now);
-        }
-        let key = format!("{challenge}:{nonce}");
-        if seen.get(&key).is_some_and(|until| *until > now) {
+        let key = proof_digest(challenge, nonce);
+        let until = vwr_core::pow::valid_until(challenge).unwrap_or(now + 2 * vwr_core::pow::BUCKET_SECS);
+        let seen_here = {
+            let mut seen = self.pow_seen.lock().unwrap_or_else(|p| p.into_inner());
+            if seen.len() > POW_SEEN_MAX {
+                seen.retain(|_, until| *until > now);
+            }
+            seen.get(&key).is_some_and(|until| *until > now)
+        };
+        if seen_here {
             tracing::info!(event = "tier1.proof_refused", kind = "pow_replay", event_id = %rec.event);
-            return Err(required());
+            return Err(self.challenge_required(rec, now));
         }
-        seen.insert(key, now + 2 * vwr_core::pow::BUCKET_SECS);
+        Ok(UsedProof { key, until })
+    }
+
+    /// Takes a verified solution: good for at most two minutes, and once across all instances —
+    /// a conditional write records it (docs/invariants.md#18).
+    async fn take_work(&self, rec: &EventRecord, work: UsedProof, now: u64) -> Result<(), Tier1Error> {
+        let UsedProof { key, until } = work;
+        let first = self
+            .store
+            .use_proof_once(&rec.event, &key, until.saturating_add(POW_RECORD_MARGIN_SECS), now)
+            .await?;
+        self.pow_seen.lock().unwrap_or_else(|p| p.into_inner()).insert(key, until);
+        if !first {
+            tracing::info!(event = "tier1.proof_refused", kind = "pow_replay", event_id = %rec.event);
+            return Err(self.challenge_required(rec, now));
+        }
         Ok(())
     }
 
@@ -700,24 +760,33 @@ impl Tier1Service {
         })
     }
 
-    /// The answer for a ticket the account already holds (its place, or the pre-queue).
-    async fn answer_again(
+    /// The answer for a ticket the account already holds (its place, or the pre-queue), or
+    /// `None` once that ticket no longer verifies: it expired, or its key was retired.
+    fn answer_held(
         &self,
         rec: &EventRecord,
-        request_id: String,
+        request_id: &str,
         now: u64,
-    ) -> Result<AssignResponse, Tier1Error> {
-        let ticket = self
-            .tickets
-            .verify(&request_id, &rec.event, now)
-            .map_err(|_| Tier1Error::Internal("an account's stored ticket does not verify"))?;
+    ) -> Result<Option<AssignResponse>, Tier1Error> {
+        let verified = self.tickets.verify_signed(request_id, &rec.event).and_then(|t| {
+            self.tickets.check_life(&t, ticket_life_start(rec, t.issued_at), now)?;
+            Ok(t)
+        });
+        let ticket = match verified {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::info!(event = "tier1.account_ticket_over", event_id = %rec.event, reason = %e);
+                return Ok(None);
+            }
+        };
+        let request_id = request_id.to_owned();
         if rec.state == EventState::Prequeue {
-            return Ok(self.prequeue_with(rec, request_id, now));
+            return Ok(Some(self.prequeue_with(rec, request_id, now)));
         }
-        match position_of(rec, ticket.place)? {
-            Some(position) => Ok(self.placed_with(rec, request_id, position, now)),
-            None => Ok(self.prequeue_with(rec, request_id, now)),
-        }
+        Ok(Some(match position_of(rec, ticket.place)? {
+            Some(position) => self.placed_with(rec, request_id, position, now),
+            None => self.prequeue_with(rec, request_id, now),
+        }))
     }
 
     /// Takes the next place.
@@ -801,8 +870,21 @@ impl Tier1Service {
         request_id: &str,
         secret: Option<&str>,
     ) -> Result<CheckOutcome, Tier1Error> {
+        self.check_with_tokens(event, request_id, secret, &[]).await
+    }
+
+    /// [`Self::check`] with the tier-1 tokens the request presents (the cookie, `x-vwr-token`):
+    /// once tier 1's own session is over, a token tier 2 renewed for this very admission is
+    /// answered as it is (docs/invariants.md#19).
+    pub async fn check_with_tokens(
+        &self,
+        event: &EventId,
+        request_id: &str,
+        secret: Option<&str>,
+        presented: &[&str],
+    ) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
-        let ticket = self.tickets.verify(request_id, event, now).map_err(Tier1Error::Ticket)?;
+        let ticket = self.tickets.verify_signed(request_id, event).map_err(Tier1Error::Ticket)?;
         if !secret.is_some_and(|s| self.tickets.secret_matches(request_id, s)) {
             // A ticket without its secret: a stolen or pasted requestId, or a page from before
             // the secrets (docs/abuse.md).
@@ -811,6 +893,10 @@ impl Tier1Service {
             return Err(Tier1Error::ProofRequired);
         }
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        // The ticket's life counts from the open when it was issued before (a pre-queue of
+        // any length: docs/invariants.md#16).
+        let life_start = ticket_life_start(&rec, ticket.issued_at);
+        self.tickets.check_life(&ticket, life_start, now).map_err(Tier1Error::Ticket)?;
         let position = match rec.state {
             EventState::Inactive => return Err(Tier1Error::EventNotActive),
             EventState::Scheduled => return Err(not_open(&rec)),
@@ -851,10 +937,23 @@ impl Tier1Service {
             }));
         } else {
             let jti = self.fresh_jti()?;
-            let expires_at = ticket.issued_at + self.tickets.ttl_secs() + REDEMPTION_GRACE_SECS;
+            let expires_at = self.tickets.expires_at(&ticket, life_start) + REDEMPTION_GRACE_SECS;
             self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?
         };
-        let (redemption, iat, exp) = self.session_token(&rec, position, redemption, now).await?;
+        let jti = redemption.jti.clone();
+        let (redemption, iat, exp) = match self.session_token(&rec, position, redemption, now).await {
+            Err(Tier1Error::AdmissionExpired) => {
+                // Over for tier 1 alone; tier 2 may still hold the visitor.
+                return match self.held_by_tier2(event, request_id, position, &jti, presented, now) {
+                    Some(admitted) => {
+                        tracing::debug!(event = "tier1.admitted_as_held", event_id = %event, position);
+                        Ok(CheckOutcome::Admitted(admitted))
+                    }
+                    None => Err(Tier1Error::AdmissionExpired),
+                };
+            }
+            other => other?,
+        };
         let claims = Tier1Claims {
             iss: self.tokens.issuer().to_owned(),
             aud: self.tokens.audience().to_owned(),
@@ -873,14 +972,39 @@ impl Tier1Service {
         if redemption.fresh {
             tracing::info!(event = "tier1.admitted", event_id = %event, position, jti = %claims.jti);
         }
+        Ok(CheckOutcome::Admitted(self.admitted(event, token, exp, now)))
+    }
+
+    /// The admitted answer with `token` (expiring at `exp`) and its cookie.
+    fn admitted(&self, event: &EventId, token: String, exp: u64, now: u64) -> Admitted {
         let cookie = format!(
             "{}{}={}; Max-Age={}; Path=/; Secure; HttpOnly; SameSite=Lax",
             self.settings.cookie_prefix,
             event,
             token,
-            exp - now
+            exp.saturating_sub(now)
         );
-        Ok(CheckOutcome::Admitted(Admitted { admitted: true, token, expires_at: exp, cookie }))
+        Admitted { admitted: true, token, expires_at: exp, cookie }
+    }
+
+    /// The admission tier 2 still holds (docs/invariants.md#19): among `presented`, a tier-1
+    /// token valid now, with its place proof, for this ticket (`sub`), `position` and the
+    /// admission's `jti` — what tier 2 renews for as long as it holds the visitor. Answered as
+    /// it is: nothing beyond its own `exp`.
+    fn held_by_tier2(
+        &self,
+        event: &EventId,
+        request_id: &str,
+        position: u64,
+        jti: &str,
+        presented: &[&str],
+        now: u64,
+    ) -> Option<Admitted> {
+        presented.iter().find_map(|token| {
+            let c = self.tokens.link().verify(token, event, now).ok()?;
+            let same = c.sub == request_id && c.pos == position && same_jti(&c.jti, jti);
+            same.then(|| self.admitted(event, (*token).to_owned(), c.exp, now))
+        })
     }
 
     /// The token window of an admission at `now` (docs/outflow.md#sessions): the current token
@@ -926,17 +1050,24 @@ impl Tier1Service {
 
     /// `POST /vwr/release/{eventId}`: the site says the visitor is done (with the visitor's
     /// tier-1 token); the session ends, and in `targetArrivals` mode its place is handed on at
-    /// the next step. Idempotent. Returns the name of the cookie to clear.
+    /// the next step. Only the admission's own token ends it: its `jti` must be the
+    /// redemption's (a conditional write), so a token minted with the edge key alone ends
+    /// nobody's session (403). Tokens tier 2 renewed keep the `jti` and release. Idempotent.
+    /// Returns the name of the cookie to clear.
     pub async fn release(&self, event: &EventId, token: &str) -> Result<String, Tier1Error> {
         let now = self.now();
         let claims = self.tokens.verify(token, event, now).map_err(|_| Tier1Error::InvalidToken)?;
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
-        match self.store.release(event, claims.pos, rec.config.shards, now).await? {
+        match self.store.release(event, claims.pos, rec.config.shards, &claims.jti, now).await? {
+            Some(r) if !same_jti(&r.jti, &claims.jti) => {
+                tracing::info!(event = "tier1.release_refused", event_id = %event, position = claims.pos);
+                return Err(Tier1Error::ForeignToken);
+            }
             Some(r) if r.fresh => {
                 tracing::info!(event = "tier1.released", event_id = %event, position = claims.pos);
             }
             Some(_) => {}
-            None => return Err(Tier1Error::InvalidToken),
+            None => return Err(Tier1Error::ForeignToken),
         }
         Ok(format!("{}{}", self.settings.cookie_prefix, event))
     }
@@ -1463,6 +1594,33 @@ impl Tier1Service {
         }
         Err(StoreError::Unavailable(format!("advancer step for {event} kept conflicting")))
     }
+}
+
+/// When a ticket's life starts counting (docs/tokens.md#tickets): at its issue, or at the open
+/// of its event if that is later, so a pre-queue of any length never uses up the life of its
+/// tickets (docs/invariants.md#16). Until the event has opened, its scheduled open stands in.
+pub fn ticket_life_start(rec: &EventRecord, issued_at: u64) -> u64 {
+    let scheduled = match (rec.state, rec.opened_at) {
+        (EventState::Scheduled | EventState::Prequeue, _) | (_, None) => {
+            rec.schedule.map_or(0, |s| s.open_at)
+        }
+        _ => 0,
+    };
+    issued_at.max(rec.opened_at.unwrap_or(0)).max(scheduled)
+}
+
+/// The record key of a used proof-of-work solution: a digest, so the item key stays short.
+fn proof_digest(challenge: &str, nonce: &str) -> String {
+    let d = aws_lc_rs::digest::digest(
+        &aws_lc_rs::digest::SHA256,
+        format!("vwr/pow-used/v1:{challenge}:{nonce}").as_bytes(),
+    );
+    URL_SAFE_NO_PAD.encode(d.as_ref())
+}
+
+/// Whether two `jti`s are the same (constant time: a stored `jti` never leaks by timing).
+fn same_jti(a: &str, b: &str) -> bool {
+    aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
 }
 
 fn normalize(message: Option<Message>) -> Result<Option<Message>, Tier1Error> {

@@ -105,13 +105,17 @@ pub trait PositionStore: Send + Sync + 'static {
         exp: u64,
     ) -> Result<Option<Redemption>, StoreError>;
 
-    /// Ends the admission of `position` early (the site's "done"), once: the first call
-    /// records `now` and counts it on the position's shard. `Ok(None)` if never admitted.
+    /// Ends the admission of `position` early (the site's "done"), once, and only for the
+    /// admission's own token: if the redemption's `jti` is `jti` (a conditional write), the
+    /// first call records `now` and counts it on the position's shard. Otherwise nothing is
+    /// written and the record is returned as it stands (`fresh: false`; the caller compares
+    /// the `jti`). `Ok(None)` if never admitted.
     async fn release(
         &self,
         event: &EventId,
         position: u64,
         shards: u32,
+        jti: &str,
         now: u64,
     ) -> Result<Option<Redemption>, StoreError>;
 
@@ -127,6 +131,31 @@ pub trait PositionStore: Send + Sync + 'static {
         request_id: &str,
         expires_at: u64,
     ) -> Result<Option<String>, StoreError>;
+
+    /// Makes `new` the account's ticket if it still holds `old`, or no ticket any more (a
+    /// conditional write: of racing replacements one wins); returns the ticket it holds
+    /// instead, if any. For an account whose ticket expired (docs/invariants.md#17).
+    async fn replace_account_ticket(
+        &self,
+        event: &EventId,
+        account: &str,
+        old: &str,
+        new: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Records the single-use proof `key` (a digest, at most 64 characters) as used until
+    /// `expires_at`, unless it already is (a conditional write across every instance):
+    /// `true` for the first use, `false` for a replay. A record whose `expires_at` has
+    /// passed at `now` counts as absent (DynamoDB deletes expired items late).
+    /// docs/invariants.md#18.
+    async fn use_proof_once(
+        &self,
+        event: &EventId,
+        key: &str,
+        expires_at: u64,
+        now: u64,
+    ) -> Result<bool, StoreError>;
 
     /// All events that are not `inactive` (read through an index, paginated; may lag a
     /// write by a moment).

@@ -399,8 +399,9 @@ resource "aws_cloudfront_distribution" "this" {
   # the API answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at
   # most). Every method is allowed, and the origin request policy (AllViewerExceptHostHeader)
   # forwards every viewer cookie and header: early release (POST /vwr-api/vwr/release/{eventId},
-  # docs/outflow.md#early-release) reads the visitor's tier-1 cookie (vwr_t1_<eventId>) or the
-  # x-vwr-token header. They reach the origin without being part of the cache key.
+  # docs/outflow.md#early-release) and check (a session tier 2 holds, docs/outflow.md#sessions)
+  # read the visitor's tier-1 cookie (vwr_t1_<eventId>) or the x-vwr-token header. They reach
+  # the origin without being part of the cache key.
   ordered_cache_behavior {
     path_pattern               = "/vwr-api/*"
     target_origin_id           = "tier1-api"
@@ -581,9 +582,9 @@ resource "aws_cloudfront_response_headers_policy" "waiting_page" {
 }
 
 # Honors the origin's Cache-Control up to 1 s; nothing cached without it (default 0). Keyed on
-# the path only: no cacheable tier-1 answer depends on cookies or query strings (the one route
-# that reads the cookie or x-vwr-token, release, is a POST, which CloudFront never caches; the
-# behaviour's origin request policy forwards them).
+# the path only: no cacheable tier-1 answer depends on cookies or query strings (the routes
+# that read the cookie or x-vwr-token are release, a POST, which CloudFront never caches, and
+# check, whose answers are no-store; the behaviour's origin request policy forwards them).
 resource "aws_cloudfront_cache_policy" "api_one_second" {
   name        = "${var.name}-api-1s"
   comment     = "vwr: origin-directed caching, at most 1 s"
