@@ -116,9 +116,29 @@ impl PositionStore for LaggingIndex {
         event: &EventId,
         position: u64,
         shards: u32,
+        jti: &str,
         now: u64,
     ) -> Result<Option<Redemption>, StoreError> {
-        self.inner.release(event, position, shards, now).await
+        self.inner.release(event, position, shards, jti, now).await
+    }
+    async fn replace_account_ticket(
+        &self,
+        event: &EventId,
+        account: &str,
+        old: &str,
+        new: &str,
+        expires_at: u64,
+    ) -> Result<Option<String>, StoreError> {
+        self.inner.replace_account_ticket(event, account, old, new, expires_at).await
+    }
+    async fn use_proof_once(
+        &self,
+        event: &EventId,
+        key: &str,
+        expires_at: u64,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        self.inner.use_proof_once(event, key, expires_at, now).await
     }
     async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
         self.inner.account_ticket(event, account).await

@@ -226,4 +226,3 @@ fn a_lapsed_token_verifies_only_where_asked_and_resigns_with_its_place() {
     let back = link.verify(&renewed, &ev("e1"), late).unwrap();
     assert_eq!((back.pos, back.jti, back.t2), (c.pos, c.jti, c.t2));
 }
-
