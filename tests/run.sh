@@ -20,6 +20,15 @@ mkdir -p "$LOGDIR"
 START=$(date +%s)
 
 step() { printf '\n\033[1m==> %s\033[0m (%ss)\n' "$*" "$(( $(date +%s) - START ))"; }
+node_tests() {
+  command -v node >/dev/null || die "node is required for the edge tests"
+  step "Edge verifier and waiting page (node --test)"
+  # The edge build's minifier and the test's parser (edge/package.json, pinned in its lockfile).
+  if [[ ! -d edge/node_modules/terser ]] || ! cmp -s edge/package-lock.json edge/node_modules/.package-lock.json; then
+    (cd edge && npm ci --no-audit --no-fund --silent)
+  fi
+  node --test edge/test/*.test.mjs static/test/*.test.mjs
+}
 die() { printf '\033[31mtests/run.sh: %s\033[0m\n' "$*" >&2; exit 1; }
 
 command -v cargo >/dev/null || die "cargo is required (https://rustup.rs)"
@@ -52,8 +61,7 @@ if [[ "$QUICK" == 1 ]]; then
   else
     cargo test --workspace --lib --bins --no-fail-fast
   fi
-  step "Edge verifier and waiting page (node --test)"
-  node --test edge/test/*.test.mjs static/test/*.test.mjs
+  node_tests
   step "Quick checks passed in $(( $(date +%s) - START ))s (the full run: tests/run.sh)"
   exit 0
 fi
@@ -134,15 +142,7 @@ else
   cargo test --workspace --no-fail-fast
 fi
 
-if [[ -d edge/test && -d static/test ]]; then
-  command -v node >/dev/null || die "node is required for the edge tests"
-  step "Edge verifier and waiting page (node --test)"
-  # The edge build's minifier and the test's parser (edge/package.json, pinned in its lockfile).
-  if [[ ! -d edge/node_modules/terser ]] || ! cmp -s edge/package-lock.json edge/node_modules/.package-lock.json; then
-    (cd edge && npm ci --no-audit --no-fund --silent)
-  fi
-  node --test edge/test/*.test.mjs static/test/*.test.mjs
-fi
+node_tests
 
 step "Infrastructure: HCL parse, checkov, code/Terraform contract, LocalStack scripts on moto"
 tests/infra/run.sh

@@ -5,7 +5,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use clap::Subcommand;
 use serde_json::{Map, Value, json};
-use vwr_core::draw::{self, Seed};
+use vwr_tier1::draw::{self, Seed};
 
 /// Draw operations.
 #[derive(Debug, Clone, Subcommand)]
@@ -190,7 +190,7 @@ mod tests {
 
     fn vectors() -> Value {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../functions/core/tests/draw-vectors.json");
+            .join("../functions/tier1/tests/draw-vectors.json");
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 

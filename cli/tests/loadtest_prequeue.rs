@@ -84,7 +84,7 @@ async fn a_small_prequeue_run_draws_1_to_p_and_reports_the_open() {
     // Commit and reveal.
     assert_eq!(o["commitmentOk"], true, "{o}");
     assert_eq!(o["seedCommitment"].as_str().unwrap().len(), 64);
-    let seed = vwr_core::draw::Seed::from_hex(o["seed"].as_str().unwrap()).unwrap();
+    let seed = vwr_tier1::draw::Seed::from_hex(o["seed"].as_str().unwrap()).unwrap();
     assert_eq!(seed.commitment(), o["seedCommitment"].as_str().unwrap());
     let counts: Vec<u64> = serde_json::from_value(o["sealedCounts"].clone()).unwrap();
     assert_eq!((counts.len(), counts.iter().sum::<u64>()), (2, p));

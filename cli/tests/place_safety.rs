@@ -204,7 +204,7 @@ async fn vwr_dev_an_account_whose_ticket_expired_gets_a_fresh_one() {
     )
     .await;
     let event = vwr_core::EventId::parse("acct").unwrap();
-    let token = vwr_core::enqueue::sign(&site, "alice", &event, now() + 600).unwrap();
+    let token = vwr_tier1::enqueue::sign(&site, "alice", &event, now() + 600).unwrap();
     let headers = [("x-vwr-enqueue-token", token.as_str())];
     let (status, first) = assign(&server, "acct", &headers, None).await;
     assert_eq!(status, 200, "{first}");
@@ -231,7 +231,7 @@ async fn vwr_dev_two_servers_on_one_table_take_a_pow_solution_once() {
     let (status, refused) = assign(&a, "pow", &[], None).await;
     assert_eq!((status, refused["error"].as_str()), (403, Some("challenge_required")), "{refused}");
     let challenge = refused["challenge"].as_str().unwrap();
-    let nonce = vwr_core::pow::solve_from(challenge, 8, "5afe");
+    let nonce = vwr_tier1::pow::solve_from(challenge, 8, "5afe");
     let body = json!({"pow": {"challenge": challenge, "nonce": nonce}});
     let (status, placed) = assign(&a, "pow", &[], Some(body.clone())).await;
     assert_eq!(status, 200, "{placed}");

@@ -1,6 +1,6 @@
 /* vwr draw: the permutation of the randomized open, in the browser, so a visitor can check
  * their drawn position from the revealed seed (docs/fairness.md; the same computation as
- * vwr-core's draw.rs, checked against functions/core/tests/draw-vectors.json).
+ * vwr-tier1's draw.rs, checked against functions/tier1/tests/draw-vectors.json).
  * Vanilla JS, no dependencies, no build step; BigInt for 64-bit arithmetic, Web Crypto for
  * SHA-256 and HMAC-SHA256 (so the crypto functions are async). Under Node (tests) it exports
  * its functions; in the browser it defines `VwrDraw`. */

@@ -1,6 +1,6 @@
 /* vwr proof of work (docs/abuse.md#proof-of-work): a nonce such that SHA-256 of the UTF-8
  * string `challenge:nonce` starts with `difficulty` zero bits — bits, not hex digits, as
- * vwr_core::pow::work counts them. The waiting page (app.js) loads this file only when
+ * vwr_tier1::pow::work counts them. The waiting page (app.js) loads this file only when
  * `assign` asks for a proof: as a Web Worker, or (no Worker) as a script whose sliced solver it
  * runs on its own thread; under Node (tests) it only exports.
  *
@@ -102,7 +102,7 @@
     return h;
   }
 
-  /** Leading zero bits of the digest words `h` (as vwr_core::pow::leading_zero_bits). */
+  /** Leading zero bits of the digest words `h` (as vwr_tier1::pow::leading_zero_bits). */
   function zeroBits(h) {
     for (var i = 0; i < 8; i++) if (h[i] !== 0) return i * 32 + Math.clz32(h[i]);
     return 256;

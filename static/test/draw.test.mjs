@@ -1,5 +1,5 @@
 // The draw in the browser (static/assets/draw.js) against the reference vectors written by the
-// Rust implementation (functions/core/tests/draw-vectors.json), and the "Check the draw" page
+// Rust implementation (functions/tier1/tests/draw-vectors.json), and the "Check the draw" page
 // (static/assets/verify.html + verify.js) driven through a fake browser.
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -12,7 +12,7 @@ const STATIC = join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
 const draw = require(join(STATIC, 'assets', 'draw.js'));
 const verify = require(join(STATIC, 'assets', 'verify.js'));
-const VECTORS = JSON.parse(readFileSync(join(STATIC, '..', 'functions', 'core', 'tests', 'draw-vectors.json'), 'utf8'));
+const VECTORS = JSON.parse(readFileSync(join(STATIC, '..', 'functions', 'tier1', 'tests', 'draw-vectors.json'), 'utf8'));
 const HTML = readFileSync(join(STATIC, 'assets', 'verify.html'), 'utf8');
 const INDEX_HTML = readFileSync(join(STATIC, 'index.html'), 'utf8');
 

@@ -1,5 +1,5 @@
 // The proof-of-work solver (static/assets/pow-worker.js) against Node's crypto: its SHA-256,
-// its count of leading zero BITS (vwr_core::pow::work, not hex digits), its nonces, and the
+// its count of leading zero BITS (vwr_tier1::pow::work, not hex digits), its nonces, and the
 // three ways the file runs (a Web Worker, a script on the page, a Node module).
 import assert from 'node:assert/strict';
 import { createHash, webcrypto } from 'node:crypto';
@@ -13,7 +13,7 @@ const FILE = join(import.meta.dirname, '..', 'assets', 'pow-worker.js');
 const pow = createRequire(import.meta.url)(FILE);
 
 const sha256 = (s) => createHash('sha256').update(s, 'utf8').digest();
-/** Leading zero bits of `bytes` (as vwr_core::pow::leading_zero_bits). */
+/** Leading zero bits of `bytes` (as vwr_tier1::pow::leading_zero_bits). */
 function zeroBits(bytes) {
   let n = 0;
   for (const b of bytes) {
@@ -39,7 +39,7 @@ describe('SHA-256', () => {
     for (const s of ['대기실', 'ü€😀'.repeat(20), 'k1.29999999.abc:0']) assert.equal(pow.sha256Hex(s), sha256(s).toString('hex'), s);
   });
 
-  test('zero bits are counted across words (vwr_core::pow tests)', () => {
+  test('zero bits are counted across words (vwr_tier1::pow tests)', () => {
     // The digest as 8 big-endian 32-bit words.
     assert.equal(pow.zeroBits([0x000010ff, 1, 0, 0, 0, 0, 0, 0]), 19);
     assert.equal(pow.zeroBits([0x80000000 | 0, 0, 0, 0, 0, 0, 0, 0]), 0);
@@ -82,8 +82,8 @@ describe('the search', () => {
     assert.ok(differs > 0, 'some solutions have a zero-bit count that is not a multiple of 4');
   });
 
-  test('fixed vectors (computed with Node crypto; prefix "" is vwr_core::pow::solve exactly)', () => {
-    // vwr_core::pow::solve tries format!("{n:x}") from 0: the same nonces as prefix "".
+  test('fixed vectors (computed with Node crypto; prefix "" is vwr_tier1::pow::solve exactly)', () => {
+    // vwr_tier1::pow::solve tries format!("{n:x}") from 0: the same nonces as prefix "".
     for (const [c, d, nonce] of VECTORS) {
       assert.equal(pow.solve(c, d, ''), nonce, `${c} at ${d}`);
       assert.ok(work(c, nonce) >= d);

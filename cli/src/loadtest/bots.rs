@@ -82,7 +82,7 @@ impl Proofs {
     /// The site's enqueue token for `account`, valid 10 minutes (none without a site key).
     pub fn enqueue_token(&self, account: &str) -> Option<String> {
         let site = self.site.as_ref()?;
-        vwr_core::enqueue::sign(site, account, &self.event, vwr_core::time::now_secs() + 600).ok()
+        vwr_tier1::enqueue::sign(site, account, &self.event, vwr_core::time::now_secs() + 600).ok()
     }
 }
 
@@ -90,7 +90,9 @@ impl Proofs {
 /// 12-hex-digit prefix as the page's (a server takes each solution once).
 async fn solve(challenge: String, difficulty: u32, rng: &mut Rng) -> Option<String> {
     let prefix = format!("{:012x}", (rng.next_f64() * (1u64 << 48) as f64) as u64);
-    tokio::task::spawn_blocking(move || vwr_core::pow::solve_from(&challenge, difficulty, &prefix)).await.ok()
+    tokio::task::spawn_blocking(move || vwr_tier1::pow::solve_from(&challenge, difficulty, &prefix))
+        .await
+        .ok()
 }
 
 /// `assign` as the waiting page makes it: with the account's enqueue token when there is one,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::Method;
 use serde_json::{Value, json};
-use vwr_core::draw::Seed;
+use vwr_tier1::draw::Seed;
 
 use super::stats::{quantile, spearman};
 use super::visitor::{self, Ctx, Outcome};

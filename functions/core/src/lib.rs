@@ -1,12 +1,12 @@
-//! Shared core of vwr: identifiers, the error contract, signing keys, tier-1 tokens,
-//! tickets (`requestId`s), poll hints and logging set-up. Nothing here knows about Lambda,
-//! DynamoDB or Redis.
+//! Shared core of vwr — only what both tiers use: identifiers, the error contract, signing
+//! keys, tier-1 tokens and their place proofs (issued by tier 1, checked by tier 2), poll
+//! hints, configuration, the tick loop and logging set-up. What only tier 1 uses (tickets, the
+//! draw, proofs of work, enqueue tokens) lives in `vwr-tier1`. Nothing here knows about
+//! Lambda, DynamoDB or Redis.
 
 pub mod admin_auth;
 pub mod cache;
 pub mod config;
-pub mod draw;
-pub mod enqueue;
 pub mod error;
 pub mod hints;
 pub mod http;
@@ -15,8 +15,6 @@ pub mod ids;
 pub mod keys;
 pub mod logging;
 pub mod metrics;
-pub mod pow;
-pub mod ticket;
 pub mod ticks;
 pub mod tiers;
 pub mod time;

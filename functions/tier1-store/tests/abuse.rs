@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use common::ev;
-use vwr_core::enqueue::EnqueueVerifier;
 use vwr_core::keys::EcKeyring;
 use vwr_core::time::ManualClock;
+use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
 use vwr_tier1::service::JoinProof;
@@ -43,7 +43,7 @@ async fn racing_joins_of_one_account_get_one_ticket() {
         let mut tasks = Vec::new();
         for i in 0..24 {
             let account = if i < 16 { "mallory".to_owned() } else { format!("user{i}") };
-            let token = vwr_core::enqueue::sign(&site, &account, &event, T0 + 300).unwrap();
+            let token = vwr_tier1::enqueue::sign(&site, &account, &event, T0 + 300).unwrap();
             let (svc, event) = (Arc::clone(&svc), event.clone());
             tasks.push(tokio::spawn(async move {
                 let proof = JoinProof { enqueue_token: Some(token), ..Default::default() };

@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use vwr_core::enqueue::EnqueueVerifier;
 use vwr_core::keys::EcKeyring;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link};
 use vwr_core::{EventId, HmacKeyring};
 use vwr_tier1::Tier1Service;
+use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{CloseReason, ConfigPatch, Message, OutflowMode};
 use vwr_tier1::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Settings};
@@ -259,12 +259,12 @@ async fn apply(
             let e = &events[*ev];
             let now = svc.now();
             let pow = nonce.map(|n| {
-                let challenge = vwr_core::pow::PowIssuer::new(svc.tokens().ring()).challenge(e, now);
-                let nonce = vwr_core::pow::solve_from(&challenge, POW_BITS, &format!("n{n}x"));
+                let challenge = vwr_tier1::pow::PowIssuer::new(svc.tokens().ring()).challenge(e, now);
+                let nonce = vwr_tier1::pow::solve_from(&challenge, POW_BITS, &format!("n{n}x"));
                 (challenge, nonce)
             });
             let enqueue_token = account
-                .map(|a| vwr_core::enqueue::sign(&side.site, &format!("acct{a}"), e, now + 86_400).unwrap());
+                .map(|a| vwr_tier1::enqueue::sign(&side.site, &format!("acct{a}"), e, now + 86_400).unwrap());
             let proof = JoinProof { pow, enqueue_token };
             let res = svc.assign(e, &proof).await.map_err(|e| e.to_string());
             side.joined = res.as_ref().ok().map(|a| a.request_id().to_owned());

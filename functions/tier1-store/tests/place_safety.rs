@@ -13,19 +13,19 @@ use axum::body::Body;
 use common::ev;
 use http::{Request, StatusCode};
 use tower::ServiceExt;
-use vwr_core::enqueue::EnqueueVerifier;
 use vwr_core::keys::EcKeyring;
-use vwr_core::ticket::TicketError;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
 use vwr_tier1::Tier1Service;
+use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
 use vwr_tier1::service::{
     AssignResponse, CheckOutcome, JoinProof, ScheduleRequest, StepOutcome, Tier1Error, Tier1Settings,
 };
 use vwr_tier1::store::PositionStore;
+use vwr_tier1::ticket::TicketError;
 use vwr_tier1_store::dynamo::DynamoStore;
 
 const T0: u64 = 1_800_000_000;
@@ -55,7 +55,7 @@ fn site() -> (EcKeyring, EnqueueVerifier) {
 }
 
 fn account_proof(site: &EcKeyring, account: &str, event: &EventId) -> JoinProof {
-    let token = vwr_core::enqueue::sign(site, account, event, T0 + 30 * 86_400).unwrap();
+    let token = vwr_tier1::enqueue::sign(site, account, event, T0 + 30 * 86_400).unwrap();
     JoinProof { enqueue_token: Some(token), ..Default::default() }
 }
 
@@ -237,7 +237,7 @@ async fn a_proof_of_work_is_accepted_once_across_instances() {
             other => panic!("{name}: {other:?}"),
         };
         let proof = |prefix: &str| JoinProof {
-            pow: Some((challenge.clone(), vwr_core::pow::solve_from(&challenge, 8, prefix))),
+            pow: Some((challenge.clone(), vwr_tier1::pow::solve_from(&challenge, 8, prefix))),
             ..Default::default()
         };
         let one = proof("aa");

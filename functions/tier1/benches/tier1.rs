@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use vwr_core::ticket::{Ticket, TicketSigner};
 use vwr_core::time::SystemClock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
@@ -14,6 +13,7 @@ use vwr_tier1::Tier1Service;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
 use vwr_tier1::service::Tier1Settings;
+use vwr_tier1::ticket::{Ticket, TicketSigner};
 
 fn tokens() -> Tier1Tokens {
     Tier1Tokens::new(HmacKeyring::generate("b1").unwrap(), "vwr", "vwr-edge")
@@ -40,14 +40,14 @@ fn crypto(c: &mut Criterion) {
     c.bench_function("token/sign", |b| b.iter(|| t.sign(&claims).unwrap()));
     c.bench_function("token/verify", |b| b.iter(|| t.verify(&tok, &ev, now).unwrap()));
     let signer = TicketSigner::new(t.ring(), 86_400);
-    let ticket = Ticket { event: ev.clone(), place: vwr_core::ticket::Place::Join(12345), issued_at: now };
+    let ticket = Ticket { event: ev.clone(), place: vwr_tier1::ticket::Place::Join(12345), issued_at: now };
     let id = signer.issue(&ticket);
     c.bench_function("ticket/issue", |b| b.iter(|| signer.issue(&ticket)));
     c.bench_function("ticket/verify", |b| b.iter(|| signer.verify(&id, &ev, now).unwrap()));
     // Abuse resistance: what a join or check adds on the server (docs/abuse.md).
-    let pow = vwr_core::pow::PowIssuer::new(t.ring());
+    let pow = vwr_tier1::pow::PowIssuer::new(t.ring());
     let challenge = pow.challenge(&ev, now);
-    let nonce = vwr_core::pow::solve(&challenge, 16);
+    let nonce = vwr_tier1::pow::solve(&challenge, 16);
     c.bench_function("pow/verify_d16", |b| b.iter(|| pow.verify(&ev, now, &challenge, &nonce, 16).unwrap()));
     c.bench_function("request_secret/verify", |b| {
         let secret = signer.secret_for(&id).unwrap();
@@ -55,16 +55,16 @@ fn crypto(c: &mut Criterion) {
     });
     let site = vwr_core::keys::EcKeyring::generate("site").unwrap();
     let jwks = serde_json::to_string(&site.jwks()).unwrap();
-    let verifier = vwr_core::enqueue::EnqueueVerifier::from_jwks(&jwks).unwrap();
-    let et = vwr_core::enqueue::sign(&site, "account-1", &ev, now + 300).unwrap();
+    let verifier = vwr_tier1::enqueue::EnqueueVerifier::from_jwks(&jwks).unwrap();
+    let et = vwr_tier1::enqueue::sign(&site, "account-1", &ev, now + 300).unwrap();
     c.bench_function("enqueue_token/verify", |b| b.iter(|| verifier.verify(&et, &ev, now).unwrap()));
     // The draw: what a check of a pre-queue ticket adds (rank over 16 shards + permutation).
-    let seed = vwr_core::draw::Seed::generate().unwrap();
+    let seed = vwr_tier1::draw::Seed::generate().unwrap();
     let counts = vec![31_250u64; 16];
     c.bench_function("draw/position_500k", |b| {
         b.iter(|| {
-            let r = vwr_core::draw::rank_of_pre_index(&counts, 250_001).unwrap();
-            vwr_core::draw::position(&seed, 500_000, r).unwrap()
+            let r = vwr_tier1::draw::rank_of_pre_index(&counts, 250_001).unwrap();
+            vwr_tier1::draw::position(&seed, 500_000, r).unwrap()
         })
     });
 }

@@ -41,7 +41,7 @@ pub struct Tier1Config {
     pub edge_kvs_arn: Option<String>,
     pub health_alarms: HealthAlarms,
     /// The site's enqueue-token public keys (`VWR_ENQUEUE_JWKS`), checked at start-up.
-    pub enqueue: Option<vwr_core::enqueue::EnqueueVerifier>,
+    pub enqueue: Option<crate::enqueue::EnqueueVerifier>,
 }
 
 /// CloudWatch alarms that hold the advancer (`VWR_HEALTH_ALARMS`).
@@ -153,7 +153,7 @@ impl Tier1Config {
             },
             enqueue: match env.get("VWR_ENQUEUE_JWKS") {
                 None | Some("") => None,
-                Some(json) => Some(vwr_core::enqueue::EnqueueVerifier::from_jwks(json).map_err(|e| {
+                Some(json) => Some(crate::enqueue::EnqueueVerifier::from_jwks(json).map_err(|e| {
                     ConfigError::Invalid {
                         name: "VWR_ENQUEUE_JWKS".into(),
                         value: "(the JWKS)".into(),

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::ticket::TicketError;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -15,7 +16,6 @@ use axum::{Extension, Json, middleware};
 use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, AdminCaller, require_admin};
 use vwr_core::http::{EventPath, json_body, no_store, path_error};
-use vwr_core::ticket::TicketError;
 use vwr_core::tiers::StatusExtra;
 use vwr_core::{ApiError, ErrorCode};
 

@@ -5,17 +5,23 @@
 //! - [`service::Tier1Service`]: assign, check, admin operations, advancer steps;
 //! - [`http`]: the public and admin axum routers;
 //! - [`advancer`]: the loop run by the scheduled Lambda and by `vwr dev`;
-//! - [`config`]: start-up configuration from the environment.
+//! - [`config`]: start-up configuration from the environment;
+//! - what only tier 1 signs or checks: [`ticket`]s (`requestId`s), the [`draw`] of a pre-queue,
+//!   [`pow`] (proof of work) and [`enqueue`] tokens of the site (one place per account).
 
 pub mod advancer;
 pub mod config;
+pub mod draw;
 pub mod edge_sync;
+pub mod enqueue;
 pub mod http;
 pub mod lifecycle;
 pub mod memory;
 pub mod model;
 pub mod outflow;
+pub mod pow;
 pub mod service;
 pub mod store;
+pub mod ticket;
 
 pub use service::Tier1Service;

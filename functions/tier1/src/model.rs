@@ -166,9 +166,9 @@ impl ConfigPatch {
             ));
         }
         if let Some(d) = self.pow_difficulty
-            && d > vwr_core::pow::MAX_DIFFICULTY
+            && d > crate::pow::MAX_DIFFICULTY
         {
-            return Err(format!("powDifficulty must be between 0 and {}", vwr_core::pow::MAX_DIFFICULTY));
+            return Err(format!("powDifficulty must be between 0 and {}", crate::pow::MAX_DIFFICULTY));
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::ticket::{Ticket, TicketError, TicketSigner};
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -12,15 +13,14 @@ use serde::Serialize;
 use vwr_core::EventId;
 use vwr_core::cache::TtlCache;
 use vwr_core::hints::{estimated_wait_seconds, poll_seconds_for_wait};
-use vwr_core::ticket::{Ticket, TicketError, TicketSigner};
 use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use vwr_core::draw::{self, Seed};
-use vwr_core::ticket::Place;
+use crate::draw::{self, Seed};
+use crate::ticket::Place;
 
 use crate::edge_sync::{self, EdgeConfigStore};
 use crate::lifecycle::{self, Action, Facts, LifecycleError};
@@ -138,7 +138,7 @@ struct UsedProof {
 /// Solutions remembered per instance before old ones are swept.
 const POW_SEEN_MAX: usize = 100_000;
 /// How long past its validity a used solution stays recorded (clock skew between instances).
-const POW_RECORD_MARGIN_SECS: u64 = vwr_core::pow::BUCKET_SECS;
+const POW_RECORD_MARGIN_SECS: u64 = crate::pow::BUCKET_SECS;
 
 /// Answer of `assign` once the event is open: a place in line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -456,11 +456,11 @@ pub struct Tier1Service {
     /// When this instance last counted the places handed out of each open or paused event.
     issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
-    pow: vwr_core::pow::PowIssuer,
+    pow: crate::pow::PowIssuer,
     /// Proof-of-work solutions seen on this instance, with when they stop mattering: a cheap
     /// first filter; the store's record decides (docs/invariants.md#18).
     pow_seen: Mutex<HashMap<String, u64>>,
-    enqueue: Option<vwr_core::enqueue::EnqueueVerifier>,
+    enqueue: Option<crate::enqueue::EnqueueVerifier>,
 }
 
 impl Tier1Service {
@@ -471,7 +471,7 @@ impl Tier1Service {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let tickets = TicketSigner::new(tokens.ring(), settings.ticket_ttl_secs);
-        let pow = vwr_core::pow::PowIssuer::new(tokens.ring());
+        let pow = crate::pow::PowIssuer::new(tokens.ring());
         let rng = SystemRandom::new();
         let mut seed = [0u8; 8];
         // Start instances at different shards; a failed random fill just starts at 0.
@@ -498,7 +498,7 @@ impl Tier1Service {
     }
 
     /// Verifies the site's enqueue tokens with these public keys (one place per account).
-    pub fn with_enqueue_verifier(mut self, verifier: vwr_core::enqueue::EnqueueVerifier) -> Self {
+    pub fn with_enqueue_verifier(mut self, verifier: crate::enqueue::EnqueueVerifier) -> Self {
         self.enqueue = Some(verifier);
         self
     }
@@ -719,7 +719,7 @@ impl Tier1Service {
             return Err(self.challenge_required(rec, now));
         }
         let key = proof_digest(challenge, nonce);
-        let until = vwr_core::pow::valid_until(challenge).unwrap_or(now + 2 * vwr_core::pow::BUCKET_SECS);
+        let until = crate::pow::valid_until(challenge).unwrap_or(now + 2 * crate::pow::BUCKET_SECS);
         let seen_here = {
             let mut seen = self.pow_seen.lock().unwrap_or_else(|p| p.into_inner());
             if seen.len() > POW_SEEN_MAX {

@@ -11,14 +11,14 @@ use common::{App, KEY, T0};
 use http::StatusCode;
 use serde_json::{Value, json};
 use vwr_core::admin_auth::AdminAuth;
-use vwr_core::enqueue::EnqueueVerifier;
 use vwr_core::keys::EcKeyring;
 use vwr_core::time::ManualClock;
+use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::http::{admin_router, public_router};
 use vwr_tier1::memory::MemoryStore;
 
 fn site_token(site: &EcKeyring, account: &str, event: &str, exp: u64) -> String {
-    vwr_core::enqueue::sign(site, account, &common::ev(event), exp).unwrap()
+    vwr_tier1::enqueue::sign(site, account, &common::ev(event), exp).unwrap()
 }
 
 fn app_with_site(site: &EcKeyring) -> App {
@@ -53,10 +53,10 @@ async fn assign_needs_a_fresh_solved_challenge_when_the_event_asks_for_work() {
     let challenge = refused.body["challenge"].as_str().unwrap().to_owned();
     // A wrong or lazy solution: refused again, nothing assigned.
     let lazy =
-        (0..).map(|n: u64| format!("{n:x}")).find(|n| vwr_core::pow::work(&challenge, n) < 10).unwrap();
+        (0..).map(|n: u64| format!("{n:x}")).find(|n| vwr_tier1::pow::work(&challenge, n) < 10).unwrap();
     let r = assign(&app, Some(json!({"pow": {"challenge": challenge, "nonce": lazy}})), &[]).await;
     assert_eq!(r.body["error"], "challenge_required");
-    let nonce = vwr_core::pow::solve(&challenge, 10);
+    let nonce = vwr_tier1::pow::solve(&challenge, 10);
     let ok = assign(&app, Some(json!({"pow": {"challenge": challenge, "nonce": nonce}})), &[]).await;
     assert_eq!((ok.status, ok.body["position"].as_u64()), (StatusCode::OK, Some(1)), "{:?}", ok.body);
     // The same solution again on this instance: refused.
@@ -64,7 +64,7 @@ async fn assign_needs_a_fresh_solved_challenge_when_the_event_asks_for_work() {
     assert_eq!(replay.body["error"], "challenge_required");
     // Two minutes later the challenge is stale.
     app.clock.advance(121);
-    let nonce2 = vwr_core::pow::solve(&challenge, 10);
+    let nonce2 = vwr_tier1::pow::solve(&challenge, 10);
     let stale =
         assign(&app, Some(json!({"pow": {"challenge": challenge, "nonce": nonce2 + "0"}})), &[]).await;
     assert_eq!(stale.body["error"], "challenge_required");

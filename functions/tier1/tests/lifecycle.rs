@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use http::{StatusCode, header};
 use serde_json::{Value, json};
-use vwr_core::draw::{self, Seed};
+use vwr_tier1::draw::{self, Seed};
 use vwr_tier1::service::StepOutcome;
 
 use common::{App, Res, T0, app};

@@ -11,8 +11,8 @@ use aws_lc_rs::{constant_time, digest, hmac};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::ids::EventId;
-use crate::keys::HmacKeyring;
+use vwr_core::EventId;
+use vwr_core::keys::HmacKeyring;
 
 /// Label from which the challenge key ring is derived.
 pub const POW_KEY_LABEL: &str = "vwr/pow/v1";

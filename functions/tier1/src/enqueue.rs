@@ -7,9 +7,9 @@ use aws_lc_rs::digest;
 use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 
-use crate::ids::EventId;
-use crate::keys::KeyError;
-use crate::token::{EcVerifyingKeys, TokenError, check_times};
+use vwr_core::EventId;
+use vwr_core::keys::KeyError;
+use vwr_core::token::{EcVerifyingKeys, TokenError, check_times};
 
 /// Longest account id accepted.
 pub const MAX_ACCOUNT_LEN: usize = 256;
@@ -51,14 +51,14 @@ impl EnqueueVerifier {
 /// Signs an enqueue token as the site does (the integration example of docs/tutorial.md; `vwr dev`,
 /// the load test and the tests use it). `ring` is the site's private key ring.
 pub fn sign(
-    ring: &crate::keys::EcKeyring,
+    ring: &vwr_core::keys::EcKeyring,
     account: &str,
     event: &EventId,
     exp: u64,
 ) -> Result<String, TokenError> {
     let mut h = jsonwebtoken::Header::new(Algorithm::ES256);
     h.kid = Some(ring.signing_kid().to_owned());
-    let key = jsonwebtoken::EncodingKey::from_ec_der(crate::keys::KeyMaterial::bytes(ring.signing_key()));
+    let key = jsonwebtoken::EncodingKey::from_ec_der(vwr_core::keys::KeyMaterial::bytes(ring.signing_key()));
     let claims = serde_json::json!({ "k": account, "eid": event.as_str(), "exp": exp });
     jsonwebtoken::encode(&h, &claims, &key).map_err(|_| TokenError::Malformed)
 }
@@ -66,12 +66,13 @@ pub fn sign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::EcKeyring;
+    use vwr_core::keys::EcKeyring;
 
     fn sign(ring: &EcKeyring, claims: serde_json::Value) -> String {
         let mut h = jsonwebtoken::Header::new(Algorithm::ES256);
         h.kid = Some(ring.signing_kid().to_owned());
-        let key = jsonwebtoken::EncodingKey::from_ec_der(crate::keys::KeyMaterial::bytes(ring.signing_key()));
+        let key =
+            jsonwebtoken::EncodingKey::from_ec_der(vwr_core::keys::KeyMaterial::bytes(ring.signing_key()));
         jsonwebtoken::encode(&h, &claims, &key).unwrap()
     }
 

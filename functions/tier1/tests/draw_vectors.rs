@@ -1,9 +1,9 @@
-//! Reference vectors of the draw (docs/fairness.md), made by `vwr_core::draw` and written to
-//! `functions/core/tests/draw-vectors.json`. Other implementations check themselves against the
+//! Reference vectors of the draw (docs/fairness.md), made by `vwr_tier1::draw` and written to
+//! `functions/tier1/tests/draw-vectors.json`. Other implementations check themselves against the
 //! file: the browser's `static/assets/draw.js` (`node --test static/test/`) and `vwr draw
 //! verify` (`cli/src/draw.rs`).
 //!
-//! `VWR_UPDATE_VECTORS=1 cargo test -p vwr-core --test draw_vectors` (re)writes the file. Without
+//! `VWR_UPDATE_VECTORS=1 cargo test -p vwr-tier1 --test draw_vectors` (re)writes the file. Without
 //! it, the test recomputes every vector in the file and fails when the file differs from what it
 //! would write (drift).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use vwr_core::draw::{self, DrawError, MAX_SIZE, Seed};
+use vwr_tier1::draw::{self, DrawError, MAX_SIZE, Seed};
 
 /// Published seeds: test material only.
 const SEEDS: [&str; 3] = [
@@ -23,7 +23,7 @@ const SEEDS: [&str; 3] = [
 const SIZES: [u64; 10] = [1, 2, 3, 5, 8, 100, 1000, 65_537, 1_000_003, MAX_SIZE];
 
 const ABOUT: &str = "Reference vectors of the vwr draw (docs/fairness.md), written by \
-functions/core/tests/draw_vectors.rs. permutations: position = 1 + pi(seed, size, index); size, \
+functions/tier1/tests/draw_vectors.rs. permutations: position = 1 + pi(seed, size, index); size, \
 index and position are decimal strings because they reach 2^62, beyond exact JavaScript numbers. \
 ranks: the dense rank of a pre-queue index given the sealed counts (one per shard); rank null = \
 the index is not part of the sealed pre-queue. draws: both together, as a visitor checks a ticket.";
@@ -167,7 +167,7 @@ fn draw_vectors_file_matches_the_implementation() {
         std::fs::write(path(), &want).unwrap();
     }
     let text = std::fs::read_to_string(path()).expect(
-        "draw-vectors.json is missing: VWR_UPDATE_VECTORS=1 cargo test -p vwr-core --test draw_vectors",
+        "draw-vectors.json is missing: VWR_UPDATE_VECTORS=1 cargo test -p vwr-tier1 --test draw_vectors",
     );
     let file: Vectors = serde_json::from_str(&text).unwrap();
 
@@ -193,7 +193,7 @@ fn draw_vectors_file_matches_the_implementation() {
     // And nothing missing or extra.
     assert!(
         text == want,
-        "draw-vectors.json differs from what the code writes: VWR_UPDATE_VECTORS=1 cargo test -p vwr-core --test draw_vectors"
+        "draw-vectors.json differs from what the code writes: VWR_UPDATE_VECTORS=1 cargo test -p vwr-tier1 --test draw_vectors"
     );
 }
 

@@ -10,7 +10,7 @@
 //! - [`rank_of_pre_index`]: the dense rank of a pre-queue index given the sealed counts
 //!   (docs/lifecycle.md#pre-queue-and-the-randomized-open).
 //!
-//! The vectors in `functions/core/tests/draw-vectors.json` are the reference for other
+//! The vectors in `functions/tier1/tests/draw-vectors.json` are the reference for other
 //! implementations (`static/assets/draw.js`).
 
 use std::fmt;

@@ -11,8 +11,8 @@ use aws_lc_rs::{constant_time, hmac};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::ids::EventId;
-use crate::keys::{HmacKeyring, validate_kid};
+use vwr_core::EventId;
+use vwr_core::keys::{HmacKeyring, validate_kid};
 
 /// Label from which the ticket key ring is derived.
 pub const TICKET_KEY_LABEL: &str = "vwr/ticket/v1";
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn the_edge_keys_cannot_forge_tickets() {
         let master = HmacKeyring::generate("k1").unwrap();
-        let tokens = crate::token::Tier1Tokens::new(master.clone(), "vwr", "vwr-edge");
+        let tokens = vwr_core::token::Tier1Tokens::new(master.clone(), "vwr", "vwr-edge");
         let edge = tokens.edge_ring();
         assert_ne!(edge.signing_key(), master.signing_key(), "the edge must not get the master key");
         let real = TicketSigner::new(&master, 3600);
