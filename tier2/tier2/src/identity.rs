@@ -1,12 +1,16 @@
 //! Who the tier-2 caller is: never a client-chosen value. In order:
 //! 1. the subject from an upstream authorizer ([`UpstreamUser`], set by the Lambda glue);
-//! 2. the caller's verified tier-1 token (cookie `{prefix}{eventId}` or header `x-vwr-token`):
-//!    the user is a digest of its subject ([`tier1_user_id`]), never the `requestId` itself;
+//! 2. the caller's verified tier-1 token (cookie `{prefix}{eventId}` or header `x-vwr-token`)
+//!    with its place proof: the user is a digest of its subject ([`tier1_user_id`]), never the
+//!    `requestId` itself;
 //! 3. the caller's tier-2 identity cookie (`vwr_t2_{eventId}`), issued by tier 2 itself at
 //!    each check/status/heartbeat, so a visitor stays known for as long as they wait or are
 //!    active in tier 2, whatever the life of their tier-1 token;
 //! 4. the `X-User-Id` header, only when local development mode is on.
 //!
+//! Tier-1 tokens are read through [`Tier1Link`] only: the derived edge and place-proof keys,
+//! never the tier-1 master keys, and a token counts only with a valid place proof, so one
+//! minted with the edge keys alone gives no identity and no position (docs/invariants.md#24).
 //! A verified tier-1 token, or the identity cookie it led to, also gives the caller's tier-1
 //! position (the only source of a tier-1-ordered line score).
 
@@ -17,7 +21,7 @@ use http::request::Parts;
 use vwr_core::EventId;
 use vwr_core::identity::{UpstreamUser, cookie, tier1_user_id, valid_user_id};
 use vwr_core::time::Clock;
-use vwr_core::token::{Tier1Claims, Tier1Tokens};
+use vwr_core::token::{Tier1Claims, Tier1Link};
 
 use crate::entry_token::{EntryVerifier, IdentityClaims};
 
@@ -63,7 +67,8 @@ pub struct Caller {
 /// How callers are identified.
 #[derive(Clone)]
 pub struct Identity {
-    pub tier1: Option<Tier1Tokens>,
+    /// Reads callers' tier-1 tokens: the edge and place-proof keys, never the master keys.
+    pub tier1: Option<Tier1Link>,
     /// Verifies tier-2 identity cookies (public keys are enough).
     pub tier2: Option<EntryVerifier>,
     pub cookie_prefix: String,
@@ -92,18 +97,25 @@ fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Ite
         .take(MAX_COOKIES_TRIED)
 }
 
+/// Tier 1 hands out positions from 1: a position 0 is no place.
+fn position(c: &Tier1Claims) -> Option<u64> {
+    Some(c.pos).filter(|p| *p > 0)
+}
+
 impl Identity {
-    /// The verified tier-1 claims for `event`, if the caller brings a valid token.
+    /// The tier-1 tokens the caller brings for `event` (header first), at most a few.
+    fn tier1_tokens<'a>(&self, headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+        from_header.into_iter().chain(cookie_values(headers, name)).take(MAX_COOKIES_TRIED)
+    }
+
+    /// The verified tier-1 claims for `event`, place proof included, if the caller brings a
+    /// valid token.
     pub fn tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
-        let tokens = self.tier1.as_ref()?;
+        let link = self.tier1.as_ref()?;
         let now = self.clock.now_secs();
         let name = format!("{}{}", self.cookie_prefix, event);
-        let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
-        from_header
-            .into_iter()
-            .chain(cookie_values(headers, &name))
-            .take(MAX_COOKIES_TRIED)
-            .find_map(|t| tokens.verify(t, event, now).ok())
+        self.tier1_tokens(headers, &name).find_map(|t| link.verify(t, event, now).ok())
     }
 
     /// The verified tier-2 identity claims for `event`, if the caller brings the cookie.
@@ -123,7 +135,7 @@ impl Identity {
                 return Err(IdentityError::BadUpstream);
             }
             let position = match &claims {
-                Some(c) => Some(c.pos),
+                Some(c) => position(c),
                 None => ident().filter(|i| &i.sub == u).and_then(|i| i.pos),
             };
             return Ok(Caller { user: u.clone(), tier1_position: position, source: Source::Upstream });
@@ -131,7 +143,7 @@ impl Identity {
         if let Some(c) = claims {
             return Ok(Caller {
                 user: tier1_user_id(&c.sub),
-                tier1_position: Some(c.pos),
+                tier1_position: position(&c),
                 source: Source::Tier1Token,
             });
         }
