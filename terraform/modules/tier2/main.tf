@@ -62,6 +62,7 @@ locals {
     VWR_ENTRY_TOKEN_TTL_SECONDS          = tostring(var.entry_token_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
     VWR_TIER1_LINK_SECRET_ID             = aws_secretsmanager_secret.tier1_link.arn
@@ -84,6 +85,7 @@ locals {
     VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
     VWR_NOTICE_QUEUE_URL                 = aws_sqs_queue.notices.url

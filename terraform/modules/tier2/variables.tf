@@ -190,6 +190,17 @@ variable "waiting_timeout_seconds" {
   }
 }
 
+variable "evicted_place_seconds" {
+  description = "A visitor removed by a heartbeat timeout who checks in again within this gets their old place back, not the back of the line (VWR_EVICTED_PLACE_SECONDS, docs/invariants.md#23)."
+  type        = number
+  default     = 1800
+
+  validation {
+    condition     = var.evicted_place_seconds >= 60 && var.evicted_place_seconds <= 86400
+    error_message = "evicted_place_seconds must be between 60 and 86400."
+  }
+}
+
 variable "admit_batch" {
   description = "Admissions per event per worker step (VWR_ADMIT_BATCH)."
   type        = number
