@@ -3,7 +3,7 @@
 
 What the code expects, in the same shapes as terraform/ (tests/infra checks both against the
 Rust sources): the tier-1 table (pk/sk, index active-index, TTL expiresAt), the two key secrets
-(generated here), the admission-notice FIFO queue with its dead-letter queue, the six Lambda
+(generated here) and tier 2's link keys derived from the tier-1 keys, the admission-notice FIFO queue with its dead-letter queue, the six Lambda
 functions from dist/lambda/<binary>.zip, an EventBridge rule that runs the advancer and the
 worker every minute, and one REST API with the public routes and the entry-token gate.
 
@@ -37,10 +37,11 @@ STAGE = "local"
 
 def configure(name: str) -> None:
     """Resource names from a prefix (--name; tests use their own so runs never collide)."""
-    global NAME, TABLE, TIER1_SECRET, TIER2_SECRET, REDIS_SECRET, QUEUE, DLQ, ROLE, RULE
+    global NAME, TABLE, TIER1_SECRET, TIER1_LINK_SECRET, TIER2_SECRET, REDIS_SECRET, QUEUE, DLQ, ROLE, RULE
     NAME = name
     TABLE = f"{name}-tier1"
     TIER1_SECRET = f"{name}/tier1-keys"
+    TIER1_LINK_SECRET = f"{name}/tier1-link"
     TIER2_SECRET = f"{name}/tier2-keys"
     REDIS_SECRET = f"{name}/redis-url"
     QUEUE = f"{name}-notices.fifo"
@@ -56,7 +57,7 @@ def function_name(binary: str) -> str:
 
 configure("vwr")
 
-# Placeholders filled in by environment(): ${table}, ${tier1_secret}, ${tier2_secret},
+# Placeholders filled in by environment(): ${table}, ${tier1_secret}, ${tier1_link}, ${tier2_secret},
 # ${queue_url}, ${redis_secret}, ${jwks}, ${enqueue_jwks} (a variable whose value is empty is left out).
 TIER1_ENV = {
     "VWR_TIER1_KEYS_SECRET_ID": "${tier1_secret}",
@@ -82,7 +83,8 @@ FUNCTIONS = {
     "vwr-tier2-api": {
         "timeout": 10,
         "memory": 256,
-        "env": {**TIER2_SETTINGS, "VWR_TIER1_KEYS_SECRET_ID": "${tier1_secret}", "VWR_TABLE": "${table}", **REST_STAGE},
+        # Tier 2 reads callers' tier-1 tokens with the derived link keys, never the master keys.
+        "env": {**TIER2_SETTINGS, "VWR_TIER1_LINK_SECRET_ID": "${tier1_link}", "VWR_TABLE": "${table}", **REST_STAGE},
     },
     "vwr-tier2-worker": {
         "timeout": 75,
@@ -92,7 +94,7 @@ FUNCTIONS = {
     "vwr-tier2-authorizer": {
         "timeout": 5,
         "memory": 128,
-        "env": {"VWR_TIER2_JWKS": "${jwks}", "VWR_TIER1_KEYS_SECRET_ID": "${tier1_secret}", "RUST_LOG": "info"},
+        "env": {"VWR_TIER2_JWKS": "${jwks}", "VWR_TIER1_LINK_SECRET_ID": "${tier1_link}", "RUST_LOG": "info"},
     },
 }
 SCHEDULED = ["vwr-tier1-advancer", "vwr-tier2-worker"]
@@ -127,6 +129,24 @@ EDGE_KEY_LABEL = "vwr/edge-token/v1:"
 
 def edge_key(master_b64url: str) -> str:
     return b64url(hashlib.sha256((EDGE_KEY_LABEL + master_b64url).encode()).digest())
+
+
+# Tier 2 gets the edge keys and the place-proof keys (HmacKeyring::place_ring), never the master
+# keys: {"signingKid", "edge": {kid: key}, "place": {kid: key}} (VWR_TIER1_LINK_SECRET_ID).
+PLACE_KEY_LABEL = "vwr/tier2-place/v1:"
+
+
+def place_key(master_b64url: str) -> str:
+    return b64url(hashlib.sha256((PLACE_KEY_LABEL + master_b64url).encode()).digest())
+
+
+def link_keys(ring: dict) -> str:
+    keys = ring["keys"]
+    return json.dumps({
+        "signingKid": ring.get("signingKid") or sorted(keys)[-1],
+        "edge": {k: edge_key(v) for k, v in keys.items()},
+        "place": {k: place_key(v) for k, v in keys.items()},
+    })
 
 
 def p256_pkcs8() -> tuple[bytes, str, str]:
@@ -224,8 +244,12 @@ class Bootstrap:
         if "jwk" not in generated:
             generated["jwk"] = jwk_of(json.loads(v2))
         ring = json.loads(v1)
+        link_arn, link = self._secret(TIER1_LINK_SECRET, lambda: link_keys(ring))
+        if link != link_keys(ring):
+            self.sm.put_secret_value(SecretId=link_arn, SecretString=link_keys(ring))
         self.out.update(
             tier1_secret=arn1,
+            tier1_link=link_arn,
             tier2_secret=arn2,
             jwks=json.dumps({"keys": [generated["jwk"]]}, separators=(",", ":")),
             tier1_keys_text=",".join(f"{k}:{v}" for k, v in ring["keys"].items()),
@@ -266,6 +290,7 @@ class Bootstrap:
         values = {
             "table": self.out["table"],
             "tier1_secret": self.out["tier1_secret"],
+            "tier1_link": self.out["tier1_link"],
             "tier2_secret": self.out["tier2_secret"],
             "queue_url": self.out["queue_url"],
             "redis_secret": self.redis_secret(redis_url),

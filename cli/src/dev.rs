@@ -240,7 +240,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     );
     let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(opts, env).await?, MetricsSink::Off));
     let identity = Identity {
-        tier1: Some(tokens),
+        tier1: Some(tokens.link().clone()),
         tier2: Some(entry.verifier()),
         cookie_prefix: cfg.settings.cookie_prefix.clone(),
         dev_user_header: !opts.no_dev_user_header,

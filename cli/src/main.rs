@@ -88,6 +88,13 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
         "# the KeyValueStore `keys` entry, the Lambda@Edge config.json, `node edge/local/proxy.mjs --keys`):"
     );
     println!("VWR_EDGE_KEYS={}", ring.edge_ring().to_text());
+    let link = vwr_core::token::Tier1Link::new(ring.edge_ring(), ring.place_ring(), "vwr", "vwr-edge");
+    println!("# Tier-1 link keys for tier 2 (derived: the edge keys and the place-proof keys; tier 2 never");
+    println!("# gets the master keys above):");
+    println!("VWR_TIER1_EDGE_KEYS={}", link.edge_ring().to_text());
+    println!("VWR_TIER1_PLACE_KEYS={}", link.place_ring().to_text());
+    println!("# Secrets Manager secret value (VWR_TIER1_LINK_SECRET_ID):");
+    println!("# {}", link.to_json());
     println!("# Admin bearer key for the local server:");
     println!("VWR_ADMIN_KEY={admin}");
     println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");

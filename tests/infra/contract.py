@@ -23,6 +23,11 @@ Fails when they disagree:
   * every API Gateway stage is throttled (rate and burst, positive defaults);
   * the edge gets the derived tier-1 keys (`edge_keys_text`), never the master `keys_text`, and
     the derivation label is the Rust side's;
+  * tier 2 never gets the tier-1 master keys: no tier-2 function has VWR_TIER1_KEYS* or may read
+    the tier1 module's `keys_secret_arn`, and the tier2 module's link keys are the tier1 module's
+    derived `tier2_link_keys` (the place-proof label is the Rust side's);
+  * the tier-2 roles write no tier-1 item: every DynamoDB write they are allowed is narrowed by
+    `dynamodb:LeadingKeys` to the tier-2 registration items (TIER1_ITEM_KEYS are refused);
   * the waiting page's behavior has its Content-Security-Policy;
   * the public status document (/vwr-api/vwr/status/*) has its own behavior before /vwr-api/*:
     cached 1 s keyed on the path alone, nothing of the viewer's request forwarded, the prefix
@@ -252,8 +257,9 @@ REQUIRED = {
     "vwr-tier2-api": [
         ("VWR_REDIS_URL_SECRET_ID", "VWR_REDIS_URL"),
         ("VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
-        # Callers are identified by their tier-1 token; events active in tier 1 are served.
-        ("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"),
+        # Callers are identified by their tier-1 token (the derived link keys, never the master
+        # keys); events active in tier 1 are served.
+        ("VWR_TIER1_LINK_SECRET_ID", "VWR_TIER1_EDGE_KEYS"),
         ("VWR_TABLE",),
     ],
     "vwr-tier2-worker": [
@@ -266,7 +272,7 @@ REQUIRED = {
     ],
     "vwr-tier2-authorizer": [
         ("VWR_TIER2_JWKS", "VWR_TIER2_KEYS_SECRET_ID", "VWR_TIER2_KEYS"),
-        ("VWR_TIER1_KEYS_SECRET_ID", "VWR_TIER1_KEYS"),
+        ("VWR_TIER1_LINK_SECRET_ID", "VWR_TIER1_EDGE_KEYS"),
     ],
 }
 
@@ -276,7 +282,10 @@ NOT_REQUIRED = {
     "vwr-tier1-api": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
     "vwr-tier1-admin": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
     "vwr-tier1-advancer": {"VWR_REDIS_URL": "tier 2 only (vwr_lambda::secrets::redis_url, called by tier-2 roots)"},
-    "vwr-tier2-api": {"VWR_TIER2_JWKS": "authorizer only (its main.rs)"},
+    "vwr-tier2-api": {
+        "VWR_TIER2_JWKS": "authorizer only (its main.rs)",
+        "VWR_TIER1_KEYS": "tier 1's own configuration (Tier1Config), which the tier-2 API never builds: it reads the derived link keys",
+    },
     "vwr-tier2-worker": {
         "VWR_TIER2_JWKS": "authorizer only (its main.rs)",
         "VWR_TIER1_KEYS": "optional for the worker: callers are identified by the API, not here",
@@ -287,6 +296,8 @@ NOT_REQUIRED = {
 # Never in plain environment variables: these hold key material.
 FORBIDDEN_ENV = {
     "VWR_TIER1_KEYS": "use VWR_TIER1_KEYS_SECRET_ID",
+    "VWR_TIER1_EDGE_KEYS": "use VWR_TIER1_LINK_SECRET_ID",
+    "VWR_TIER1_PLACE_KEYS": "use VWR_TIER1_LINK_SECRET_ID",
     "VWR_TIER2_KEYS": "use VWR_TIER2_KEYS_SECRET_ID (or VWR_TIER2_JWKS for verifiers)",
     "VWR_ADMIN_KEY": "vwr dev only; deployed admin APIs use IAM",
     "VWR_REDIS_URL": "it carries the Redis password: use VWR_REDIS_URL_SECRET_ID",
@@ -314,6 +325,21 @@ ADMIN_SERVING = {"vwr-tier1-admin", "vwr-tier2-api"}
 ORIGIN_HEADER = "x-vwr-origin-secret"
 # Tier-1 edge keys: SHA-256("vwr/edge-token/v1:" + base64url master key), HmacKeyring::edge_ring.
 EDGE_KEY_LABEL = "vwr/edge-token/v1:"
+# Place-proof keys, tier 2's: SHA-256("vwr/tier2-place/v1:" + base64url master key), place_ring.
+PLACE_KEY_LABEL = "vwr/tier2-place/v1:"
+# Tier-1 variables that carry the MASTER keys: never on a tier-2 function.
+TIER1_MASTER_ENV = ("VWR_TIER1_KEYS", "VWR_TIER1_KEYS_SECRET_ID")
+# Partition keys of the table (functions/tier1-store/src/dynamo.rs, tier2/tier2-store/src/registry.rs):
+# (code file, format in the code, a sample key). The tier-2 roles may write only the registration.
+TIER1_ITEM_KEYS = [
+    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}")', "EVT#e1"),
+    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#S#{k}")', "EVT#e1#S#3"),
+    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#R#{position}")', "EVT#e1#R#42"),
+    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#A#{account}")', "EVT#e1#A#9f86d081884c7d65"),
+    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#AUDIT")', "EVT#e1#AUDIT"),
+]
+REGISTRATION_KEY = ("tier2/tier2-store/src/registry.rs", 'format!("EVT#{event}#T2")', "EVT#e1#T2")
+DYNAMO_WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 
 # The docs (check_readme_routes, check_readme_size, check_settings_doc).
 README = "README.md"
@@ -1140,6 +1166,106 @@ def check_edge_keys(root: str, checks: Checks, modules: dict) -> None:
     if not any(label.search(read_code(p)) for c in ("vwr-core", "vwr-tier1") for p in rust_sources(root, c)):
         problems.append(f'no source of vwr-core / vwr-tier1 has the label "{EDGE_KEY_LABEL}" (HmacKeyring::edge_ring)')
     checks.check(f'edge-key derivation label "{EDGE_KEY_LABEL}" = the Rust side\'s', problems)
+
+
+def check_tier2_link_keys(root: str, checks: Checks, modules: dict, deployments: list[dict]) -> None:
+    """Tier 2 gets the derived link keys (tier1 tier2_link_keys), never the tier-1 master keys:
+    no master-key variable on a tier-2 function, no read of the tier1 module's keys secret."""
+    problems = []
+    tier1, tier2 = "terraform/modules/tier1", "terraform/modules/tier2"
+    link_out = str(first(outputs_of(modules.get(tier1, {})).get("tier2_link_keys", {}).get("value")))
+    for need in ("local.tier1_edge_keys_b64url", "local.tier1_place_keys_b64url"):
+        if need not in link_out:
+            problems.append(f"{tier1} output tier2_link_keys does not hold {need}")
+    derived = str(locals_of(modules.get(tier1, {})).get("tier1_place_keys_b64url"))
+    if f'base64sha256("{PLACE_KEY_LABEL}${{local.tier1_keys_b64url[k]}}")' not in derived:
+        problems.append(f'{tier1} local.tier1_place_keys_b64url is not base64sha256("{PLACE_KEY_LABEL}" + the base64url master key)')
+    for d in deployments:
+        if not str(d["binary"]).startswith("vwr-tier2-"):
+            continue
+        for k in TIER1_MASTER_ENV:
+            if isinstance(d["env"], dict) and k in d["env"]:
+                problems.append(f"{d['where']} ({d['binary']}) sets {k}: the tier-1 MASTER keys (use VWR_TIER1_LINK_SECRET_ID)")
+        for st in d["statements"] or []:
+            if "secretsmanager:GetSecretValue" not in flat(st.get("actions", [])):
+                continue
+            for r in flat(st.get("resources", [])):
+                m = re.fullmatch(r"\$\{var\.(\w+)\}", str(r))
+                if not m:
+                    continue
+                for caller, call_name, call in calls_of(modules, d["module_dir"]):
+                    t1 = {n for n, c in module_calls(modules[caller]).items() if module_dir(caller, c) == tier1}
+                    arg = str(first(call.get(m.group(1))))
+                    for mm in re.finditer(r"module\.(\w+)\.(keys_secret_arn|keys_text)\b", arg):
+                        if mm.group(1) in t1:
+                            problems.append(
+                                f"{d['where']} ({d['binary']}) may read var.{m.group(1)} = module.{mm.group(1)}.{mm.group(2)} "
+                                f"({caller} module.{call_name}): the tier-1 MASTER keys"
+                            )
+    calls = calls_of(modules, tier2)
+    if not calls:
+        problems.append(f"nothing calls {tier2}")
+    for caller, call_name, call in calls:
+        t1 = {n for n, c in module_calls(modules[caller]).items() if module_dir(caller, c) == tier1}
+        for arg, value in call.items():
+            for m in re.finditer(r"module\.(\w+)\.(keys_secret_arn|keys_text)\b", str(first(value))):
+                if m.group(1) in t1:
+                    problems.append(f"{caller} module.{call_name}: {arg} gets the tier-1 MASTER keys (module.{m.group(1)}.{m.group(2)}): use tier2_link_keys")
+        keys = re.fullmatch(r"\$\{module\.(\w+)\.tier2_link_keys\}", str(first(call.get("tier1_link_keys"))))
+        if not keys or keys.group(1) not in t1:
+            problems.append(f"{caller} module.{call_name}: tier1_link_keys must be a tier1 module's tier2_link_keys")
+    checks.check("tier 2 gets the derived tier-1 link keys (tier2_link_keys), never the tier-1 master keys", problems)
+
+    problems = []
+    label = re.compile(r'b?"' + re.escape(PLACE_KEY_LABEL))
+    if not any(label.search(read_code(p)) for p in rust_sources(root, "vwr-core")):
+        problems.append(f'no source of vwr-core has the label "{PLACE_KEY_LABEL}" (HmacKeyring::place_ring)')
+    checks.check(f'place-key derivation label "{PLACE_KEY_LABEL}" = the Rust side\'s', problems)
+
+
+def iam_match(pattern: str, value: str) -> bool:
+    """IAM string matching: `*` any run of characters, `?` one character, case-sensitive."""
+    return re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), value) is not None
+
+
+def leading_keys_allow(st: dict, key: str) -> bool:
+    """Whether a statement's dynamodb:LeadingKeys conditions let a request on partition key `key`
+    through (no condition: any key)."""
+    for cond in flat(st.get("condition", [])):
+        if not isinstance(cond, dict) or first(cond.get("variable")) != "dynamodb:LeadingKeys":
+            continue
+        test = str(first(cond.get("test")))
+        values = [str(v) for v in flat(cond.get("values", []))]
+        hit = any(iam_match(v, key) for v in values)
+        if test.endswith("StringLike") and not test.endswith("NotLike") and not hit:
+            return False
+        if test.endswith("StringNotLike") and hit:
+            return False
+        if test.endswith("StringEquals") and key not in values:
+            return False
+        if test.endswith("StringNotEquals") and key in values:
+            return False
+    return True
+
+
+def check_tier2_writes(root: str, checks: Checks, deployments: list[dict]) -> None:
+    """The tier-2 roles may write the tier-2 registration items and no tier-1 item."""
+    problems = []
+    for path, fmt, _ in TIER1_ITEM_KEYS + [REGISTRATION_KEY]:
+        if fmt not in read_code(os.path.join(root, path)):
+            problems.append(f"{path} has no {fmt}: update TIER1_ITEM_KEYS / REGISTRATION_KEY")
+    for d in deployments:
+        if not str(d["binary"]).startswith("vwr-tier2-") or d["statements"] is None:
+            continue
+        writes = [st for st in d["statements"] if first(st.get("effect", "Allow")) != "Deny"
+                  and any(a in DYNAMO_WRITES for a in flat(st.get("actions", [])))]
+        for st in writes:
+            for _, _, key in TIER1_ITEM_KEYS:
+                if leading_keys_allow(st, key):
+                    problems.append(f"{d['where']} ({d['binary']}) statement {first(st.get('sid'))!r} may write the tier-1 item {key}")
+        if writes and not any(leading_keys_allow(st, REGISTRATION_KEY[2]) for st in writes):
+            problems.append(f"{d['where']} ({d['binary']}) writes DynamoDB but not the registration item {REGISTRATION_KEY[2]}")
+    checks.check("the tier-2 roles write no tier-1 item (dynamodb:LeadingKeys: registration items only)", problems)
 
 
 CSP_REQUIRED = ("default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'")
@@ -2203,6 +2329,8 @@ def main() -> int:
     check_throttling(checks, modules)
     check_kms_decrypt(checks, modules)
     check_edge_keys(root, checks, modules)
+    check_tier2_link_keys(root, checks, modules, deployments)
+    check_tier2_writes(root, checks, deployments)
     check_waiting_page_headers(checks, modules)
     check_status_document(checks, modules)
     check_release(checks, modules)

@@ -166,7 +166,18 @@ def main() -> int:
             problems.append("the JWKS does not match the tier-2 key")
     except Exception as e:  # noqa: BLE001
         problems.append(f"tier-2 key: {e}")
-    check("secrets: tier-1 HMAC ≥ 32 bytes, tier-2 P-256 PKCS#8, JWKS = its public key", problems)
+    # Tier 2's link keys: derived from the master keys (edge and place-proof), never the master keys.
+    link = json.loads(sm.get_secret_value(SecretId=bootstrap.TIER1_LINK_SECRET)["SecretString"])
+    master = t1.get("keys", {})
+    if link.get("signingKid") != t1.get("signingKid"):
+        problems.append("tier-1 link signingKid is not the tier-1 signingKid")
+    if link.get("edge") != {k: bootstrap.edge_key(v) for k, v in master.items()}:
+        problems.append("tier-1 link edge keys are not the derived edge keys")
+    if link.get("place") != {k: bootstrap.place_key(v) for k, v in master.items()}:
+        problems.append("tier-1 link place keys are not the derived place-proof keys")
+    if set(master.values()) & (set(link.get("edge", {}).values()) | set(link.get("place", {}).values())):
+        problems.append("the tier-1 link secret holds a master key")
+    check("secrets: tier-1 HMAC ≥ 32 bytes, tier-1 link keys derived, tier-2 P-256 PKCS#8, JWKS = its public key", problems)
 
     sqs = boto3.client("sqs", **kw)
     problems = []
@@ -192,6 +203,7 @@ def main() -> int:
     resources = {
         "VWR_TABLE": bootstrap.TABLE,
         "VWR_TIER1_KEYS_SECRET_ID": first["tier1_secret"],
+        "VWR_TIER1_LINK_SECRET_ID": first["tier1_link"],
         "VWR_TIER2_KEYS_SECRET_ID": first["tier2_secret"],
         "VWR_NOTICE_QUEUE_URL": url,
     }

@@ -114,6 +114,74 @@ pub const TIER2_KEYS: KeyVars = KeyVars {
     secret: "VWR_TIER2_KEYS_SECRET_ID",
 };
 
+/// The tier-1 link keys in text form (tier 2, locally): the edge and place-proof rings.
+pub const TIER1_EDGE_KEYS: &str = "VWR_TIER1_EDGE_KEYS";
+pub const TIER1_PLACE_KEYS: &str = "VWR_TIER1_PLACE_KEYS";
+/// The same from Secrets Manager, JSON `{"signingKid", "edge", "place"}`.
+pub const TIER1_LINK_SECRET: &str = "VWR_TIER1_LINK_SECRET_ID";
+
+/// Where tier 2 gets the tier-1 link keys (docs/tokens.md#place-proofs): the derived edge and
+/// place-proof rings, never the tier-1 master keys.
+#[derive(Debug, Clone)]
+pub enum LinkSource {
+    /// `VWR_TIER1_EDGE_KEYS` + `VWR_TIER1_PLACE_KEYS` (+ `VWR_TIER1_SIGNING_KID`), checked.
+    Env { edge: crate::keys::HmacKeyring, place: crate::keys::HmacKeyring },
+    /// A Secrets Manager secret id or ARN (`VWR_TIER1_LINK_SECRET_ID`).
+    Secret(String),
+}
+
+impl LinkSource {
+    /// Reads the link keys of a tier-2 process; `None` when none are configured. The tier-1
+    /// master keys are refused outright: tier 2 only verifies tier-1 tokens and their place
+    /// proofs, and must never be able to sign tickets or proofs (review finding F12).
+    pub fn from_env(env: &Env) -> Result<Option<Self>, ConfigError> {
+        let invalid = |name: &str, reason: String| ConfigError::Invalid {
+            name: name.into(),
+            value: "…".into(),
+            reason,
+        };
+        for master in [TIER1_KEYS.keys, TIER1_KEYS.secret] {
+            if env.get(master).is_some() {
+                return Err(invalid(
+                    master,
+                    format!(
+                        "tier 2 never takes the tier-1 master keys: give it {TIER1_LINK_SECRET}, or \
+                         {TIER1_EDGE_KEYS} and {TIER1_PLACE_KEYS} (`vwr keys generate` prints them)"
+                    ),
+                ));
+            }
+        }
+        let (edge, place, secret) =
+            (env.get(TIER1_EDGE_KEYS), env.get(TIER1_PLACE_KEYS), env.get(TIER1_LINK_SECRET));
+        match (edge, place, secret) {
+            (None, None, None) => Ok(None),
+            (None, None, Some(id)) => Ok(Some(Self::Secret(id.to_owned()))),
+            (Some(_) | None, Some(_) | None, Some(_)) => Err(invalid(
+                TIER1_LINK_SECRET,
+                format!(
+                    "set either {TIER1_LINK_SECRET} or {TIER1_EDGE_KEYS} and {TIER1_PLACE_KEYS}, not both"
+                ),
+            )),
+            (Some(edge), Some(place), None) => {
+                let kid = env.get(TIER1_KEYS.signing_kid);
+                let edge = crate::keys::HmacKeyring::from_text(edge, kid)
+                    .map_err(|e| invalid(TIER1_EDGE_KEYS, e.to_string()))?;
+                let place = crate::keys::HmacKeyring::from_text(place, kid)
+                    .map_err(|e| invalid(TIER1_PLACE_KEYS, e.to_string()))?;
+                crate::token::Tier1Link::checked(edge.clone(), place.clone(), "", "")
+                    .map_err(|e| invalid(TIER1_PLACE_KEYS, e.to_string()))?;
+                Ok(Some(Self::Env { edge, place }))
+            }
+            (Some(_), None, None) | (None, Some(_), None) => Err(invalid(
+                if edge.is_some() { TIER1_PLACE_KEYS } else { TIER1_EDGE_KEYS },
+                format!(
+                    "{TIER1_EDGE_KEYS} and {TIER1_PLACE_KEYS} go together: a tier-1 token counts for tier 2 only with its place proof"
+                ),
+            )),
+        }
+    }
+}
+
 impl KeySource {
     /// Reads the source named by `vars`; `None` when neither is set. Keys given in the
     /// environment are parsed now (as `K`), so a typo fails at start-up.
@@ -158,6 +226,40 @@ impl KeySource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Review finding F12: tier 2 gets the derived link keys and refuses the master keys, with
+    /// a message naming the variable.
+    #[test]
+    fn link_keys_are_checked_at_start() {
+        let master = crate::keys::HmacKeyring::generate("k1").unwrap();
+        let (edge, place) = (master.edge_ring().to_text(), master.place_ring().to_text());
+        let ok = Env::from_pairs([(TIER1_EDGE_KEYS, edge.as_str()), (TIER1_PLACE_KEYS, place.as_str())]);
+        assert!(matches!(LinkSource::from_env(&ok), Ok(Some(LinkSource::Env { .. }))));
+        assert!(matches!(LinkSource::from_env(&Env::default()), Ok(None)));
+        let secret = Env::from_pairs([(TIER1_LINK_SECRET, "arn:aws:secretsmanager:x")]);
+        assert!(matches!(LinkSource::from_env(&secret), Ok(Some(LinkSource::Secret(_)))));
+        let refused = |pairs: &[(&str, &str)], name: &str| {
+            let e = LinkSource::from_env(&Env::from_pairs(pairs.iter().copied())).unwrap_err().to_string();
+            assert!(e.starts_with(name), "{name}: {e}");
+        };
+        let master_text = master.to_text();
+        refused(&[("VWR_TIER1_KEYS", master_text.as_str())], "VWR_TIER1_KEYS");
+        refused(&[("VWR_TIER1_KEYS_SECRET_ID", "arn:x")], "VWR_TIER1_KEYS_SECRET_ID");
+        refused(&[(TIER1_EDGE_KEYS, edge.as_str())], TIER1_PLACE_KEYS);
+        refused(&[(TIER1_PLACE_KEYS, place.as_str())], TIER1_EDGE_KEYS);
+        refused(&[(TIER1_EDGE_KEYS, edge.as_str()), (TIER1_PLACE_KEYS, "k1:AAAA")], TIER1_PLACE_KEYS);
+        let other = crate::keys::HmacKeyring::generate("k2").unwrap().place_ring().to_text();
+        refused(&[(TIER1_EDGE_KEYS, edge.as_str()), (TIER1_PLACE_KEYS, other.as_str())], TIER1_PLACE_KEYS);
+        refused(
+            &[(TIER1_EDGE_KEYS, edge.as_str()), (TIER1_PLACE_KEYS, place.as_str()), (TIER1_LINK_SECRET, "x")],
+            TIER1_LINK_SECRET,
+        );
+        // The JSON of the secret reads back to the same rings.
+        let link = crate::token::Tier1Link::new(master.edge_ring(), master.place_ring(), "vwr", "vwr-edge");
+        let (e, p) = crate::token::Tier1Link::rings_from_json(&link.to_json()).unwrap();
+        assert_eq!((e.to_text(), p.to_text()), (edge, place));
+        assert!(crate::token::Tier1Link::rings_from_json(r#"{"edge":{},"place":{},"keys":{}}"#).is_err());
+    }
 
     #[test]
     fn reads_and_validates() {

@@ -40,6 +40,9 @@ pub enum KeyError {
     BadJson(String),
     #[error("random generator failed")]
     Random,
+    /// Two rings that must hold the same kids (the tier-1 link keys) do not.
+    #[error("the edge and place-proof keys must have the same kids and signing kid: {0}")]
+    RingsDiffer(String),
 }
 
 /// Checks a key id.

@@ -11,7 +11,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::EventId;
-use crate::keys::HmacKeyring;
+use crate::keys::{HmacKeyring, KeyError};
 
 /// Longest token accepted before any parsing.
 pub const MAX_TOKEN_LEN: usize = 4096;
@@ -221,6 +221,13 @@ impl Tier1Tokens {
     }
 }
 
+/// Tier 2's part of the tier-1 keys (`vwr dev` runs both tiers in one process).
+impl From<Tier1Tokens> for Tier1Link {
+    fn from(t: Tier1Tokens) -> Self {
+        t.link
+    }
+}
+
 /// Whether a verification enforces `exp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expiry {
@@ -257,6 +264,60 @@ impl Tier1Link {
         audience: impl Into<String>,
     ) -> Self {
         Self { edge, place, issuer: issuer.into(), audience: audience.into() }
+    }
+
+    /// [`Self::new`] with the rings checked: the same kids in both and the same signing kid,
+    /// as derived from one master ring (a mismatch would verify tokens whose proofs fail).
+    pub fn checked(
+        edge: HmacKeyring,
+        place: HmacKeyring,
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+    ) -> Result<Self, KeyError> {
+        let (e, p): (Vec<&str>, Vec<&str>) = (edge.kids().collect(), place.kids().collect());
+        if e != p {
+            return Err(KeyError::RingsDiffer(format!("edge {e:?}, place {p:?}")));
+        }
+        if edge.signing_kid() != place.signing_kid() {
+            return Err(KeyError::RingsDiffer(format!(
+                "signing kid {:?} and {:?}",
+                edge.signing_kid(),
+                place.signing_kid()
+            )));
+        }
+        Ok(Self::new(edge, place, issuer, audience))
+    }
+
+    /// The edge and place-proof rings of the JSON kept in Secrets Manager
+    /// (`VWR_TIER1_LINK_SECRET_ID`): `{"signingKid": kid, "edge": {kid: key}, "place": {kid: key}}`,
+    /// the signing kid defaulting as [`HmacKeyring::from_json`]'s.
+    pub fn rings_from_json(json: &str) -> Result<(HmacKeyring, HmacKeyring), KeyError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct LinkDoc {
+            signing_kid: Option<String>,
+            edge: serde_json::Value,
+            place: serde_json::Value,
+        }
+        let doc: LinkDoc = serde_json::from_str(json).map_err(|e| KeyError::BadJson(e.to_string()))?;
+        let ring = |keys: serde_json::Value| {
+            HmacKeyring::from_json(
+                &serde_json::json!({"signingKid": doc.signing_kid, "keys": keys}).to_string(),
+            )
+        };
+        Ok((ring(doc.edge)?, ring(doc.place)?))
+    }
+
+    /// The JSON form of [`Self::rings_from_json`]. Contains secrets.
+    pub fn to_json(&self) -> String {
+        let keys = |ring: &HmacKeyring| serde_json::from_str::<serde_json::Value>(&ring.to_json()).ok();
+        let (edge, place) = (keys(&self.edge), keys(&self.place));
+        serde_json::json!({
+            "signingKid": self.edge.signing_kid(),
+            "edge": edge.map(|d| d["keys"].clone()),
+            "place": place.map(|d| d["keys"].clone()),
+        })
+        .to_string()
     }
 
     pub fn edge_ring(&self) -> &HmacKeyring {

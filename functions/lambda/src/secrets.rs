@@ -3,10 +3,10 @@
 //! secret, the admin principals. Every failure names the variable at fault.
 
 use vwr_core::admin_auth::{AdminAuth, PrincipalPatterns};
-use vwr_core::config::{ConfigError, Env, KeySource, KeyVars, TIER1_KEYS};
+use vwr_core::config::{ConfigError, Env, KeySource, KeyVars, LinkSource, TIER1_LINK_SECRET};
 use vwr_core::http::OriginSecret;
-use vwr_core::keys::{HmacKey, KeyMaterial, KeyRing};
-use vwr_core::token::Tier1Tokens;
+use vwr_core::keys::{KeyMaterial, KeyRing};
+use vwr_core::token::Tier1Link;
 
 /// Reads a secret string from Secrets Manager.
 pub async fn load_secret(sdk: &aws_config::SdkConfig, id: &str) -> Result<String, String> {
@@ -38,23 +38,30 @@ pub async fn ring<K: KeyMaterial>(
     }
 }
 
-/// The tier-1 token verifier for reading callers' tier-1 tokens (tier 2, the authorizer), when
-/// tier-1 keys are configured (`VWR_TIER1_KEYS` or `VWR_TIER1_KEYS_SECRET_ID`), with the
+/// Tier 2's reader of callers' tier-1 tokens (the tier-2 API, the authorizer), when the tier-1
+/// link keys are configured (`VWR_TIER1_LINK_SECRET_ID`, or `VWR_TIER1_EDGE_KEYS` +
+/// `VWR_TIER1_PLACE_KEYS`: derived keys only; the master keys stop the start-up), with the
 /// cookie prefix (`VWR_COOKIE_PREFIX`); the issuer and audience as tier 1 reads them.
-pub async fn tier1_tokens(
+pub async fn tier1_link(
     env: &Env,
     sdk: &aws_config::SdkConfig,
-) -> Result<Option<(Tier1Tokens, String)>, ConfigError> {
-    let Some(source) = KeySource::from_env::<HmacKey>(env, TIER1_KEYS)? else {
-        return Ok(None);
+) -> Result<Option<(Tier1Link, String)>, ConfigError> {
+    let (edge, place) = match LinkSource::from_env(env)? {
+        None => return Ok(None),
+        Some(LinkSource::Env { edge, place }) => (edge, place),
+        Some(LinkSource::Secret(id)) => {
+            let json = load_secret(sdk, &id).await.map_err(|r| invalid(TIER1_LINK_SECRET, &id, r))?;
+            Tier1Link::rings_from_json(&json).map_err(|e| invalid(TIER1_LINK_SECRET, &id, e.to_string()))?
+        }
     };
-    let ring = ring::<HmacKey>(&source, TIER1_KEYS, sdk).await?;
-    let tokens = Tier1Tokens::new(
-        ring,
+    let link = Tier1Link::checked(
+        edge,
+        place,
         env.string("VWR_TOKEN_ISSUER", "vwr"),
         env.string("VWR_TOKEN_AUDIENCE", "vwr-edge"),
-    );
-    Ok(Some((tokens, env.string("VWR_COOKIE_PREFIX", "vwr_t1_"))))
+    )
+    .map_err(|e| invalid(TIER1_LINK_SECRET, "…", e.to_string()))?;
+    Ok(Some((link, env.string("VWR_COOKIE_PREFIX", "vwr_t1_"))))
 }
 
 /// The Redis URL(s): `VWR_REDIS_URL`, or the string of the Secrets Manager secret

@@ -1,18 +1,60 @@
 //! vwr tier 1, the adapters: the DynamoDB [`dynamo::DynamoStore`] (the real
 //! `vwr_tier1::store::PositionStore`) and the CloudFront KeyValueStore [`kvs::KvsEdgeConfig`]
 //! (the real `vwr_tier1::edge_sync::EdgeConfigStore`), and [`service`], which puts a tier-1
-//! service together on them for the Lambdas.
+//! service together on them for the Lambdas; [`gated_events`] tells tier 2 which events tier 1
+//! gates, without any tier-1 key.
 
 pub mod alarms;
 pub mod dynamo;
 pub mod kvs;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use async_trait::async_trait;
+use vwr_core::EventId;
+use vwr_core::cache::TtlCache;
+use vwr_core::tiers::{ActiveEvents, LookupError};
 use vwr_core::time::SystemClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_tier1::Tier1Service;
 use vwr_tier1::config::Tier1Config;
+use vwr_tier1::store::PositionStore;
+
+/// Which events tier 1 gates, read from its event items (cached per instance for
+/// `cache_ttl`, as tier 1 caches them, ADR 0006). For the tier-2 API: it needs no tier-1 key,
+/// so it never holds the tier-1 master keys (docs/invariants.md#24).
+pub struct GatedEvents {
+    store: Arc<dyn PositionStore>,
+    cache: TtlCache<EventId, bool>,
+}
+
+impl GatedEvents {
+    pub fn new(store: Arc<dyn PositionStore>, cache_ttl: Duration) -> Self {
+        Self { store, cache: TtlCache::new(cache_ttl) }
+    }
+}
+
+#[async_trait]
+impl ActiveEvents for GatedEvents {
+    async fn is_active(&self, event: &EventId) -> Result<bool, LookupError> {
+        if let Some(gated) = self.cache.get(event) {
+            return Ok(gated);
+        }
+        let gated = match self.store.get_event(event).await {
+            Ok(rec) => rec.is_some_and(|r| r.state.gates()),
+            Err(e) => return Err(LookupError(e.to_string())),
+        };
+        self.cache.insert(event.clone(), gated);
+        Ok(gated)
+    }
+}
+
+/// [`GatedEvents`] on the DynamoDB table `table`.
+pub fn gated_events(table: &str, sdk: &aws_config::SdkConfig) -> Arc<dyn ActiveEvents> {
+    let store = dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(sdk), table);
+    Arc::new(GatedEvents::new(Arc::new(store), Duration::from_secs(1)))
+}
 
 /// The tier-1 service of the Lambdas: DynamoDB table `cfg.table`, the system clock, and the
 /// edge configuration kept in step when `cfg.edge_kvs_arn` is set.

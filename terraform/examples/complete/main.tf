@@ -75,7 +75,7 @@ module "tier2" {
   vpc_id                   = aws_vpc.this.id
   subnet_ids               = aws_subnet.private[*].id
   route_table_ids          = [aws_route_table.private.id]
-  tier1_keys_secret_arn    = module.tier1.keys_secret_arn
+  tier1_link_keys          = module.tier1.tier2_link_keys
   tier1_table_name         = module.tier1.table_name
   tier1_table_arn          = module.tier1.table_arn
   tier1_settings           = module.tier1.settings

@@ -13,6 +13,13 @@ locals {
   tier1_edge_keys_b64url = {
     for k in var.key_ids : k => replace(replace(replace(base64sha256("vwr/edge-token/v1:${local.tier1_keys_b64url[k]}"), "+", "-"), "/", "_"), "=", "")
   }
+  # Tier 2 gets derived keys only too (docs/tokens.md#place-proofs): the edge keys (it reads and
+  # renews tier-1 tokens) and the place-proof keys (a token takes a place in tier 2's line only
+  # with a proof made by tier 1 at redemption), SHA-256 of "vwr/tier2-place/v1:" + the master
+  # key as the edge keys are; HmacKeyring::place_ring derives the same (test vector pinned).
+  tier1_place_keys_b64url = {
+    for k in var.key_ids : k => replace(replace(replace(base64sha256("vwr/tier2-place/v1:${local.tier1_keys_b64url[k]}"), "+", "-"), "/", "_"), "=", "")
+  }
   # VWR_ADMIN_PRINCIPALS: null (left out) = any IAM principal the admin API's AWS_IAM lets in.
   admin_principals = length(var.admin_principal_patterns) == 0 ? null : join(",", var.admin_principal_patterns)
   # Changes when the kid list changes, so every function restarts with the new key ring

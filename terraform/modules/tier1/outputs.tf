@@ -9,7 +9,7 @@ output "table_arn" {
 }
 
 output "keys_secret_arn" {
-  description = "Secrets Manager secret holding the tier-1 keys (VWR_TIER1_KEYS_SECRET_ID)."
+  description = "Secrets Manager secret holding the tier-1 master keys (VWR_TIER1_KEYS_SECRET_ID): tier 1's functions only. Tier 2 gets tier2_link_keys."
   value       = aws_secretsmanager_secret.keys.arn
 }
 
@@ -23,6 +23,16 @@ output "edge_keys_text" {
   description = "The keys derived for the edge verifier, `kid:base64url,…` (KeyValueStore `keys` / Lambda@Edge config.json): they verify tier-1 tokens and nothing else. Secret."
   value       = join(",", [for k in var.key_ids : "${k}:${local.tier1_edge_keys_b64url[k]}"])
   sensitive   = true
+}
+
+output "tier2_link_keys" {
+  description = "What tier 2 needs to read tier-1 tokens, as the JSON of its VWR_TIER1_LINK_SECRET_ID: {\"signingKid\", \"edge\": {kid: key}, \"place\": {kid: key}}, the edge keys and the place-proof keys, both derived — never the master keys. For the tier2 module's tier1_link_keys. Secret."
+  value = jsonencode({
+    signingKid = var.key_ids[0]
+    edge       = local.tier1_edge_keys_b64url
+    place      = local.tier1_place_keys_b64url
+  })
+  sensitive = true
 }
 
 output "origin_secret_arn" {

@@ -63,3 +63,21 @@ resource "aws_secretsmanager_secret_version" "entry_keys" {
     keys       = local.entry_pkcs8
   })
 }
+
+# The derived tier-1 keys (docs/tokens.md#place-proofs): the edge keys, to verify callers' tier-1
+# tokens and renew those of visitors tier 2 holds, and the place-proof keys, without which a
+# token takes no place in the line. Never the tier-1 master keys: they stay with tier 1.
+resource "aws_secretsmanager_secret" "tier1_link" {
+  #checkov:skip=CKV2_AWS_57:Derived from the tier-1 keys; it changes when they rotate (var.tier1_key_ids), not by a rotation Lambda.
+  #checkov:skip=CKV_AWS_149:The AWS managed key is used unless var.kms_key_arn is given.
+  name                    = "${var.name}/tier1-link"
+  description             = "vwr: derived tier-1 keys for tier 2, {\"signingKid\":…,\"edge\":{kid: key},\"place\":{kid: key}} (VWR_TIER1_LINK_SECRET_ID)"
+  kms_key_id              = var.kms_key_arn
+  recovery_window_in_days = 7
+  tags                    = var.tags
+}
+
+resource "aws_secretsmanager_secret_version" "tier1_link" {
+  secret_id     = aws_secretsmanager_secret.tier1_link.id
+  secret_string = var.tier1_link_keys
+}

@@ -45,9 +45,10 @@ resource "aws_sqs_queue_redrive_allow_policy" "notices_dlq" {
 # ---------------------------------------------------------------------------------------------
 # Functions. Environment: what tier2/tier2/src/config.rs and the Lambda plumbing read (tests/infra
 # checks it). The tier-1
-# variables (keys, cookie, issuer, audience) let the API and the authorizer read callers'
-# tier-1 tokens; VWR_TABLE lets the API serve events active in tier 1 and keep each event's
-# tier-2 registration (item EVT#{eventId} / T2), which the worker reads back when Redis lost it.
+# variables (the derived keys of the tier1-link secret, cookie, issuer, audience) let the API and
+# the authorizer read callers' tier-1 tokens — never the tier-1 master keys; VWR_TABLE lets the
+# API serve events active in tier 1 and keep each event's tier-2 registration (item
+# EVT#{eventId}#T2 / T2), which the worker reads back when Redis lost it.
 
 locals {
   api_env = {
@@ -61,9 +62,10 @@ locals {
     VWR_ENTRY_TOKEN_TTL_SECONDS          = tostring(var.entry_token_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
-    VWR_TIER1_KEYS_SECRET_ID             = var.tier1_keys_secret_arn
+    VWR_TIER1_LINK_SECRET_ID             = aws_secretsmanager_secret.tier1_link.arn
     VWR_TABLE                            = var.tier1_table_name
     VWR_TOKEN_ISSUER                     = var.tier1_settings.token_issuer
     VWR_TOKEN_AUDIENCE                   = var.tier1_settings.token_audience
@@ -83,6 +85,7 @@ locals {
     VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
     VWR_NOTICE_QUEUE_URL                 = aws_sqs_queue.notices.url
@@ -94,7 +97,7 @@ locals {
     VWR_TIER2_JWKS           = local.jwks
     VWR_ENTRY_ISSUER         = var.entry_issuer
     VWR_ENTRY_AUDIENCE       = var.entry_audience
-    VWR_TIER1_KEYS_SECRET_ID = var.tier1_keys_secret_arn
+    VWR_TIER1_LINK_SECRET_ID = aws_secretsmanager_secret.tier1_link.arn
     VWR_TOKEN_ISSUER         = var.tier1_settings.token_issuer
     VWR_TOKEN_AUDIENCE       = var.tier1_settings.token_audience
     VWR_COOKIE_PREFIX        = var.tier1_settings.cookie_prefix
@@ -107,7 +110,7 @@ data "aws_iam_policy_document" "api" {
   statement {
     sid       = "Keys"
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = [aws_secretsmanager_secret.entry_keys.arn, var.tier1_keys_secret_arn, aws_secretsmanager_secret.redis_url.arn]
+    resources = [aws_secretsmanager_secret.entry_keys.arn, aws_secretsmanager_secret.tier1_link.arn, aws_secretsmanager_secret.redis_url.arn]
   }
   statement {
     sid       = "OriginSecret"
@@ -119,8 +122,10 @@ data "aws_iam_policy_document" "api" {
     actions   = ["dynamodb:GetItem"]
     resources = [var.tier1_table_arn]
   }
-  # The registration item (pk EVT#{eventId}, sk T2). Event ids have no '#', so this keeps the
-  # API's writes off tier 1's position shards (EVT#…#S#…) and redemptions (EVT#…#R#…).
+  # The registration items only (pk EVT#{eventId}#T2, sk T2): IAM conditions see the partition
+  # key alone, so the registration has a partition of its own. Event ids have no '#', and no
+  # tier-1 item's key ends in #T2, so this keeps the API's writes off tier 1's event items
+  # (EVT#…), position shards (EVT#…#S#…), redemptions (EVT#…#R#…), accounts and audit trail.
   statement {
     sid       = "Registrations"
     actions   = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
@@ -128,12 +133,12 @@ data "aws_iam_policy_document" "api" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["EVT#*"]
+      values   = ["EVT#*#T2"]
     }
     condition {
       test     = "ForAllValues:StringNotLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["EVT#*#*"]
+      values   = ["EVT#*#*#*"]
     }
   }
 }
@@ -168,7 +173,7 @@ data "aws_iam_policy_document" "authorizer" {
   statement {
     sid       = "Tier1Keys"
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = [var.tier1_keys_secret_arn]
+    resources = [aws_secretsmanager_secret.tier1_link.arn]
   }
 }
 

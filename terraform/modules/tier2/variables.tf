@@ -62,9 +62,10 @@ variable "extra_https_egress_cidrs" {
 
 # --- tier 1 (identity from tier-1 tokens, automatic registration, admin API) ------------------
 
-variable "tier1_keys_secret_arn" {
-  description = "Secret with the tier-1 keys (module tier1 output keys_secret_arn): callers are identified by their tier-1 token."
+variable "tier1_link_keys" {
+  description = "The derived tier-1 keys tier 2 reads callers' tier-1 tokens with (module tier1 output tier2_link_keys: the edge keys and the place-proof keys, never the master keys). Stored in this module's secret <name>/tier1-link (VWR_TIER1_LINK_SECRET_ID)."
   type        = string
+  sensitive   = true
 }
 
 variable "tier1_table_name" {
@@ -186,6 +187,17 @@ variable "waiting_timeout_seconds" {
   validation {
     condition     = var.waiting_timeout_seconds > 60 && var.waiting_timeout_seconds <= 86400
     error_message = "waiting_timeout_seconds must be greater than 60 and at most 86400."
+  }
+}
+
+variable "evicted_place_seconds" {
+  description = "A visitor removed by a heartbeat timeout who checks in again within this gets their old place back, not the back of the line (VWR_EVICTED_PLACE_SECONDS, docs/invariants.md#23)."
+  type        = number
+  default     = 1800
+
+  validation {
+    condition     = var.evicted_place_seconds >= 60 && var.evicted_place_seconds <= 86400
+    error_message = "evicted_place_seconds must be between 60 and 86400."
   }
 }
 

@@ -224,6 +224,40 @@ async fn a_lambda_with_bad_configuration_fails_at_start_with_a_clear_log() {
     assert!(rt.replies(1, Duration::from_millis(200)).await.is_empty(), "no invocation was served");
 }
 
+/// Review finding F12: the tier-2 API and authorizer read the tier-1 master keys although they
+/// only verify. Given them, they now refuse to start, naming the variable; they take the
+/// derived link keys only (docs/tokens.md#place-proofs).
+#[tokio::test]
+async fn tier2_lambdas_refuse_the_tier1_master_keys() {
+    let master = vwr_core::HmacKeyring::generate("k1").unwrap().to_text();
+    let jwks = serde_json::to_string(&vwr_core::EcKeyring::generate("ek").unwrap().jwks()).unwrap();
+    for (name, extra) in [
+        ("vwr-tier2-api", ("VWR_TIER2_KEYS", vwr_core::EcKeyring::generate("ek").unwrap().to_text())),
+        ("vwr-tier2-authorizer", ("VWR_TIER2_JWKS", jwks.clone())),
+    ] {
+        let rt = FakeRuntime::start(vec![], Duration::from_secs(10)).await.unwrap();
+        let mut cmd = Command::new(binary(name));
+        cmd.env_clear()
+            .env("VWR_TIER1_KEYS", &master)
+            .env(extra.0, &extra.1)
+            .env("VWR_REDIS_URL", "redis://127.0.0.1:1")
+            .env("AWS_REGION", "us-east-1");
+        for (k, v) in rt.lambda_env() {
+            cmd.env(k, v);
+        }
+        let out = tokio::task::spawn_blocking(move || cmd.output()).await.unwrap().unwrap();
+        assert!(!out.status.success(), "{name} started with the master keys");
+        let log = String::from_utf8_lossy(&out.stdout);
+        let line = log
+            .lines()
+            .find(|l| l.contains("startup_failed"))
+            .unwrap_or_else(|| panic!("{name}: no startup_failed line in {log}"));
+        let v: Value = serde_json::from_str(line).unwrap();
+        let error = v["error"].as_str().unwrap();
+        assert!(error.contains("VWR_TIER1_KEYS") && error.contains("VWR_TIER1_LINK_SECRET_ID"), "{line}");
+    }
+}
+
 #[tokio::test]
 async fn tier2_api_worker_and_authorizer_lambdas() {
     let redis = std::env::var("VWR_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());

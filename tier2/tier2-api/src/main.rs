@@ -1,7 +1,8 @@
 //! Lambda: the tier-2 API (`/api/queue/...`, the JWKS) and the tier-2 admin routes
 //! (`/api/queue/admin/...`, IAM auth at API Gateway, checked again here). The composition
 //! root, and one of the two places that wire both tiers: tier 1's DynamoDB table tells tier 2
-//! which events tier 1 gates.
+//! which events tier 1 gates, and the tier-1 link keys (derived; never the master keys) read
+//! callers' tier-1 tokens.
 
 use std::sync::Arc;
 
@@ -10,7 +11,6 @@ use vwr_core::keys::EcKey;
 use vwr_core::tiers::{ActiveEvents, NoActiveEvents};
 use vwr_core::time::SystemClock;
 use vwr_lambda::{secrets, serve_with, startup_error};
-use vwr_tier1::config::Tier1Config;
 use vwr_tier2::config::Tier2Config;
 use vwr_tier2::identity::Identity;
 use vwr_tier2_store::redis::RedisConfig;
@@ -38,13 +38,10 @@ async fn main() -> Result<(), lambda_http::Error> {
     let tokens = cfg.tokens(ring);
     let (url, var) = secrets::redis_url(&env, &sdk).await.map_err(|e| startup_error("Redis", e))?;
     let redis = RedisConfig::from_env(&env, &url, var).map_err(|e| startup_error("Redis", e))?;
-    let tier1 = secrets::tier1_tokens(&env, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
+    let tier1 = secrets::tier1_link(&env, &sdk).await.map_err(|e| startup_error("tier-1 link keys", e))?;
     // Events tier 1 gates are known to tier 2 implicitly: read from tier 1's table.
     let active: Arc<dyn ActiveEvents> = match (&tier1, env.get("VWR_TABLE")) {
-        (Some((t1, _)), Some(_)) => {
-            let t1cfg = Tier1Config::from_env(&env).map_err(|e| startup_error("tier-1 configuration", e))?;
-            vwr_tier1_store::service(&t1cfg, t1.clone(), &sdk)
-        }
+        (Some(_), Some(table)) => vwr_tier1_store::gated_events(table, &sdk),
         _ => Arc::new(NoActiveEvents),
     };
     let identity = Identity {

@@ -1,7 +1,8 @@
 //! Lambda: API Gateway (REST) request authorizer for protected APIs. Reads
 //! `x-queue-entry-token` and checks signature (public keys), tier, the event of the path, the
 //! caller (tier-1 token or tier-2 identity cookie) and expiry; answers an IAM policy. JWT only:
-//! no store, no SDK but Secrets Manager (for the tier-1 keys). The composition root.
+//! no store, no SDK but Secrets Manager (for the tier-1 link keys: derived, never the master
+//! keys). The composition root.
 
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             ));
         }
     };
-    let tier1 = secrets::tier1_tokens(&env, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
+    let tier1 = secrets::tier1_link(&env, &sdk).await.map_err(|e| startup_error("tier-1 link keys", e))?;
     let identity = Identity {
         cookie_prefix: tier1.as_ref().map_or_else(|| "vwr_t1_".to_owned(), |(_, p)| p.clone()),
         tier1: tier1.map(|(t, _)| t),

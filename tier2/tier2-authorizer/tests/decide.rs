@@ -49,7 +49,7 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let caller = Caller { user: user.clone(), tier1_position: Some(7), source: Source::Tier1Token };
     let entry = svc.check(&e1, &caller).await.unwrap().entry_token.unwrap();
     let identity = Identity {
-        tier1: Some(tier1),
+        tier1: Some(tier1.into()),
         tier2: Some(svc.tokens().verifier()),
         cookie_prefix: "vwr_t1_".into(),
         dev_user_header: false,

@@ -2,31 +2,60 @@
 -- active set while taken slots < threshold, at most ARGV[2] per call.
 -- ARGV[2] batch max, ARGV[3] active TTL ms, ARGV[4] active heartbeat timeout ms,
 -- ARGV[5] waiting heartbeat timeout ms, ARGV[6] jti prefix (random, per call),
--- ARGV[7] notice list cap, ARGV[8] cleanup limit per kind.
+-- ARGV[7] notice list cap, ARGV[8] cleanup limit per kind, ARGV[9] silence bound ms,
+-- ARGV[10] silence crowd, ARGV[11] ghost TTL ms.
 -- Reply: {'unknown'} |
---        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, user1, jti1, ...}
--- (idleMs: time since the last check, for retiring idle events)
+--        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, restored,
+--         user1, jti1, ...}
+-- (idleMs: time since the last check, for retiring idle events; restored: admissions given
+-- back to users evicted by a timeout, not counted as new admissions)
 local now = clock()
-local m = meta('threshold', 'order', 'full', 'dropped', 'last', 'r60s', 'rsw', 'first')
+local m = meta('threshold', 'order', 'full', 'dropped', 'last', 'r60s', 'rsw', 'first', 'clean', 'hd', 'sil')
 local th = tonumber(m.threshold)
 if not th then return { 'unknown' } end
-local expired, evicted, stale = cleanup(now, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8]), m)
+local q = { bound = tonumber(ARGV[9]), crowd = tonumber(ARGV[10]), ghost_ttl = tonumber(ARGV[11]) }
+local expired, evicted, stale = cleanup(now, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8]), m, q)
 local full = tonumber(m.full or '0')
 local dropped = tonumber(m.dropped or '0')
 local active, held = active_counts(now)
 local n = math.min(th - active - held, tonumber(ARGV[2]))
-local reply = { 'done', expired, evicted, stale, full, 0, 0, 0, 0 }
+local reply = { 'done', expired, evicted, stale, full, 0, 0, 0, 0, 0 }
 if n > 0 then
   -- The front of the line, taken as a range (cheaper than ZPOPMIN, which removes its members
   -- one by one and sends their scores); then the whole batch at once, one command per key.
+  local back = redis.call('ZCOUNT', K_WAIT, '-inf', 0)
   local users = redis.call('ZRANGE', K_WAIT, 0, n - 1)
-  local jtis = {}
-  for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
   if #users > 0 then
     -- (Their waiting heartbeats stay until stale: remove_stale_waitings.)
     redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #users - 1)
+    -- First, users evicted by a timeout who came back for their admission (score 0, at the
+    -- front): they get it back as it was, if it has not ended meanwhile (else their place
+    -- ended with it). Not a new admission: no notice, not in the rate.
+    if back > 0 then
+      local returning, rest = {}, {}
+      for i, user in ipairs(users) do
+        if i <= back then returning[#returning + 1] = user else rest[#rest + 1] = user end
+      end
+      for i = 1, #returning, 500 do
+        local part = { unpack(returning, i, math.min(i + 499, #returning)) }
+        local recs = redis.call('HMGET', K_GHOST, unpack(part))
+        for j, user in ipairs(part) do
+          local r = parse(recs[j])
+          if r and r.exp > now then
+            reactivate(user, r, now)
+            reply[10] = reply[10] + 1
+          end
+        end
+      end
+      each_chunk('HDEL', K_GHOST, returning)
+      users = rest
+    end
+    local jtis = {}
+    for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
     -- After cleanup the held set holds only slots still counted: none counted, none held.
-    dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0)
+    if #users > 0 then
+      dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0)
+    end
     for k = 1, #users do
       reply[#reply + 1] = users[k]
       reply[#reply + 1] = jtis[k]

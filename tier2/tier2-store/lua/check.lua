@@ -2,9 +2,12 @@
 -- ARGV[2] user, ARGV[3] line order of the caller's score ('tier1' | 'arrival'),
 -- ARGV[4] tier-1 position (when 'tier1'), ARGV[5] active TTL ms, ARGV[6] jti for a new
 -- admission, ARGV[7] notice list cap, ARGV[8] entry-token TTL ms.
--- Replies: {'unknown'} | {'order_mismatch', order} | {'position_taken'} | describe() |
+-- ARGV[9] '1': the caller may join (else, for a caller known only by an expired tier-1 token,
+-- only a place or a ghost they already have counts: {'none'}).
+-- Replies: {'unknown'} | {'order_mismatch', order} | {'position_taken'} | {'none'} | describe() |
 -- {'admitted', rec, ...}; a describe()-shaped reply has an 8th element: 1 when the event had
--- been retired from the worker's index (the caller puts it back), else 0.
+-- been retired from the worker's index (the caller puts it back), else 0; and a 9th: 1 when
+-- the caller came back to the place a timeout had taken (docs/invariants.md#23), else 0.
 local user = ARGV[2]
 local now, now_us = clock()
 local tok_ttl = tonumber(ARGV[8])
@@ -18,7 +21,7 @@ if order ~= ARGV[3] then return { 'order_mismatch', order } end
 if order == 'tier1' then
   local owner = redis.call('HGET', K_OWNER, ARGV[4])
   if owner and owner ~= user then return { 'position_taken' } end
-  if not owner then redis.call('HSET', K_OWNER, ARGV[4], user) end
+  if not owner and ARGV[9] == '1' then redis.call('HSET', K_OWNER, ARGV[4], user) end
 end
 local reindex = 0
 if m.retired then
@@ -29,9 +32,11 @@ end
 -- The meta fields this check writes (the time of the last check; the count of checks that
 -- found the event full), in one HSET with the reply.
 local writes = { 'last', text(now) }
+local restored = 0
 local function reply(r)
   redis.call('HSET', K_META, unpack(writes))
   r[8] = reindex
+  r[9] = restored
   return r
 end
 
@@ -48,10 +53,34 @@ if exp and exp > now then
 end
 if exp then remove_actives({ user }) end
 
--- Nobody waits and there is room: admit now. Else join the line.
+-- Removed by a timeout before (a ghost): back to the old place, or, for an admission, back to
+-- it or to the front of the line to wait for it. A visitor who left, or whose admission ran
+-- out, has no ghost.
+local ghost, admission = redis.call('HGET', K_GHOST, user), nil
+if ghost then
+  local ends = tonumber(redis.call('ZSCORE', K_GHOSTEND, user))
+  redis.call('ZREM', K_GHOSTEND, user)
+  admission = parse(ghost)
+  if not ends or ends <= now or (admission and admission.exp <= now) then
+    redis.call('HDEL', K_GHOST, user)
+    ghost, admission = nil, nil
+  else
+    restored = 1
+    -- An admission stays a ghost while its user waits at the front for it (admit.lua).
+    if not admission then redis.call('HDEL', K_GHOST, user) end
+  end
+end
+if not ghost and ARGV[9] ~= '1' then return reply({ 'none' }) end
+
+-- Nobody waits and there is room: admit now (or give the admission back). Else join the line.
 local active = active_count(now)
 local size = redis.call('ZCARD', K_WAIT)
 if size == 0 and active < th then
+  if admission then
+    redis.call('HDEL', K_GHOST, user)
+    reactivate(user, admission, now)
+    return reply(admitted(user, admission.exp, now, tok_ttl, m))
+  end
   local dropped = admit_all({ user }, { ARGV[6] }, now, tonumber(ARGV[5]), tonumber(ARGV[7]), m)
   if dropped > 0 then redis.call('HINCRBY', K_META, 'dropped', dropped) end
   local r = describe(user, now, tok_ttl, m)
@@ -62,7 +91,12 @@ if active >= th then
   writes[3], writes[4] = 'full', (tonumber(m.full) or 0) + 1
 end
 local score
-if order == 'tier1' then
+if admission then
+  -- Admitted before the timeout: ahead of everyone waiting.
+  score = 0
+elseif ghost then
+  score = ghost
+elseif order == 'tier1' then
   score = tonumber(ARGV[4])
   -- A user admitted before (who left, or whose admission ended) gets no head start from
   -- their old position: they join behind everyone in line now.

@@ -1,7 +1,7 @@
 -- Shared prelude of every tier-2 script. The Rust side (src/scripts.rs) makes one Redis
 -- function library of it and the script bodies, each body one function (FCALL); where Redis
 -- refuses functions, each body runs as a script (EVALSHA) with this prelude before it.
--- Every script gets the same eleven keys, all with the event's hash tag {eventId} so the
+-- Every script gets the same thirteen keys, all with the event's hash tag {eventId} so the
 -- script is Redis Cluster safe (one slot):
 --   KEYS[1]  waiting   ZSET user -> place in line (tier-1 position, or arrival stamp in µs)
 --   KEYS[2]  active    ZSET user -> end of the admission (ms)
@@ -15,7 +15,9 @@
 --                      unregistered event), r60s + r60 (the 60 s admission count as summed
 --                      for second r60s, see rate60), rsw (every rate bucket before this
 --                      second is deleted, see sweep_rate), first (the event's first
---                      admission, ms; set once)
+--                      admission, ms; set once), clean (the last cleanup, ms), hd (the last
+--                      second a status or heartbeat reached the store), sil (recent spans in
+--                      which the servers could not hear visitors, see hear)
 --   KEYS[6]  jti       HASH user -> "jti|admittedAtMs|expiresAtMs|tokenExpMs" of the current
 --                      admission (tokenExpMs: the latest entry token handed out ends then)
 --   KEYS[7]  rate      HASH second -> admissions in that second (sliding 60 s rate)
@@ -26,6 +28,11 @@
 --                      evicted keeps counting against the threshold until the last entry
 --                      token handed out to them has expired (docs/adr/0012-entry-token-slots.md)
 --   KEYS[11] inflight  ZSET notice JSON -> end of its lease (ms): taken, not yet acknowledged
+--   KEYS[12] ghosts    HASH user -> what a user removed by a timeout had: their place in line
+--                      (a score), or their admission ("jti|admittedAtMs|expiresAtMs|tokenExpMs");
+--                      a returning user gets it back (docs/invariants.md#23). An admission stays
+--                      here while its user waits at the front to get it back (score 0)
+--   KEYS[13] ghostend  ZSET user -> when their ghost is forgotten (ms)
 -- ARGV[1] is a fixed clock offset in ms (0 in production; tests use it to move time).
 -- Time always comes from Redis TIME, never from the caller.
 --
@@ -37,6 +44,7 @@
 -- (remove_stale_waitings). As a function library, this prelude is not run again at each call.
 local KEYS, ARGV
 local K_WAIT, K_ACT, K_WSEEN, K_ASEEN, K_META, K_JTI, K_RATE, K_NOTICE, K_OWNER, K_HELD, K_INFL
+local K_GHOST, K_GHOSTEND
 
 -- Binds the keys and arguments of this call. The prelude runs once, when Redis loads the
 -- function library; each call binds its own keys first (src/scripts.rs).
@@ -45,6 +53,7 @@ local function bind(keys, args)
   K_WAIT, K_ACT, K_WSEEN, K_ASEEN = keys[1], keys[2], keys[3], keys[4]
   K_META, K_JTI, K_RATE, K_NOTICE, K_OWNER = keys[5], keys[6], keys[7], keys[8], keys[9]
   K_HELD, K_INFL = keys[10], keys[11]
+  K_GHOST, K_GHOSTEND = keys[12], keys[13]
 end
 
 local NOW, NOW_TEXT
@@ -122,10 +131,12 @@ end
 
 -- Frees active users' slots for good, but each only once the last entry token handed out to
 -- them has expired: until then the slot stays counted (held), so at no moment do more than
--- `threshold` users hold a valid entry token.
-local function release_actives(users, now)
+-- `threshold` users hold a valid entry token. `ghost_ttl` (an eviction by a timeout, not a
+-- leave): each keeps a ghost of their admission for that long, or until it would have ended, so
+-- that coming back gives it back (docs/invariants.md#23).
+local function release_actives(users, now, ghost_ttl)
   if #users == 0 then return end
-  local held = {}
+  local held, ghosts, ends = {}, {}, {}
   for i = 1, #users, 500 do
     local part = { unpack(users, i, math.min(i + 499, #users)) }
     local recs = redis.call('HMGET', K_JTI, unpack(part))
@@ -135,29 +146,65 @@ local function release_actives(users, now)
         held[#held + 1] = r.tok
         held[#held + 1] = user
       end
+      if ghost_ttl and r and r.exp > now then
+        ghosts[#ghosts + 1] = user
+        ghosts[#ghosts + 1] = encode(r)
+        ends[#ends + 1] = math.min(now + ghost_ttl, r.exp)
+        ends[#ends + 1] = user
+      end
     end
   end
   remove_actives(users)
   if #held > 0 then each_chunk('ZADD', K_HELD, held) end
+  if #ghosts > 0 then
+    each_chunk('HSET', K_GHOST, ghosts)
+    each_chunk('ZADD', K_GHOSTEND, ends)
+  end
 end
 
 -- Waiting users whose last heartbeat is before `cutoff`, up to `limit` heartbeats: they
--- leave the line. The heartbeat set also holds the last waiting heartbeat of users admitted
--- since: an admission leaves it, because taking one member out of the middle of a large
--- sorted set costs several µs, and the front of it, taken here as one range, far less. Those
--- go uncounted. Returns how many left the line.
-local function remove_stale_waitings(cutoff, limit)
+-- leave the line, each keeping a ghost of their place for `ghost_ttl` (docs/invariants.md#23;
+-- one waiting at the front for their admission keeps that, until it would have ended). The
+-- heartbeat set also holds the last waiting heartbeat of users admitted since: an admission
+-- leaves it, because taking one member out of the middle of a large sorted set costs several
+-- µs, and the front of it, taken here as one range, far less. Those go uncounted. Returns how
+-- many left the line.
+local function remove_stale_waitings(cutoff, limit, now, ghost_ttl)
   local old = redis.call('ZRANGEBYSCORE', K_WSEEN, '-inf', '(' .. cutoff, 'LIMIT', 0, limit)
   if #old == 0 then return 0 end
-  local stale = {}
+  local stale, ghosts, ends, back = {}, {}, {}, {}
   for i = 1, #old, 1000 do
     local part = { unpack(old, i, math.min(i + 999, #old)) }
     local places = redis.call('ZMSCORE', K_WAIT, unpack(part))
     for j, user in ipairs(part) do
-      if places[j] then stale[#stale + 1] = user end
+      if places[j] then
+        stale[#stale + 1] = user
+        if tonumber(places[j]) <= 0 then
+          back[#back + 1] = user
+        else
+          ghosts[#ghosts + 1] = user
+          ghosts[#ghosts + 1] = places[j]
+          ends[#ends + 1] = now + ghost_ttl
+          ends[#ends + 1] = user
+        end
+      end
     end
   end
   if #stale > 0 then each_chunk('ZREM', K_WAIT, stale) end
+  -- Users back for their admission (score 0) keep it as their ghost.
+  for i = 1, #back, 500 do
+    local part = { unpack(back, i, math.min(i + 499, #back)) }
+    local recs = redis.call('HMGET', K_GHOST, unpack(part))
+    for j, user in ipairs(part) do
+      local r = parse(recs[j])
+      if r then
+        ends[#ends + 1] = math.min(now + ghost_ttl, r.exp)
+        ends[#ends + 1] = user
+      end
+    end
+  end
+  if #ghosts > 0 then each_chunk('HSET', K_GHOST, ghosts) end
+  if #ends > 0 then each_chunk('ZADD', K_GHOSTEND, ends) end
   -- `old` is the front of the heartbeat set: ranks 0 to #old - 1.
   redis.call('ZREMRANGEBYRANK', K_WSEEN, 0, #old - 1)
   return #stale
@@ -280,6 +327,16 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
   return 0
 end
 
+-- Gives a user evicted by a timeout their admission back as it was: the same jti and end, and
+-- the end of the latest token handed out for it (a leave keeps the slot held until then). Not
+-- a new admission: no notice, not in the rate (docs/invariants.md#23).
+local function reactivate(user, r, now)
+  redis.call('ZADD', K_ACT, string.format('%d', r.exp), user)
+  redis.call('ZADD', K_ASEEN, text(now), user)
+  redis.call('ZREM', K_HELD, user)
+  redis.call('HSET', K_JTI, user, encode(r))
+end
+
 -- Whole seconds from the event's first admission to now, or false before it (wait estimates
 -- trust the measured rate once it covers a whole minute).
 local function since_first(now, m)
@@ -323,17 +380,103 @@ local function describe(user, now, tok_ttl, m)
   return nil
 end
 
+-- Server silences (docs/invariants.md#23): meta `sil` holds the recent spans "from-to" (ms),
+-- oldest first, in which the servers could not hear visitors; that time does not count
+-- against heartbeats. At most MAX_SILENCES are kept.
+local MAX_SILENCES = 8
+
+local function silences(m)
+  need(m, 'sil')
+  local out = {}
+  if m.sil then
+    for a, b in string.gmatch(m.sil, '(%d+)-(%d+)') do out[#out + 1] = { tonumber(a), tonumber(b) } end
+  end
+  return out
+end
+
+-- The time before which a heartbeat is older than `timeout` of time the servers could hear:
+-- walking back from now, the silences `sil` do not count.
+local function audible_cutoff(now, timeout, sil)
+  local t, rem = now, timeout
+  for i = #sil, 1, -1 do
+    local from, to = sil[i][1], sil[i][2]
+    if to <= t - rem then break end
+    if to < t then rem = rem - (t - to) end
+    if from < t then t = from end
+  end
+  return t - rem
+end
+
+-- The cleanup's own hearing, before it judges heartbeats: a span since `from` in which the
+-- servers could not hear visitors is recorded (merged with the last one when they touch) when
+-- - the cleanup itself has not run for more than `bound` ms (Redis or the worker was down:
+--   nobody could be heard, and nobody was removed), from its last run (meta `clean`); or
+-- - no call of anybody (a check, meta `last`; a status or heartbeat, meta `hd`) reached the
+--   store for more than `bound` ms while at least `crowd` people were in the event (the API in
+--   front was down: people in line poll every few seconds), from the last call heard.
+-- Spans out of reach of `keep` ms of audible time are forgotten. Writes `clean` = now. Returns
+-- the silences.
+local function hear(now, bound, crowd, keep, m)
+  need(m, 'clean', 'hd', 'last', 'sil')
+  local sil = silences(m)
+  local from
+  local clean = tonumber(m.clean)
+  if clean and now - clean > bound then from = clean end
+  local heard = math.max((tonumber(m.hd) or 0) * 1000, tonumber(m.last) or 0)
+  if crowd > 0 and heard > 0 and now - heard > bound
+      and redis.call('ZCARD', K_WAIT) + redis.call('ZCARD', K_ACT) >= crowd then
+    if not from or heard < from then from = heard end
+  end
+  local changed = false
+  if from then
+    local last = sil[#sil]
+    if last and last[2] >= from then
+      if from < last[1] then last[1] = from end
+      last[2] = now
+    else
+      sil[#sil + 1] = { from, now }
+    end
+    changed = true
+  end
+  local horizon = audible_cutoff(now, keep, sil)
+  local first = 1
+  while first <= #sil and sil[first][2] <= horizon do first = first + 1 end
+  if #sil - first + 1 > MAX_SILENCES then first = #sil - MAX_SILENCES + 1 end
+  local kept = {}
+  for i = first, #sil do kept[#kept + 1] = sil[i] end
+  if first > 1 then changed = true end
+  if changed and #kept == 0 then
+    redis.call('HDEL', K_META, 'sil')
+    redis.call('HSET', K_META, 'clean', text(now))
+  elseif changed then
+    local parts = {}
+    for i, s in ipairs(kept) do parts[i] = string.format('%d-%d', s[1], s[2]) end
+    redis.call('HSET', K_META, 'clean', text(now), 'sil', table.concat(parts, ','))
+  else
+    redis.call('HSET', K_META, 'clean', text(now))
+  end
+  return kept
+end
+
 -- Removes up to `limit` expired actives, actives whose heartbeat is older than
 -- `hb_timeout` (their slot is held until their last token expires), waiting users whose
 -- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
--- and released slots whose last token has expired.
-local function cleanup(now, hb_timeout, wait_timeout, limit, m)
+-- released slots whose last token has expired, and ghosts whose time is up. Heartbeat ages
+-- leave out the silences (hear). `q`: {bound, crowd, ghost_ttl}.
+local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, limit)
   remove_actives(expired)
-  local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. (now - hb_timeout), 'LIMIT', 0, limit)
-  release_actives(evicted, now)
-  local stale = remove_stale_waitings(now - wait_timeout, limit)
+  local sil = hear(now, q.bound, q.crowd, math.max(hb_timeout, wait_timeout), m)
+  local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
+    'LIMIT', 0, limit)
+  release_actives(evicted, now, q.ghost_ttl)
+  local stale = remove_stale_waitings(audible_cutoff(now, wait_timeout, sil), limit, now, q.ghost_ttl)
   redis.call('ZREMRANGEBYSCORE', K_HELD, '-inf', now)
+  local gone = redis.call('ZRANGEBYSCORE', K_GHOSTEND, '-inf', now, 'LIMIT', 0, limit)
+  if #gone > 0 then
+    each_chunk('HDEL', K_GHOST, gone)
+    each_chunk('ZREM', K_GHOSTEND, gone)
+  end
   sweep_rate(now, m)
   return #expired, #evicted, stale
 end

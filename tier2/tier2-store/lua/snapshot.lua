@@ -1,7 +1,8 @@
 -- A consistent snapshot for status pages, tests and the invariant checks:
 -- {threshold|false, order|false, waiting, active (slots taken now, held ones included),
 --  activeMembers (all members of the active set), both, rate60, held (released slots whose
---  last token still runs), pendingNotices (queued + in flight)}
+--  last token still runs), pendingNotices (queued + in flight), ghosts (places and admissions
+--  kept for users a timeout removed, docs/invariants.md#23)}
 -- `both` counts users that are in the waiting and the active set at once (must be 0).
 local now = clock()
 local m = meta('threshold', 'order', 'r60s', 'r60')
@@ -12,4 +13,4 @@ for _, u in ipairs(members) do
 end
 return { tonumber(m.threshold) or false, m.order or false, redis.call('ZCARD', K_WAIT),
   active_count(now), #members, both, rate60(now, m), redis.call('ZCOUNT', K_HELD, '(' .. now, '+inf'),
-  redis.call('LLEN', K_NOTICE) + redis.call('ZCARD', K_INFL) }
+  redis.call('LLEN', K_NOTICE) + redis.call('ZCARD', K_INFL), redis.call('HLEN', K_GHOST) }

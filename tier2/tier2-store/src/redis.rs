@@ -130,8 +130,8 @@ fn redis_error(op: &'static str, e: RedisError) -> StoreError {
 }
 
 /// The keys of an event, in the order of `lua/lib.lua`.
-fn keys(e: &EventId) -> [String; 11] {
-    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own", "held", "infl"]
+fn keys(e: &EventId) -> [String; 13] {
+    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own", "held", "infl", "gh", "ghd"]
         .map(|k| format!("vwr:{{{e}}}:{k}"))
 }
 
@@ -185,8 +185,10 @@ pub(crate) fn parse_admission(rec: &str) -> Result<Admission, StoreError> {
     }
 }
 
-/// Parses a `describe()` reply (after its tag).
+/// Parses a `describe()` reply (after its tag); a check's reply says in its 9th element whether
+/// it gave back a place a timeout had taken.
 fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
+    let restored = a.get(8).map(as_u64).transpose()?.unwrap_or(0) == 1;
     let fig = |i: usize| -> Result<Figures, StoreError> {
         Ok(Figures {
             queue_size: as_u64(&a[i])?,
@@ -203,10 +205,11 @@ fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
         return Err(proto(format!("short reply {a:?}")));
     }
     match tag {
-        "queued" => Ok(Place::Queued { position: as_u64(&a[1])?, figures: fig(2)? }),
+        "queued" => Ok(Place::Queued { position: as_u64(&a[1])?, figures: fig(2)?, restored }),
         "active" | "admitted" => Ok(Place::Active {
             admission: parse_admission(&as_string(&a[1])?)?,
             fresh: tag == "admitted",
+            restored,
             figures: fig(2)?,
         }),
         other => Err(proto(format!("unexpected tag {other}"))),
@@ -356,6 +359,52 @@ impl RedisStore {
         }
     }
 
+    /// check.lua; `may_join` false: only a place or ghost the caller has counts.
+    async fn check_in(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+        may_join: bool,
+    ) -> Result<Place, StoreError> {
+        let pos = match score {
+            LineScore::Tier1Position(p) => p,
+            LineScore::Arrival => 0,
+        };
+        let args = [
+            user.to_owned(),
+            score.order().as_str().into(),
+            pos.to_string(),
+            s.active_ttl_ms.to_string(),
+            jti.to_owned(),
+            s.notice_cap.to_string(),
+            s.entry_token_ttl_ms.to_string(),
+            if may_join { "1" } else { "0" }.into(),
+        ];
+        let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
+        let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
+        match tag.as_str() {
+            "unknown" => Err(StoreError::UnknownEvent),
+            "order_mismatch" => {
+                Err(StoreError::OrderMismatch(v.get(1).map(as_string).transpose()?.unwrap_or_default()))
+            }
+            "position_taken" => Err(StoreError::PositionTaken),
+            _ => {
+                if reindex_flag(&v) {
+                    tracing::info!(event = "tier2.event_reindexed", event_id = %event);
+                    self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "reindex")
+                        .await?;
+                }
+                if tag == "none" {
+                    return Err(StoreError::NoPlace);
+                }
+                parse_place(&tag, &v)
+            }
+        }
+    }
+
     /// Whether the store runs scripts because Redis refused its function library (tests).
     pub fn runs_scripts(&self) -> bool {
         self.scripts_only.load(Ordering::Relaxed)
@@ -447,7 +496,7 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
-        let [.., meta, _, _, _, _, _, _] = keys(event);
+        let [.., meta, _, _, _, _, _, _, _, _] = keys(event);
         let (th, order): (Option<u64>, Option<String>) =
             self.command(redis::cmd("HMGET").arg(meta).arg("threshold").arg("order"), "meta").await?;
         Ok(match (th, order.as_deref().and_then(LineOrder::parse)) {
@@ -471,36 +520,18 @@ impl AdmissionStore for RedisStore {
         jti: &str,
         s: &Tier2Settings,
     ) -> Result<Place, StoreError> {
-        let pos = match score {
-            LineScore::Tier1Position(p) => p,
-            LineScore::Arrival => 0,
-        };
-        let args = [
-            user.to_owned(),
-            score.order().as_str().into(),
-            pos.to_string(),
-            s.active_ttl_ms.to_string(),
-            jti.to_owned(),
-            s.notice_cap.to_string(),
-            s.entry_token_ttl_ms.to_string(),
-        ];
-        let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
-        let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
-        match tag.as_str() {
-            "unknown" => Err(StoreError::UnknownEvent),
-            "order_mismatch" => {
-                Err(StoreError::OrderMismatch(v.get(1).map(as_string).transpose()?.unwrap_or_default()))
-            }
-            "position_taken" => Err(StoreError::PositionTaken),
-            _ => {
-                if reindex_flag(&v) {
-                    tracing::info!(event = "tier2.event_reindexed", event_id = %event);
-                    self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "reindex")
-                        .await?;
-                }
-                parse_place(&tag, &v)
-            }
-        }
+        self.check_in(event, user, score, jti, s, true).await
+    }
+
+    async fn recheck(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+    ) -> Result<Place, StoreError> {
+        self.check_in(event, user, score, jti, s, false).await
     }
 
     async fn status(
@@ -545,13 +576,16 @@ impl AdmissionStore for RedisStore {
             jti_prefix.to_owned(),
             s.notice_cap.to_string(),
             s.cleanup_limit.to_string(),
+            s.silence_after_ms.to_string(),
+            s.silence_crowd.to_string(),
+            s.ghost_ttl_ms.to_string(),
         ];
         let v = as_array(self.run(Op::Admit, event, &args, "admit").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
-            Some("done") if v.len() >= 9 && v.len() % 2 == 1 => {
+            Some("done") if v.len() >= 10 && v.len() % 2 == 0 => {
                 let mut admitted = Vec::new();
-                for pair in v[9..].chunks(2) {
+                for pair in v[10..].chunks(2) {
                     admitted.push(Admitted { user: as_string(&pair[0])?, jti: as_string(&pair[1])? });
                 }
                 Ok(AdmitReport {
@@ -563,6 +597,7 @@ impl AdmissionStore for RedisStore {
                     active: as_u64(&v[6])?,
                     notices_dropped: as_u64(&v[7])?,
                     idle_ms: as_u64(&v[8])?,
+                    restored: as_u64(&v[9])?,
                     admitted,
                 })
             }
@@ -575,6 +610,9 @@ impl AdmissionStore for RedisStore {
             s.active_heartbeat_timeout_ms.to_string(),
             s.waiting_timeout_ms.to_string(),
             s.cleanup_limit.to_string(),
+            s.silence_after_ms.to_string(),
+            s.silence_crowd.to_string(),
+            s.ghost_ttl_ms.to_string(),
         ];
         let v = as_array(self.run(Op::Cleanup, event, &args, "cleanup").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
@@ -667,7 +705,7 @@ impl AdmissionStore for RedisStore {
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {
         let v = as_array(self.run(Op::Snapshot, event, &[], "snapshot").await?)?;
-        if v.len() != 9 {
+        if v.len() != 10 {
             return Err(proto("bad snapshot reply"));
         }
         let meta = match (&v[0], &v[1]) {
@@ -686,6 +724,7 @@ impl AdmissionStore for RedisStore {
             admitted_last_60s: as_u64(&v[6])?,
             held: as_u64(&v[7])?,
             pending_notices: as_u64(&v[8])?,
+            ghosts: as_u64(&v[9])?,
         })
     }
 }

@@ -1,5 +1,8 @@
 //! The durable copy of tier-2 registrations in the tier-1 DynamoDB table: one item per event,
-//! `pk = EVT#{eventId}`, `sk = T2`, with `threshold`, `lineOrder` and `removed`.
+//! `pk = EVT#{eventId}#T2`, `sk = T2`, with `threshold`, `lineOrder` and `removed`. A partition
+//! of its own, so that an IAM condition on `dynamodb:LeadingKeys` lets the tier-2 role write it
+//! and no tier-1 item (docs/invariants.md#24). Items written before under `pk = EVT#{eventId}`
+//! (the tier-1 event's partition) are still read, and moved on the next write.
 
 use std::collections::HashMap;
 
@@ -20,6 +23,14 @@ pub struct DynamoRegistry {
 type Item = HashMap<String, AttributeValue>;
 
 fn key(event: &EventId) -> Item {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S(format!("EVT#{event}#T2"))),
+        ("sk".to_owned(), AttributeValue::S("T2".to_owned())),
+    ])
+}
+
+/// Where registrations were kept before they had a partition of their own: read only.
+fn legacy_key(event: &EventId) -> Item {
     HashMap::from([
         ("pk".to_owned(), AttributeValue::S(format!("EVT#{event}"))),
         ("sk".to_owned(), AttributeValue::S("T2".to_owned())),
@@ -58,6 +69,46 @@ impl DynamoRegistry {
         Self { client, table: table.into() }
     }
 
+    async fn read(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem(registration)", &e))?;
+        Ok(out.item().cloned())
+    }
+
+    /// Copies a registration kept under the old key to its own partition, unless one is there
+    /// already, so a write never loses its line order or tombstone.
+    async fn move_legacy(&self, event: &EventId) -> Result<(), StoreError> {
+        if self.read(key(event)).await?.is_some() {
+            return Ok(());
+        }
+        let Some(mut item) = self.read(legacy_key(event)).await? else {
+            return Ok(());
+        };
+        item.extend(key(event));
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => {
+                Ok(())
+            }
+            Err(e) => Err(unavailable("PutItem(registration)", &e)),
+        }
+    }
+
     async fn update(
         &self,
         event: &EventId,
@@ -65,6 +116,7 @@ impl DynamoRegistry {
         values: Item,
         op: &str,
     ) -> Result<Registration, StoreError> {
+        self.move_legacy(event).await?;
         let out = self
             .client
             .update_item()
@@ -83,16 +135,11 @@ impl DynamoRegistry {
 #[async_trait]
 impl Registry for DynamoRegistry {
     async fn get(&self, event: &EventId) -> Result<Option<Registration>, StoreError> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .set_key(Some(key(event)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| unavailable("GetItem(registration)", &e))?;
-        out.item().map(parse).transpose()
+        let item = match self.read(key(event)).await? {
+            Some(item) => Some(item),
+            None => self.read(legacy_key(event)).await?,
+        };
+        item.as_ref().map(parse).transpose()
     }
 
     async fn set(

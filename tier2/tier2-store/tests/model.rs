@@ -1,6 +1,6 @@
 //! Model-based property test: random interleavings of check / status / heartbeat / leave /
 //! worker step / cleanup / threshold change / clock moves on the in-memory store (the model)
-//! and on Redis must give the same answers. The Redis scripts read Redis `TIME`; the test
+//! and on Redis must give the same answers — silences, ghosts and restored places included. The Redis scripts read Redis `TIME`; the test
 //! moves their clock with the store's time offset, set before every operation so both sides
 //! see the same whole second. Timeouts end in .5 s so the few milliseconds between the two
 //! clocks never decide anything.
@@ -75,15 +75,22 @@ fn settings() -> Tier2Settings {
         entry_token_ttl_ms: 20_500,
         notice_lease_ms: 30_500,
         retire_idle_ms: 100_500,
+        // Sleeps of 20 s and more between cleanups are silences; with 3 people in, 10.5 s
+        // without a call is one too (docs/invariants.md#23).
+        silence_after_ms: 10_500,
+        silence_crowd: 3,
+        ghost_ttl_ms: 200_500,
     }
 }
 
 /// A comparable rendering of a place (admission times → their difference only).
 fn norm_place(p: &Place) -> String {
     match p {
-        Place::Queued { position, figures } => format!("queued {position} {figures:?}"),
-        Place::Active { admission, fresh, figures } => format!(
-            "active {} ttl={} token={} fresh={fresh} {figures:?}",
+        Place::Queued { position, figures, restored } => {
+            format!("queued {position} {figures:?} restored={restored}")
+        }
+        Place::Active { admission, fresh, restored, figures } => format!(
+            "active {} ttl={} token={} fresh={fresh} restored={restored} {figures:?}",
             admission.jti,
             admission.expires_at_ms - admission.admitted_at_ms,
             // Token ends are `now + 20.5 s` on each side's clock, a few ms apart: whole seconds.

@@ -268,6 +268,10 @@ async fn unregister_is_final_until_an_admin_registers() {
 }
 
 async fn moto_registry() -> DynamoRegistry {
+    moto_table().await.2
+}
+
+async fn moto_table() -> (aws_sdk_dynamodb::Client, String, DynamoRegistry) {
     let endpoint =
         std::env::var("VWR_TEST_AWS_ENDPOINT").expect("VWR_TEST_AWS_ENDPOINT (tests/run.sh starts moto)");
     let creds = aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "vwr-tests");
@@ -280,7 +284,56 @@ async fn moto_registry() -> DynamoRegistry {
     let client = aws_sdk_dynamodb::Client::from_conf(conf);
     let table = format!("vwr-t2reg-{}-{}", std::process::id(), vwr_core::time::now_millis());
     vwr_tier1_store::dynamo::DynamoStore::new(client.clone(), table.clone()).ensure_table().await.unwrap();
-    DynamoRegistry::new(client, table)
+    let registry = DynamoRegistry::new(client.clone(), table.clone());
+    (client, table, registry)
+}
+
+/// Review finding F12: the registration shared the tier-1 event's partition (`EVT#{eventId}`),
+/// so the IAM grant that let the tier-2 API write it let it write the tier-1 event item too.
+/// It has a partition of its own now (the grant names `EVT#*#T2`); one written before under the
+/// old key is still read, and carried over (line order and all) by the next write.
+#[tokio::test]
+async fn registrations_have_a_partition_of_their_own() {
+    use aws_sdk_dynamodb::types::AttributeValue as A;
+    let (client, table, registry) = moto_table().await;
+    let item = |pk: String| {
+        let (client, table) = (client.clone(), table.clone());
+        async move {
+            client
+                .get_item()
+                .table_name(table)
+                .key("pk", A::S(pk))
+                .key("sk", A::S("T2".into()))
+                .send()
+                .await
+                .unwrap()
+                .item()
+                .cloned()
+        }
+    };
+    let e = common::unique_event("reg");
+    registry.set(&e, 5, LineOrder::Tier1).await.unwrap();
+    assert!(item(format!("EVT#{e}#T2")).await.is_some(), "not in its own partition");
+    assert!(item(format!("EVT#{e}")).await.is_none(), "written into the tier-1 event's partition");
+    // Written before the move: read, then moved by the next write with its line order.
+    let old = common::unique_event("reg-old");
+    client
+        .put_item()
+        .table_name(&table)
+        .item("pk", A::S(format!("EVT#{old}")))
+        .item("sk", A::S("T2".into()))
+        .item("threshold", A::N("7".into()))
+        .item("lineOrder", A::S("tier1".into()))
+        .item("removed", A::Bool(false))
+        .send()
+        .await
+        .unwrap();
+    let got = registry.get(&old).await.unwrap().unwrap();
+    assert_eq!((got.threshold, got.order, got.removed), (7, LineOrder::Tier1, false));
+    let set = registry.set(&old, 9, LineOrder::Arrival).await.unwrap();
+    assert_eq!((set.threshold, set.order), (9, LineOrder::Tier1), "the line order was lost in the move");
+    assert!(item(format!("EVT#{old}#T2")).await.is_some());
+    assert_eq!(registry.get(&old).await.unwrap().map(|r| r.threshold), Some(9));
 }
 
 /// Review finding 8: after Redis lost its data, an event active in tier 1 was re-created at

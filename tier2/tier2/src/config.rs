@@ -15,12 +15,13 @@
 //! | `VWR_ENTRY_TOKEN_TTL_SECONDS` | 30 | one entry token's lifetime (10–3600); `status` hands out fresh ones; a user who left keeps their slot counted until their last token expires |
 //! | `VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS` | 60 | an active user without heartbeat loses the slot |
 //! | `VWR_WAITING_TIMEOUT_SECONDS` | 150 | a waiting user without a poll leaves the line |
+//! | `VWR_EVICTED_PLACE_SECONDS` | 1800 | a user removed by a timeout who comes back within this gets the old place |
 //! | `VWR_ADMIT_BATCH` | 500 | admissions per event per worker step |
 //! | `VWR_DEFAULT_THRESHOLD` | 1000 | threshold of events registered from tier 1 |
 //! | `VWR_NOTICE_QUEUE_URL` | — | SQS FIFO queue for admission notices (none: not sent) |
 //! | `VWR_NOTICE_TIMEOUT_MS` | 2000 | bound of one SQS batch send |
-//! | `VWR_WORKER_TICK_SECONDS` | 1 | worker period |
-//! | `VWR_TIER1_KEYS`… | — | tier-1 keys, to read callers' tier-1 tokens (identity, position) |
+//! | `VWR_WORKER_TICK_SECONDS` | 1 | worker period; a cleanup that has not run for max(10 s, 3 periods) counts the gap as a silence |
+//! | `VWR_TIER1_LINK_SECRET_ID`, or `VWR_TIER1_EDGE_KEYS` + `VWR_TIER1_PLACE_KEYS` | — | the derived tier-1 keys, to read callers' tier-1 tokens (identity, position) and renew those of visitors tier 2 holds; never the master keys (`vwr_core::config::LinkSource`) |
 //! | `VWR_TABLE` | — | the tier-1 DynamoDB table: events active in tier 1, and the durable copy of tier-2 registrations (without it, Redis is their only copy) |
 
 use std::time::Duration;
@@ -52,6 +53,8 @@ impl Tier2Config {
     pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
         let keys = KeySource::from_env::<EcKey>(env, TIER2_KEYS)?;
         let secs = |name: &str, default: u64, max: u64| env.u64_in(name, default, 1..=max).map(|s| s * 1000);
+        let tick_secs = env.u64_in("VWR_WORKER_TICK_SECONDS", 1, 1..=60)?;
+        let defaults = Tier2Settings::default();
         let settings = Tier2Settings {
             active_ttl_ms: secs("VWR_ACTIVE_TTL_SECONDS", 600, 86_400)?,
             active_heartbeat_timeout_ms: secs("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", 60, 3_600)?,
@@ -59,7 +62,10 @@ impl Tier2Config {
             batch_max: env.u64_in("VWR_ADMIT_BATCH", 500, 1..=100_000)?,
             default_threshold: env.u64_in("VWR_DEFAULT_THRESHOLD", 1000, 1..=MAX_THRESHOLD)?,
             entry_token_ttl_ms: secs("VWR_ENTRY_TOKEN_TTL_SECONDS", 30, 3_600)?,
-            ..Tier2Settings::default()
+            ghost_ttl_ms: env.u64_in("VWR_EVICTED_PLACE_SECONDS", 1800, 60..=86_400)? * 1000,
+            // A cleanup missing for several worker periods means the servers could not hear.
+            silence_after_ms: defaults.silence_after_ms.max(3 * tick_secs * 1000),
+            ..defaults
         };
         if settings.entry_token_ttl_ms < 10_000 {
             return Err(invalid(
@@ -80,7 +86,7 @@ impl Tier2Config {
             settings,
             notice_queue_url: env.get("VWR_NOTICE_QUEUE_URL").map(str::to_owned),
             notice_timeout: Duration::from_millis(env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)?),
-            worker_tick: Duration::from_secs(env.u64_in("VWR_WORKER_TICK_SECONDS", 1, 1..=60)?),
+            worker_tick: Duration::from_secs(tick_secs),
         })
     }
 
@@ -99,6 +105,11 @@ mod tests {
         let c = Tier2Config::from_env(&Env::default()).unwrap();
         assert!(c.keys.is_none());
         assert_eq!(c.settings.active_ttl_ms, 600_000);
+        assert_eq!((c.settings.ghost_ttl_ms, c.settings.silence_after_ms), (1_800_000, 10_000));
+        let slow = Tier2Config::from_env(&Env::from_pairs([("VWR_WORKER_TICK_SECONDS", "20")])).unwrap();
+        assert_eq!(slow.settings.silence_after_ms, 60_000, "three worker periods");
+        let e = Tier2Config::from_env(&Env::from_pairs([("VWR_EVICTED_PLACE_SECONDS", "5")])).unwrap_err();
+        assert!(e.to_string().contains("VWR_EVICTED_PLACE_SECONDS"));
         let e = Tier2Config::from_env(&Env::from_pairs([("VWR_WAITING_TIMEOUT_SECONDS", "30")])).unwrap_err();
         assert!(e.to_string().contains("VWR_WAITING_TIMEOUT_SECONDS"));
         let e = Tier2Config::from_env(&Env::from_pairs([("VWR_TIER2_KEYS", "k:AAAA")])).unwrap_err();

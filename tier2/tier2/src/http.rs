@@ -50,6 +50,10 @@ fn store_error(e: StoreError) -> ApiError {
             ErrorCode::Tier1TokenRequired,
             format!("this event's line is ordered by {order}; pass the waiting room first"),
         ),
+        StoreError::NoPlace => ApiError::forbidden(
+            ErrorCode::Tier1TokenRequired,
+            "no place in this line; pass the waiting room first",
+        ),
         StoreError::PositionTaken => ApiError::conflict(
             ErrorCode::PositionTaken,
             "this waiting-room admission is already in line under another user",
@@ -125,9 +129,19 @@ fn with_cookie(mut res: Response, cookie: Option<String>) -> Result<Response, Ap
     Ok(res)
 }
 
-/// A successful answer refreshes the caller's tier-2 identity cookie.
-fn answered(st: &AppState, event: &EventId, caller: &Caller, res: Response) -> Result<Response, ApiError> {
-    with_cookie(no_store(res), st.svc.identity_cookie(event, caller)?)
+/// A successful answer (tier 2 holds the caller) refreshes the caller's tier-2 identity
+/// cookie, and renews their tier-1 cookie so the protected paths stay open for as long as tier
+/// 2 holds them (docs/invariants.md#20).
+fn answered(
+    st: &AppState,
+    event: &EventId,
+    caller: &Caller,
+    parts: &Parts,
+    res: Response,
+) -> Result<Response, ApiError> {
+    let res = with_cookie(no_store(res), st.svc.identity_cookie(event, caller)?)?;
+    let window = st.svc.settings().identity_ttl_ms() / 1000;
+    with_cookie(res, st.identity.renewed_tier1_cookie(&parts.headers, event, &caller.user, window))
 }
 
 async fn check(
@@ -138,7 +152,7 @@ async fn check(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, Some(&body))?;
     let res = Json(st.svc.check(&event, &caller).await?).into_response();
-    answered(&st, &event, &caller, res)
+    answered(&st, &event, &caller, &parts, res)
 }
 
 async fn status(
@@ -148,7 +162,7 @@ async fn status(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, None)?;
     let res = Json(st.svc.status(&event, &caller.user).await?).into_response();
-    answered(&st, &event, &caller, res)
+    answered(&st, &event, &caller, &parts, res)
 }
 
 async fn heartbeat(
@@ -159,7 +173,7 @@ async fn heartbeat(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, Some(&body))?;
     st.svc.heartbeat(&event, &caller.user).await?;
-    answered(&st, &event, &caller, StatusCode::NO_CONTENT.into_response())
+    answered(&st, &event, &caller, &parts, StatusCode::NO_CONTENT.into_response())
 }
 
 async fn leave(

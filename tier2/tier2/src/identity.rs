@@ -1,12 +1,19 @@
 //! Who the tier-2 caller is: never a client-chosen value. In order:
 //! 1. the subject from an upstream authorizer ([`UpstreamUser`], set by the Lambda glue);
-//! 2. the caller's verified tier-1 token (cookie `{prefix}{eventId}` or header `x-vwr-token`):
-//!    the user is a digest of its subject ([`tier1_user_id`]), never the `requestId` itself;
+//! 2. the caller's verified tier-1 token (cookie `{prefix}{eventId}` or header `x-vwr-token`)
+//!    with its place proof: the user is a digest of its subject ([`tier1_user_id`]), never the
+//!    `requestId` itself;
 //! 3. the caller's tier-2 identity cookie (`vwr_t2_{eventId}`), issued by tier 2 itself at
 //!    each check/status/heartbeat, so a visitor stays known for as long as they wait or are
 //!    active in tier 2, whatever the life of their tier-1 token;
-//! 4. the `X-User-Id` header, only when local development mode is on.
+//! 4. the caller's tier-1 token as in 2 but expired ([`Source::Tier1Lapsed`]): only to find the
+//!    place, or the place a timeout took, they already have — never to join
+//!    (docs/invariants.md#20, #23);
+//! 5. the `X-User-Id` header, only when local development mode is on.
 //!
+//! Tier-1 tokens are read through [`Tier1Link`] only: the derived edge and place-proof keys,
+//! never the tier-1 master keys, and a token counts only with a valid place proof, so one
+//! minted with the edge keys alone gives no identity and no position (docs/invariants.md#24).
 //! A verified tier-1 token, or the identity cookie it led to, also gives the caller's tier-1
 //! position (the only source of a tier-1-ordered line score).
 
@@ -17,7 +24,7 @@ use http::request::Parts;
 use vwr_core::EventId;
 use vwr_core::identity::{UpstreamUser, cookie, tier1_user_id, valid_user_id};
 use vwr_core::time::Clock;
-use vwr_core::token::{Tier1Claims, Tier1Tokens};
+use vwr_core::token::{Tier1Claims, Tier1Link};
 
 use crate::entry_token::{EntryVerifier, IdentityClaims};
 
@@ -47,6 +54,9 @@ pub enum Source {
     Upstream,
     Tier1Token,
     IdentityCookie,
+    /// A tier-1 token that has expired (still signed, place-proven, of this event): the caller
+    /// may find a place they have, never join.
+    Tier1Lapsed,
     DevHeader,
 }
 
@@ -60,10 +70,18 @@ pub struct Caller {
     pub source: Source,
 }
 
+impl Caller {
+    /// Whether this caller may join a line (not only find a place they have).
+    pub fn may_join(&self) -> bool {
+        self.source != Source::Tier1Lapsed
+    }
+}
+
 /// How callers are identified.
 #[derive(Clone)]
 pub struct Identity {
-    pub tier1: Option<Tier1Tokens>,
+    /// Reads callers' tier-1 tokens: the edge and place-proof keys, never the master keys.
+    pub tier1: Option<Tier1Link>,
     /// Verifies tier-2 identity cookies (public keys are enough).
     pub tier2: Option<EntryVerifier>,
     pub cookie_prefix: String,
@@ -92,18 +110,34 @@ fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Ite
         .take(MAX_COOKIES_TRIED)
 }
 
+/// Tier 1 hands out positions from 1: a position 0 is no place (and 0 is the score of an
+/// admission coming back to the front of a line, docs/invariants.md#23).
+fn position(c: &Tier1Claims) -> Option<u64> {
+    Some(c.pos).filter(|p| *p > 0)
+}
+
 impl Identity {
-    /// The verified tier-1 claims for `event`, if the caller brings a valid token.
+    /// The tier-1 tokens the caller brings for `event` (header first), at most a few.
+    fn tier1_tokens<'a>(&self, headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+        from_header.into_iter().chain(cookie_values(headers, name)).take(MAX_COOKIES_TRIED)
+    }
+
+    /// The verified tier-1 claims for `event`, place proof included, if the caller brings a
+    /// valid token.
     pub fn tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
-        let tokens = self.tier1.as_ref()?;
+        let link = self.tier1.as_ref()?;
         let now = self.clock.now_secs();
         let name = format!("{}{}", self.cookie_prefix, event);
-        let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
-        from_header
-            .into_iter()
-            .chain(cookie_values(headers, &name))
-            .take(MAX_COOKIES_TRIED)
-            .find_map(|t| tokens.verify(t, event, now).ok())
+        self.tier1_tokens(headers, &name).find_map(|t| link.verify(t, event, now).ok())
+    }
+
+    /// Like [`Self::tier1_claims`], but a token that has expired counts too.
+    pub fn lapsed_tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
+        let link = self.tier1.as_ref()?;
+        let now = self.clock.now_secs();
+        let name = format!("{}{}", self.cookie_prefix, event);
+        self.tier1_tokens(headers, &name).find_map(|t| link.verify_lapsed(t, event, now).ok())
     }
 
     /// The verified tier-2 identity claims for `event`, if the caller brings the cookie.
@@ -112,6 +146,32 @@ impl Identity {
         let now = self.clock.now_secs();
         let name = format!("{IDENTITY_COOKIE_PREFIX}{event}");
         cookie_values(headers, &name).find_map(|t| verifier.verify_identity(t, event, now).ok())
+    }
+
+    /// The tier-1 cookie of `user`, renewed for a visitor tier 2 holds (docs/tokens.md#tier-2-holds):
+    /// from the tier-1 token the caller brings (expired or not) whose subject's digest is
+    /// `user`, the same claims with `exp` = max(old `exp`, now + `window_secs`), re-signed with
+    /// the edge key. `None` when the caller brings no such token, or its `exp` would not move.
+    pub fn renewed_tier1_cookie(
+        &self,
+        headers: &HeaderMap,
+        event: &EventId,
+        user: &str,
+        window_secs: u64,
+    ) -> Option<String> {
+        let link = self.tier1.as_ref()?;
+        let now = self.clock.now_secs();
+        let name = format!("{}{}", self.cookie_prefix, event);
+        let claims = self
+            .tier1_tokens(headers, &name)
+            .filter_map(|t| link.verify_lapsed(t, event, now).ok())
+            .find(|c| tier1_user_id(&c.sub) == user)?;
+        let exp = now.saturating_add(window_secs);
+        if claims.exp >= exp {
+            return None;
+        }
+        let token = link.resign(&Tier1Claims { exp, ..claims }).ok()?;
+        Some(format!("{name}={token}; Max-Age={window_secs}; Path=/; Secure; HttpOnly; SameSite=Lax"))
     }
 
     /// Resolves the caller for `event`.
@@ -123,7 +183,7 @@ impl Identity {
                 return Err(IdentityError::BadUpstream);
             }
             let position = match &claims {
-                Some(c) => Some(c.pos),
+                Some(c) => position(c),
                 None => ident().filter(|i| &i.sub == u).and_then(|i| i.pos),
             };
             return Ok(Caller { user: u.clone(), tier1_position: position, source: Source::Upstream });
@@ -131,12 +191,19 @@ impl Identity {
         if let Some(c) = claims {
             return Ok(Caller {
                 user: tier1_user_id(&c.sub),
-                tier1_position: Some(c.pos),
+                tier1_position: position(&c),
                 source: Source::Tier1Token,
             });
         }
         if let Some(i) = ident() {
             return Ok(Caller { user: i.sub, tier1_position: i.pos, source: Source::IdentityCookie });
+        }
+        if let Some(c) = self.lapsed_tier1_claims(&parts.headers, event) {
+            return Ok(Caller {
+                user: tier1_user_id(&c.sub),
+                tier1_position: position(&c),
+                source: Source::Tier1Lapsed,
+            });
         }
         if self.dev_user_header
             && let Some(u) = parts.headers.get(DEV_USER_HEADER).and_then(|v| v.to_str().ok())

@@ -73,6 +73,34 @@ impl ZSet {
     }
 }
 
+/// What a timeout took from a user (`:gh`), kept for their return (docs/invariants.md#23).
+#[derive(Clone)]
+enum Ghost {
+    /// A place in line: its score.
+    Place(u64),
+    /// An admission, given back as it was.
+    Admission(Admission),
+}
+
+/// At most this many silences are kept (lib.lua `MAX_SILENCES`).
+const MAX_SILENCES: usize = 8;
+
+/// The time before which a heartbeat is older than `timeout` of time the servers could hear
+/// (lib.lua `audible_cutoff`): walking back from now, the silences do not count.
+fn audible_cutoff(now: u64, timeout: u64, silences: &[(u64, u64)]) -> u64 {
+    let (mut t, mut rem) = (now, timeout);
+    for &(from, to) in silences.iter().rev() {
+        if to <= t.saturating_sub(rem) && t >= rem {
+            break;
+        }
+        if to < t {
+            rem -= t - to;
+        }
+        t = t.min(from);
+    }
+    t.saturating_sub(rem)
+}
+
 #[derive(Default)]
 struct Event {
     meta: Option<(u64, LineOrder)>,
@@ -98,6 +126,16 @@ struct Event {
     owners: HashMap<u64, String>,
     /// Users admitted at least once (tier-1-ordered lines): a re-entry goes to the back.
     admitted_once: HashSet<String>,
+    /// The last cleanup (meta `clean`).
+    clean: Option<u64>,
+    /// The last second a status or heartbeat reached the store (meta `hd`).
+    heard_sec: Option<u64>,
+    /// Spans (from, to) in which the servers could not hear visitors, oldest first (meta `sil`).
+    silences: Vec<(u64, u64)>,
+    /// What timeouts took (`:gh`); an admission stays while its user waits at the front for it.
+    ghosts: HashMap<String, Ghost>,
+    /// When each ghost is forgotten (`:ghd`).
+    ghost_ends: ZSet,
 }
 
 #[derive(Default)]
@@ -122,6 +160,132 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// check.lua: `may_join` false for a caller who may only find a place or ghost they have.
+    fn check_in(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+        may_join: bool,
+    ) -> Result<Place, StoreError> {
+        let now = self.clock.now_millis();
+        let mut st = self.lock();
+        let arrival = (now * 1000).max(st.last_arrival + 1);
+        let ev = registered(&mut st, event)?;
+        let (th, order) = ev.meta.ok_or(StoreError::UnknownEvent)?;
+        if order != score.order() {
+            return Err(StoreError::OrderMismatch(order.as_str().to_owned()));
+        }
+        if let LineScore::Tier1Position(p) = score {
+            match ev.owners.get(&p) {
+                Some(owner) if owner != user => return Err(StoreError::PositionTaken),
+                Some(_) => {}
+                None if may_join => {
+                    ev.owners.insert(p, user.to_owned());
+                }
+                None => {}
+            }
+        }
+        ev.last = now;
+        let reindex = std::mem::take(&mut ev.retired);
+        let lost = || StoreError::Protocol("lost user".into());
+        let mut used_arrival = false;
+        let place = if ev.waiting.score(user).is_some() {
+            ev.wseen.add(now, user);
+            Ok(ev.describe(user, now, 0).ok_or_else(lost)?)
+        } else {
+            match ev.active.score(user) {
+                Some(exp) if exp > now => {
+                    ev.aseen.add(now, user);
+                    Ok(ev.describe(user, now, s.entry_token_ttl_ms).ok_or_else(lost)?)
+                }
+                other => {
+                    if other.is_some() {
+                        ev.remove_active(user);
+                    }
+                    // A place or admission a timeout took comes back (docs/invariants.md#23).
+                    let mut ghost = None;
+                    if let Some(g) = ev.ghosts.get(user).cloned() {
+                        let ends = ev.ghost_ends.score(user);
+                        ev.ghost_ends.rem(user);
+                        let over = match (&g, ends) {
+                            (_, None) => true,
+                            (_, Some(e)) if e <= now => true,
+                            (Ghost::Admission(a), _) => a.expires_at_ms <= now,
+                            (Ghost::Place(_), _) => false,
+                        };
+                        if over || matches!(g, Ghost::Place(_)) {
+                            ev.ghosts.remove(user);
+                        }
+                        if !over {
+                            ghost = Some(g);
+                        }
+                    }
+                    let restored = ghost.is_some();
+                    let active = ev.active_count(now);
+                    if ghost.is_none() && !may_join {
+                        Err(StoreError::NoPlace)
+                    } else if ev.waiting.len() == 0 && active < th {
+                        if let Some(Ghost::Admission(a)) = ghost {
+                            ev.ghosts.remove(user);
+                            ev.reactivate(user, a, now);
+                            match ev.describe(user, now, s.entry_token_ttl_ms) {
+                                Some(Place::Active { admission, figures, .. }) => {
+                                    Ok(Place::Active { admission, fresh: false, restored, figures })
+                                }
+                                _ => return Err(StoreError::Protocol("admission lost".into())),
+                            }
+                        } else {
+                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
+                            match ev.describe(user, now, s.entry_token_ttl_ms) {
+                                Some(Place::Active { admission, figures, .. }) => {
+                                    Ok(Place::Active { admission, fresh: true, restored, figures })
+                                }
+                                _ => return Err(StoreError::Protocol("admission lost".into())),
+                            }
+                        }
+                    } else {
+                        if active >= th {
+                            ev.full += 1;
+                        }
+                        let line_score = match (ghost, score) {
+                            // Admitted before the timeout: ahead of everyone waiting.
+                            (Some(Ghost::Admission(_)), _) => 0,
+                            (Some(Ghost::Place(p)), _) => p,
+                            (None, LineScore::Tier1Position(p)) if ev.admitted_once.contains(user) => {
+                                let tail = ev.tail.max(ev.waiting.max_score().unwrap_or(0)).max(p) + 1;
+                                ev.tail = tail;
+                                tail
+                            }
+                            (None, LineScore::Tier1Position(p)) => p,
+                            (None, LineScore::Arrival) => {
+                                used_arrival = true;
+                                arrival
+                            }
+                        };
+                        ev.waiting.add_nx(line_score, user);
+                        ev.wseen.add(now, user);
+                        match ev.describe(user, now, 0).ok_or_else(lost)? {
+                            Place::Queued { position, figures, .. } => {
+                                Ok(Place::Queued { position, figures, restored })
+                            }
+                            other => Ok(other),
+                        }
+                    }
+                }
+            }
+        };
+        if used_arrival {
+            st.last_arrival = arrival;
+        }
+        if reindex {
+            st.index.insert(event.clone());
+        }
+        place
+    }
 }
 
 impl Event {
@@ -135,13 +299,57 @@ impl Event {
         self.jti.remove(u);
     }
 
-    /// `release_active` of lib.lua: the slot stays held until the user's last token ends.
-    fn release_active(&mut self, u: &str, now: u64) {
-        let tok = self.jti.get(u).map_or(0, |a| a.token_expires_at_ms);
+    /// `release_actives` of lib.lua: the slot stays held until the user's last token ends;
+    /// with `ghost_ttl` (an eviction by a timeout) the admission is kept as a ghost.
+    fn release_active(&mut self, u: &str, now: u64, ghost_ttl: Option<u64>) {
+        let rec = self.jti.get(u).cloned();
+        let tok = rec.as_ref().map_or(0, |a| a.token_expires_at_ms);
         self.remove_active(u);
         if tok > now {
             self.held.add(tok, u);
         }
+        if let (Some(ttl), Some(a)) = (ghost_ttl, rec)
+            && a.expires_at_ms > now
+        {
+            self.ghost_ends.add((now + ttl).min(a.expires_at_ms), u);
+            self.ghosts.insert(u.to_owned(), Ghost::Admission(a));
+        }
+    }
+
+    /// `reactivate` of lib.lua: an evicted user's admission back as it was.
+    fn reactivate(&mut self, u: &str, a: Admission, now: u64) {
+        self.active.add(a.expires_at_ms, u);
+        self.aseen.add(now, u);
+        self.held.rem(u);
+        self.jti.insert(u.to_owned(), a);
+    }
+
+    /// `hear` of lib.lua: records a silence, forgets those out of reach, notes the cleanup.
+    fn hear(&mut self, now: u64, s: &Tier2Settings) {
+        let mut from = self.clean.filter(|c| now.saturating_sub(*c) > s.silence_after_ms);
+        let heard = self.heard_sec.map_or(0, |h| h * 1000).max(self.last);
+        if s.silence_crowd > 0
+            && heard > 0
+            && now.saturating_sub(heard) > s.silence_after_ms
+            && self.waiting.len() + self.active.len() >= s.silence_crowd
+        {
+            from = Some(from.map_or(heard, |f| f.min(heard)));
+        }
+        if let Some(from) = from {
+            match self.silences.last_mut() {
+                Some(last) if last.1 >= from => {
+                    last.0 = last.0.min(from);
+                    last.1 = now;
+                }
+                _ => self.silences.push((from, now)),
+            }
+        }
+        let keep = s.active_heartbeat_timeout_ms.max(s.waiting_timeout_ms);
+        let horizon = audible_cutoff(now, keep, &self.silences);
+        let mut first = self.silences.iter().take_while(|(_, to)| *to <= horizon).count();
+        first = first.max(self.silences.len().saturating_sub(MAX_SILENCES));
+        self.silences.drain(..first);
+        self.clean = Some(now);
     }
 
     fn active_count(&self, now: u64) -> u64 {
@@ -165,7 +373,11 @@ impl Event {
 
     fn describe(&mut self, u: &str, now: u64, tok_ttl: u64) -> Option<Place> {
         if let Some(rank) = self.waiting.rank(u) {
-            return Some(Place::Queued { position: rank as u64 + 1, figures: self.figures(now) });
+            return Some(Place::Queued {
+                position: rank as u64 + 1,
+                figures: self.figures(now),
+                restored: false,
+            });
         }
         match self.active.score(u) {
             Some(exp) if exp > now => {
@@ -182,7 +394,7 @@ impl Event {
                         self.jti.insert(u.to_owned(), admission.clone());
                     }
                 }
-                Some(Place::Active { admission, fresh: false, figures: self.figures(now) })
+                Some(Place::Active { admission, fresh: false, restored: false, figures: self.figures(now) })
             }
             _ => None,
         }
@@ -227,22 +439,38 @@ impl Event {
         for u in &expired {
             self.remove_active(u);
         }
-        let evicted = self.aseen.below(now.saturating_sub(s.active_heartbeat_timeout_ms), true, limit);
+        self.hear(now, s);
+        let cutoff = audible_cutoff(now, s.active_heartbeat_timeout_ms, &self.silences);
+        let evicted = self.aseen.below(cutoff, true, limit);
         for u in &evicted {
-            self.release_active(u, now);
+            self.release_active(u, now, Some(s.ghost_ttl_ms));
         }
         // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
-        // admitted since (an admission leaves them) go uncounted.
-        let old = self.wseen.below(now.saturating_sub(s.waiting_timeout_ms), true, limit);
+        // admitted since (an admission leaves them) go uncounted. Each leaves a ghost.
+        let cutoff = audible_cutoff(now, s.waiting_timeout_ms, &self.silences);
+        let old = self.wseen.below(cutoff, true, limit);
         let mut stale = Vec::new();
         for u in old {
             self.wseen.rem(&u);
-            if self.waiting.rem(&u) {
-                stale.push(u);
+            let Some(score) = self.waiting.score(&u) else { continue };
+            self.waiting.rem(&u);
+            if score == 0 {
+                // Back for their admission: it stays their ghost.
+                if let Some(Ghost::Admission(a)) = self.ghosts.get(&u) {
+                    self.ghost_ends.add((now + s.ghost_ttl_ms).min(a.expires_at_ms), &u);
+                }
+            } else {
+                self.ghosts.insert(u.clone(), Ghost::Place(score));
+                self.ghost_ends.add(now + s.ghost_ttl_ms, &u);
             }
+            stale.push(u);
         }
         for u in self.held.below(now, false, usize::MAX) {
             self.held.rem(&u);
+        }
+        for u in self.ghost_ends.below(now, false, limit) {
+            self.ghost_ends.rem(&u);
+            self.ghosts.remove(&u);
         }
         let cutoff = (now / 1000).saturating_sub(120);
         self.rate.retain(|sec, _| *sec >= cutoff);
@@ -308,76 +536,18 @@ impl AdmissionStore for MemoryStore {
         jti: &str,
         s: &Tier2Settings,
     ) -> Result<Place, StoreError> {
-        let now = self.clock.now_millis();
-        let mut st = self.lock();
-        let arrival = (now * 1000).max(st.last_arrival + 1);
-        let ev = registered(&mut st, event)?;
-        let (th, order) = ev.meta.ok_or(StoreError::UnknownEvent)?;
-        if order != score.order() {
-            return Err(StoreError::OrderMismatch(order.as_str().to_owned()));
-        }
-        if let LineScore::Tier1Position(p) = score {
-            match ev.owners.get(&p) {
-                Some(owner) if owner != user => return Err(StoreError::PositionTaken),
-                Some(_) => {}
-                None => {
-                    ev.owners.insert(p, user.to_owned());
-                }
-            }
-        }
-        ev.last = now;
-        let reindex = std::mem::take(&mut ev.retired);
-        let lost = || StoreError::Protocol("lost user".into());
-        let place = if ev.waiting.score(user).is_some() {
-            ev.wseen.add(now, user);
-            ev.describe(user, now, 0).ok_or_else(lost)?
-        } else {
-            match ev.active.score(user) {
-                Some(exp) if exp > now => {
-                    ev.aseen.add(now, user);
-                    ev.describe(user, now, s.entry_token_ttl_ms).ok_or_else(lost)?
-                }
-                other => {
-                    if other.is_some() {
-                        ev.remove_active(user);
-                    }
-                    let active = ev.active_count(now);
-                    if ev.waiting.len() == 0 && active < th {
-                        ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
-                        match ev.describe(user, now, s.entry_token_ttl_ms) {
-                            Some(Place::Active { admission, figures, .. }) => {
-                                Place::Active { admission, fresh: true, figures }
-                            }
-                            _ => return Err(StoreError::Protocol("admission lost".into())),
-                        }
-                    } else {
-                        if active >= th {
-                            ev.full += 1;
-                        }
-                        let line_score = match score {
-                            LineScore::Tier1Position(p) if ev.admitted_once.contains(user) => {
-                                let tail = ev.tail.max(ev.waiting.max_score().unwrap_or(0)).max(p) + 1;
-                                ev.tail = tail;
-                                tail
-                            }
-                            LineScore::Tier1Position(p) => p,
-                            LineScore::Arrival => arrival,
-                        };
-                        ev.waiting.add_nx(line_score, user);
-                        ev.wseen.add(now, user);
-                        let place = ev.describe(user, now, 0).ok_or_else(lost)?;
-                        if matches!(score, LineScore::Arrival) {
-                            st.last_arrival = arrival;
-                        }
-                        place
-                    }
-                }
-            }
-        };
-        if reindex {
-            st.index.insert(event.clone());
-        }
-        Ok(place)
+        self.check_in(event, user, score, jti, s, true)
+    }
+
+    async fn recheck(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+    ) -> Result<Place, StoreError> {
+        self.check_in(event, user, score, jti, s, false)
     }
 
     async fn status(
@@ -390,6 +560,7 @@ impl AdmissionStore for MemoryStore {
         let now = self.clock.now_millis();
         let mut st = self.lock();
         let ev = registered(&mut st, event)?;
+        ev.heard_sec = Some(now / 1000);
         let place = ev.describe(user, now, token_ttl_ms);
         if touch {
             match &place {
@@ -407,9 +578,12 @@ impl AdmissionStore for MemoryStore {
         let ev = registered(&mut st, event)?;
         let was_waiting = ev.waiting.rem(user);
         ev.wseen.rem(user);
+        if ev.ghosts.remove(user).is_some() {
+            ev.ghost_ends.rem(user);
+        }
         let was_active = ev.active.score(user).is_some();
         if was_active {
-            ev.release_active(user, now);
+            ev.release_active(user, now, None);
         }
         Ok(Left { was_waiting, was_active })
     }
@@ -429,11 +603,24 @@ impl AdmissionStore for MemoryStore {
         let free = th.saturating_sub(ev.active_count(now));
         let n = free.min(s.batch_max);
         let mut admitted = Vec::new();
+        // As admit.lua: users back for the admission a timeout took (score 0, at the front)
+        // get it back first, if it still runs.
+        let back = ev.waiting.order.count_le(0);
+        let mut restored = 0;
         for (i, (_, user)) in
             ev.waiting.order.pop_min(usize::try_from(n).unwrap_or(0)).into_iter().enumerate()
         {
             ev.waiting.scores.remove(&user);
-            let jti = format!("{jti_prefix}.{}", i + 1);
+            if i < back {
+                if let Some(Ghost::Admission(a)) = ev.ghosts.remove(&user)
+                    && a.expires_at_ms > now
+                {
+                    ev.reactivate(&user, a, now);
+                    restored += 1;
+                }
+                continue;
+            }
+            let jti = format!("{jti_prefix}.{}", admitted.len() + 1);
             ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap);
             admitted.push(Admitted { user, jti });
         }
@@ -447,6 +634,7 @@ impl AdmissionStore for MemoryStore {
             active: ev.active_count(now),
             notices_dropped: std::mem::take(&mut ev.dropped),
             idle_ms: now.saturating_sub(if ev.last == 0 { now } else { ev.last }),
+            restored,
         })
     }
 
@@ -545,6 +733,7 @@ impl AdmissionStore for MemoryStore {
                 admitted_last_60s: 0,
                 held: 0,
                 pending_notices: 0,
+                ghosts: 0,
             });
         };
         let in_both = ev.active.scores.keys().filter(|u| ev.waiting.score(u).is_some()).count() as u64;
@@ -557,6 +746,7 @@ impl AdmissionStore for MemoryStore {
             admitted_last_60s: ev.rate60(now),
             held: ev.held.count_above(now),
             pending_notices: (ev.notices.len() + ev.inflight.len()) as u64,
+            ghosts: ev.ghosts.len() as u64,
         })
     }
 }

@@ -100,10 +100,21 @@ pub struct Admission {
 /// Where a user is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
-    /// In the line at `position` (1 = next).
-    Queued { position: u64, figures: Figures },
-    /// Admitted; `fresh` when this very call admitted them.
-    Active { admission: Admission, fresh: bool, figures: Figures },
+    /// In the line at `position` (1 = next). `restored`: this `check` gave back the place a
+    /// timeout had taken (docs/invariants.md#23).
+    Queued { position: u64, figures: Figures, restored: bool },
+    /// Admitted; `fresh` when this very call admitted them, `restored` when this `check` gave
+    /// back the admission a timeout had taken.
+    Active { admission: Admission, fresh: bool, restored: bool, figures: Figures },
+}
+
+impl Place {
+    /// Whether this `check` gave back a place a timeout had taken.
+    pub fn restored(&self) -> bool {
+        match self {
+            Self::Queued { restored, .. } | Self::Active { restored, .. } => *restored,
+        }
+    }
 }
 
 /// What `leave` freed.
@@ -136,6 +147,9 @@ pub struct AdmitReport {
     pub notices_dropped: u64,
     /// Time since the last check of the event.
     pub idle_ms: u64,
+    /// Admissions given back to users a timeout had evicted, who came back for them (not new
+    /// admissions: no notice, not in the rate).
+    pub restored: u64,
 }
 
 /// What a cleanup pass removed.
@@ -162,6 +176,9 @@ pub struct Snapshot {
     pub held: u64,
     /// Admission notices not yet sent (queued or in flight).
     pub pending_notices: u64,
+    /// Places and admissions kept for users a timeout removed (docs/invariants.md#23), not yet
+    /// forgotten.
+    pub ghosts: u64,
 }
 
 /// An admission notice waiting to be sent.
@@ -219,6 +236,15 @@ pub struct Tier2Settings {
     pub notice_lease_ms: u64,
     /// An event with nobody in it and no check for this long leaves the worker's index.
     pub retire_idle_ms: u64,
+    /// A cleanup that finds it has not run for longer, or that nobody was heard for longer
+    /// while [`Self::silence_crowd`] people were in the event, records the span as a silence:
+    /// time that does not count against heartbeats (docs/invariants.md#23).
+    pub silence_after_ms: u64,
+    /// People in an event (waiting or admitted) from whom a total silence means the servers
+    /// could not hear them, not that they all went away; 0 turns that inference off.
+    pub silence_crowd: u64,
+    /// How long a place (or admission) a timeout took is kept for its user's return.
+    pub ghost_ttl_ms: u64,
 }
 
 impl Default for Tier2Settings {
@@ -234,6 +260,9 @@ impl Default for Tier2Settings {
             entry_token_ttl_ms: 30_000,
             notice_lease_ms: 30_000,
             retire_idle_ms: 3_600_000,
+            silence_after_ms: 10_000,
+            silence_crowd: 10,
+            ghost_ttl_ms: 1_800_000,
         }
     }
 }
@@ -261,6 +290,9 @@ pub enum StoreError {
     /// The tier-1 position is already used by another user.
     #[error("this tier-1 position is already in line for another user")]
     PositionTaken,
+    /// A caller who may not join (known only by an expired tier-1 token) has no place here.
+    #[error("no place in this line")]
+    NoPlace,
     #[error("unexpected reply from the store: {0}")]
     Protocol(String),
 }

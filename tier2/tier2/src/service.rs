@@ -69,6 +69,10 @@ pub struct QueueAnswer {
     /// When the admission itself ends (seconds since the epoch); tokens are refreshed up to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission_ends_at: Option<u64>,
+    /// This `check` gave back the place a timeout had taken (docs/invariants.md#23); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restored: bool,
 }
 
 /// Tier-2 figures for the admin status.
@@ -84,6 +88,9 @@ pub struct Tier2Status {
     pub active: u64,
     /// Of `active`: slots of users who left, held until their last entry token expires.
     pub held: u64,
+    /// Places and admissions kept for users a timeout removed, until they come back
+    /// (docs/invariants.md#23).
+    pub evicted_places: u64,
     pub pending_notices: u64,
     pub admitted_last_60s: u64,
     pub admitted_per_second: f64,
@@ -258,7 +265,7 @@ impl Tier2Service {
 
     fn answer(&self, event: &EventId, user: &str, place: &Place) -> Result<QueueAnswer, Tier2Error> {
         match place {
-            Place::Queued { position, figures } => {
+            Place::Queued { position, figures, restored } => {
                 let rate = estimate_rate(figures, self.settings.active_ttl_ms);
                 Ok(QueueAnswer {
                     status: "queued",
@@ -273,9 +280,10 @@ impl Tier2Service {
                     entry_token: None,
                     expires_at: None,
                     admission_ends_at: None,
+                    restored: *restored,
                 })
             }
-            Place::Active { admission, figures, .. } => {
+            Place::Active { admission, figures, restored, .. } => {
                 // The token ends when the store says (never after the admission), rounded
                 // down to whole seconds: it never outlives the slot that counts it.
                 let end_ms = match admission.token_expires_at_ms {
@@ -310,6 +318,7 @@ impl Tier2Service {
                     entry_token: Some(token),
                     expires_at: Some(claims.exp),
                     admission_ends_at: Some(admission.expires_at_ms / 1000),
+                    restored: *restored,
                 })
             }
         }
@@ -365,7 +374,9 @@ impl Tier2Service {
         }
     }
 
-    /// `POST /api/queue/check/{eventId}`.
+    /// `POST /api/queue/check/{eventId}`. A caller known only by an expired tier-1 token
+    /// ([`Caller::may_join`] false) finds a place, or a place a timeout took, they have, and
+    /// never joins: 403 `tier1_token_required` without one.
     pub async fn check(&self, event: &EventId, caller: &Caller) -> Result<QueueAnswer, Tier2Error> {
         let jti = random_id()?;
         let place = self
@@ -379,7 +390,11 @@ impl Tier2Service {
                             None => return Err(StoreError::OrderMismatch("tier-1 position".into())),
                         },
                     };
-                    self.store.check(event, &caller.user, score, &jti, &self.settings).await
+                    if caller.may_join() {
+                        self.store.check(event, &caller.user, score, &jti, &self.settings).await
+                    } else {
+                        self.store.recheck(event, &caller.user, score, &jti, &self.settings).await
+                    }
                 }
             })
             .await
@@ -387,10 +402,14 @@ impl Tier2Service {
                 Tier2Error::Store(StoreError::OrderMismatch(_)) if caller.tier1_position.is_none() => {
                     Tier2Error::Tier1TokenRequired
                 }
+                Tier2Error::Store(StoreError::NoPlace) => Tier2Error::Tier1TokenRequired,
                 e => e,
             })?;
         if let Place::Active { fresh: true, .. } = place {
             tracing::info!(event = "tier2.admitted_at_once", event_id = %event, jti = %jti);
+        }
+        if place.restored() {
+            tracing::info!(event = "tier2.place_restored", event_id = %event, active = matches!(place, Place::Active { .. }));
         }
         self.answer(event, &caller.user, &place)
     }
@@ -443,6 +462,7 @@ impl Tier2Service {
             waiting: s.waiting,
             active: s.active,
             held: s.held,
+            evicted_places: s.ghosts,
             pending_notices: s.pending_notices,
             admitted_last_60s: s.admitted_last_60s,
             admitted_per_second: s.admitted_last_60s as f64 / 60.0,

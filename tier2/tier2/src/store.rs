@@ -38,11 +38,24 @@ pub trait AdmissionStore: Send + Sync + 'static {
     /// Events in the worker's index (registered and not retired; no keyspace scan).
     async fn events(&self) -> Result<Vec<EventId>, StoreError>;
 
-    /// The atomic join decision: already waiting/active → touch and answer; else admit now if
-    /// nobody waits and there is room; else join the line with `score` (a user admitted
+    /// The atomic join decision: already waiting/active → touch and answer; else a user a
+    /// timeout removed gets that place (or admission) back (docs/invariants.md#23); else admit
+    /// now if nobody waits and there is room; else join the line with `score` (a user admitted
     /// before joins at the back). `jti` is used if this call admits. An active answer hands
     /// out an entry token ending at `admission.token_expires_at_ms`.
     async fn check(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+    ) -> Result<Place, StoreError>;
+
+    /// [`Self::check`] for a caller who may not join (known only by an expired tier-1 token):
+    /// only a place they have, or a place a timeout took from them (a ghost), counts; else
+    /// [`StoreError::NoPlace`], and no place is made.
+    async fn recheck(
         &self,
         event: &EventId,
         user: &str,

@@ -53,6 +53,8 @@ pub struct TickReport {
     pub expired: u64,
     pub evicted: u64,
     pub stale: u64,
+    /// Admissions given back to users a timeout had evicted (docs/invariants.md#23).
+    pub restored: u64,
     pub retired: u64,
     pub notices_sent: u64,
     pub notices_failed: u64,
@@ -179,8 +181,9 @@ impl Worker {
         report.expired += r.expired;
         report.evicted += r.evicted;
         report.stale += r.stale;
+        report.restored += r.restored;
         report.notices_dropped += r.notices_dropped;
-        if !r.admitted.is_empty() || r.expired + r.evicted + r.stale > 0 {
+        if !r.admitted.is_empty() || r.expired + r.evicted + r.stale + r.restored > 0 {
             tracing::info!(
                 event = "tier2.worker_step",
                 event_id = %event,
@@ -188,6 +191,7 @@ impl Worker {
                 expired = r.expired,
                 evicted = r.evicted,
                 stale = r.stale,
+                restored = r.restored,
                 waiting = r.waiting,
                 active = r.active,
             );

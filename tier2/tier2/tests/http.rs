@@ -52,7 +52,7 @@ fn app(dev_header: bool) -> App {
     );
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
     let identity = Identity {
-        tier1: Some(tier1.clone()),
+        tier1: Some(tier1.clone().into()),
         tier2: Some(svc.tokens().verifier()),
         cookie_prefix: "vwr_t1_".into(),
         dev_user_header: dev_header,

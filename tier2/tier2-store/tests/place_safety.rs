@@ -1,0 +1,550 @@
+//! Place safety in tier 2 (docs/invariants.md#20, #23, #24; ADR 0023, 0024), each on the
+//! in-memory store, a real Redis and the 3-node Redis Cluster, through the tier-2 routers where
+//! the visitor feels it:
+//! - time in which the servers could not hear visitors (Redis or the worker down, the API down
+//!   with people in line) does not count against heartbeats;
+//! - a visitor removed by a timeout who comes back gets the old place (an admission: itself);
+//! - tier 2 renews the tier-1 cookie of a visitor it holds, and of nobody else;
+//! - a tier-1 token minted with the edge keys alone takes no place;
+//! - lowering the threshold evicts nobody (the documented limit).
+//!
+//! Time is virtual: a manual clock for the service and the memory store, the Redis scripts'
+//! clock moved with the store's offset. The worker is stood for by its steps (`admit`,
+//! `cleanup`), run every few seconds as the worker would, except where it is down.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use http::{Request, StatusCode, header};
+use serde_json::Value;
+use tower::ServiceExt;
+use vwr_core::admin_auth::AdminAuth;
+use vwr_core::identity::{UpstreamUser, tier1_user_id};
+use vwr_core::tiers::NoActiveEvents;
+use vwr_core::time::{Clock, ManualClock};
+use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
+use vwr_core::{EventId, HmacKeyring};
+use vwr_tier2::Tier2Service;
+use vwr_tier2::identity::Identity;
+use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::store::AdmissionStore;
+use vwr_tier2_store::redis::RedisStore;
+
+const KEY: &str = "tier2-admin-key-0123456789";
+
+/// One store under test with everything around it.
+struct H {
+    name: &'static str,
+    store: Arc<dyn AdmissionStore>,
+    svc: Arc<Tier2Service>,
+    router: Router,
+    tier1: Tier1Tokens,
+    clock: Arc<ManualClock>,
+    redis: Option<RedisStore>,
+}
+
+#[derive(Clone, Copy)]
+enum Backend {
+    Memory,
+    Redis,
+    Cluster,
+}
+
+async fn harness(backend: Backend) -> H {
+    let clock = common::manual_clock();
+    let (name, store, redis): (_, Arc<dyn AdmissionStore>, _) = match backend {
+        Backend::Memory => ("memory", Arc::new(common::memory(Arc::clone(&clock) as Arc<dyn Clock>)), None),
+        Backend::Redis => {
+            let r = common::redis().await;
+            ("redis", Arc::new(r.clone()), Some(r))
+        }
+        Backend::Cluster => {
+            let r = common::cluster().await;
+            ("cluster", Arc::new(r.clone()), Some(r))
+        }
+    };
+    let svc = Arc::new(
+        Tier2Service::new(
+            Arc::clone(&store),
+            common::entry_tokens(),
+            Tier2Settings::default(),
+            Arc::new(NoActiveEvents),
+            Duration::ZERO,
+        )
+        .with_clock(Arc::clone(&clock) as Arc<dyn Clock>),
+    );
+    let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
+    let identity = Identity {
+        tier1: Some(tier1.clone().into()),
+        tier2: Some(svc.tokens().verifier()),
+        cookie_prefix: "vwr_t1_".into(),
+        dev_user_header: false,
+        clock: Arc::clone(&clock) as Arc<dyn Clock>,
+    };
+    let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
+        .merge(vwr_tier2::http::admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()));
+    let h = H { name, store, svc, router, tier1, clock, redis };
+    h.advance(0);
+    h
+}
+
+impl H {
+    /// Moves every clock by `secs` (the scripts' clock never moves back).
+    fn advance(&self, secs: u64) {
+        self.clock.advance(secs);
+        if let Some(r) = &self.redis {
+            let offset = self.clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
+            r.set_time_offset_ms(offset.max(r.time_offset_ms()));
+        }
+    }
+
+    fn settings(&self) -> Tier2Settings {
+        *self.svc.settings()
+    }
+
+    async fn register(&self, order: LineOrder, threshold: u64) -> EventId {
+        let event = common::unique_event("safe");
+        self.store.register(&event, threshold, order, RegisterMode::Admin).await.unwrap();
+        event
+    }
+
+    /// A worker step (cleanup, then admissions).
+    async fn step(&self, e: &EventId) -> vwr_tier2::model::AdmitReport {
+        self.store.admit(e, "w", &self.settings()).await.unwrap()
+    }
+
+    /// `secs` seconds in steps of `every` seconds: at each, the visitors `polling` poll
+    /// (`status`) and the worker steps.
+    async fn run(&self, e: &EventId, secs: u64, every: u64, polling: &[&Visitor]) -> (u64, u64) {
+        let (mut evicted, mut stale) = (0, 0);
+        let mut t = 0;
+        while t < secs {
+            self.advance(every);
+            t += every;
+            for v in polling {
+                let r = self.send(v.status(e)).await;
+                assert_eq!(
+                    r.status,
+                    StatusCode::OK,
+                    "{}: {} lost its place at +{t} s: {:?}",
+                    self.name,
+                    v.sub,
+                    r.body
+                );
+            }
+            let r = self.step(e).await;
+            evicted += r.evicted;
+            stale += r.stale;
+        }
+        (evicted, stale)
+    }
+
+    async fn send(&self, req: Request<Body>) -> Res {
+        let res = self.router.clone().oneshot(req).await.unwrap();
+        let (status, headers) = (res.status(), res.headers().clone());
+        let bytes = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
+        Res { status, headers, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+    }
+
+    /// A tier-1 token as tier 1 issues it (with its place proof), valid for `ttl` seconds.
+    fn token(&self, e: &EventId, sub: &str, pos: u64, ttl: u64) -> String {
+        let now = self.clock.now_secs();
+        self.tier1.sign(&claims(e, sub, pos, now, ttl)).unwrap()
+    }
+
+    fn visitor(&self, e: &EventId, sub: &str, pos: u64) -> Visitor {
+        Visitor { sub: sub.to_owned(), token: self.token(e, sub, pos, 3600) }
+    }
+}
+
+fn claims(e: &EventId, sub: &str, pos: u64, now: u64, ttl: u64) -> Tier1Claims {
+    Tier1Claims {
+        iss: "vwr".into(),
+        aud: "vwr-edge".into(),
+        sub: sub.into(),
+        eid: e.to_string(),
+        pos,
+        tier: 1,
+        iat: now,
+        nbf: now,
+        exp: now + ttl,
+        jti: format!("j-{sub}"),
+        t2: None,
+    }
+}
+
+/// A visitor known by their tier-1 token (the user is its subject's digest).
+struct Visitor {
+    sub: String,
+    token: String,
+}
+
+impl Visitor {
+    fn request(&self, method: &str, path: &str, e: &EventId) -> Request<Body> {
+        Request::builder()
+            .method(method)
+            .uri(format!("/api/queue/{path}/{e}"))
+            .header("cookie", format!("vwr_t1_{e}={}", self.token))
+            .body(Body::empty())
+            .unwrap()
+    }
+
+    fn check(&self, e: &EventId) -> Request<Body> {
+        self.request("POST", "check", e)
+    }
+
+    fn status(&self, e: &EventId) -> Request<Body> {
+        self.request("GET", "status", e)
+    }
+
+    fn leave(&self, e: &EventId) -> Request<Body> {
+        self.request("POST", "leave", e)
+    }
+
+    fn user(&self) -> String {
+        tier1_user_id(&self.sub)
+    }
+}
+
+struct Res {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    body: Value,
+}
+
+impl Res {
+    /// The value of the `Set-Cookie` named `name`, if any.
+    fn cookie(&self, name: &str) -> Option<String> {
+        let prefix = format!("{name}=");
+        self.headers
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.starts_with(&prefix))
+            .map(str::to_owned)
+    }
+
+    fn place(&self) -> (Option<&str>, Option<u64>) {
+        (self.body["status"].as_str(), self.body["position"].as_u64())
+    }
+}
+
+async fn on_every_backend<F, Fut>(test: F)
+where
+    F: Fn(H) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for backend in [Backend::Memory, Backend::Redis, Backend::Cluster] {
+        test(harness(backend).await).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/invariants.md#23
+
+/// Review finding F5: Redis (or the worker) down for 200 s, with no data lost. Before, the
+/// first worker step after it evicted both admitted users (60 s heartbeat timeout) and
+/// dropped both waiting ones (150 s). Nobody could be heard, so nobody is removed; once the
+/// servers hear again, the timeouts run as before.
+async fn outage_evicts_nobody(h: H) {
+    let e = h.register(LineOrder::Arrival, 2).await;
+    let v: Vec<Visitor> = ["a", "b", "c", "d"].iter().map(|s| h.visitor(&e, s, 1)).collect();
+    for (i, visitor) in v.iter().enumerate() {
+        let r = h.send(visitor.check(&e)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}: {:?}", h.name, r.body);
+        let want = if i < 2 { "active" } else { "queued" };
+        assert_eq!(r.body["status"], want, "{}", h.name);
+    }
+    let everyone: Vec<&Visitor> = v.iter().collect();
+    h.run(&e, 6, 2, &everyone).await;
+    // The outage: no worker step, no call.
+    h.advance(200);
+    let r = h.step(&e).await;
+    assert_eq!((r.evicted, r.stale), (0, 0), "{}: removed for the servers' silence", h.name);
+    let snap = h.store.snapshot(&e).await.unwrap();
+    assert_eq!((snap.active, snap.waiting), (2, 2), "{}: {snap:?}", h.name);
+    for visitor in &v {
+        let r = h.send(visitor.status(&e)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}: {} lost their place: {:?}", h.name, visitor.sub, r.body);
+    }
+    assert_eq!(h.send(v[2].status(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+    // Heard again: d stays away and leaves the line 150 s later, the others keep their places.
+    let (_, stale) = h.run(&e, 160, 5, &everyone[..3]).await;
+    assert_eq!(stale, 1, "{}: the waiting timeout runs again", h.name);
+    assert_eq!(h.send(v[3].status(&e)).await.status, StatusCode::NOT_FOUND, "{}", h.name);
+}
+
+#[tokio::test]
+async fn an_outage_longer_than_the_timeouts_evicts_nobody() {
+    on_every_backend(outage_evicts_nobody).await;
+}
+
+/// The API in front is down (every call fails before it reaches tier 2) while Redis and the
+/// worker run: with a crowd in the line, a total silence is the servers', not the visitors'.
+async fn api_outage_evicts_nobody(h: H) {
+    let e = h.register(LineOrder::Arrival, 1).await;
+    let v: Vec<Visitor> = (0..12).map(|i| h.visitor(&e, &format!("v{i}"), 1)).collect();
+    for visitor in &v {
+        assert_eq!(h.send(visitor.check(&e)).await.status, StatusCode::OK, "{}", h.name);
+    }
+    let everyone: Vec<&Visitor> = v.iter().collect();
+    h.run(&e, 4, 1, &everyone).await;
+    // 200 s without a single call; the worker keeps stepping every 2 s.
+    let (evicted, stale) = h.run(&e, 200, 2, &[]).await;
+    assert_eq!((evicted, stale), (0, 0), "{}: removed while nobody could reach tier 2", h.name);
+    let r = h.send(v[0].status(&e)).await;
+    assert_eq!(r.body["status"], "active", "{}: the admitted visitor lost the slot: {:?}", h.name, r.body);
+    for (i, visitor) in v.iter().enumerate().skip(1) {
+        assert_eq!(h.send(visitor.status(&e)).await.place(), (Some("queued"), Some(i as u64)), "{}", h.name);
+    }
+}
+
+#[tokio::test]
+async fn an_api_outage_with_a_crowd_in_line_evicts_nobody() {
+    on_every_backend(api_outage_evicts_nobody).await;
+}
+
+/// Review finding F5: a visitor dropped from the line for a stopped poll (a phone in a
+/// tunnel) came back at the tail. Now at the old place, `restored: true`; a visitor who left
+/// goes to the tail as before.
+async fn evicted_waiting_visitor_gets_the_old_place(h: H) {
+    let e = h.register(LineOrder::Arrival, 1).await;
+    let v: Vec<Visitor> = ["a", "b", "c", "d"].iter().map(|s| h.visitor(&e, s, 1)).collect();
+    for visitor in &v {
+        assert_eq!(h.send(visitor.check(&e)).await.status, StatusCode::OK, "{}", h.name);
+    }
+    // c (position 2) stops polling; the others poll every 10 s; 160 s later c is out.
+    let (_, stale) = h.run(&e, 160, 5, &[&v[0], &v[1], &v[3]]).await;
+    assert_eq!(stale, 1, "{}", h.name);
+    assert_eq!(h.send(v[2].status(&e)).await.status, StatusCode::NOT_FOUND, "{}", h.name);
+    let late = h.visitor(&e, "late", 1);
+    assert_eq!(h.send(late.check(&e)).await.place(), (Some("queued"), Some(3)), "{}", h.name);
+    let back = h.send(v[2].check(&e)).await;
+    assert_eq!(back.place(), (Some("queued"), Some(2)), "{}: not the old place: {:?}", h.name, back.body);
+    assert_eq!(back.body["restored"], true, "{}", h.name);
+    let again = h.send(v[2].check(&e)).await;
+    assert!(again.body.get("restored").is_none(), "{}: restored once only: {:?}", h.name, again.body);
+    // Leaving is a verdict: back at the tail.
+    assert_eq!(h.send(v[1].leave(&e)).await.status, StatusCode::NO_CONTENT, "{}", h.name);
+    let r = h.send(v[1].check(&e)).await;
+    assert_eq!(r.place(), (Some("queued"), Some(4)), "{}: {:?}", h.name, r.body);
+    assert!(r.body.get("restored").is_none(), "{}", h.name);
+}
+
+#[tokio::test]
+async fn a_visitor_evicted_by_a_timeout_gets_the_old_place_back() {
+    on_every_backend(evicted_waiting_visitor_gets_the_old_place).await;
+}
+
+/// Review finding F5: an admitted buyer whose heartbeat stopped for a minute was evicted, and
+/// their re-check joined behind everyone (in a tier-1 line, "admitted before → tail"). Now they
+/// wait ahead of everyone and get their admission back as it was: the same `jti`, the same end.
+async fn evicted_admission_comes_back(h: H) {
+    let e = h.register(LineOrder::Tier1, 1).await;
+    let (a, b, c) = (h.visitor(&e, "a", 10), h.visitor(&e, "b", 20), h.visitor(&e, "c", 30));
+    let first = h.send(a.check(&e)).await;
+    assert_eq!(first.body["status"], "active", "{}: {:?}", h.name, first.body);
+    let verifier = h.svc.tokens().verifier();
+    let jti = verifier.verify(first.body["entryToken"].as_str().unwrap(), &e, &a.user(), h.clock.now_secs());
+    let jti = jti.unwrap().jti;
+    let ends = first.body["admissionEndsAt"].as_u64().unwrap();
+    for visitor in [&b, &c] {
+        assert_eq!(h.send(visitor.check(&e)).await.body["status"], "queued", "{}", h.name);
+    }
+    // a's heartbeat stops: evicted after a minute; b gets the slot.
+    let (evicted, _) = h.run(&e, 70, 5, &[&b, &c]).await;
+    assert_eq!(evicted, 1, "{}", h.name);
+    assert_eq!(h.send(b.status(&e)).await.body["status"], "active", "{}", h.name);
+    let back = h.send(a.check(&e)).await;
+    assert_eq!(
+        back.place(),
+        (Some("queued"), Some(1)),
+        "{}: not ahead of everyone waiting: {:?}",
+        h.name,
+        back.body
+    );
+    assert_eq!(back.body["restored"], true, "{}", h.name);
+    // b leaves; once b's last entry token has expired, the worker gives a the admission back.
+    assert_eq!(h.send(b.leave(&e)).await.status, StatusCode::NO_CONTENT, "{}", h.name);
+    h.run(&e, 35, 5, &[&a, &c]).await;
+    let r = h.send(a.status(&e)).await;
+    assert_eq!(r.body["status"], "active", "{}: {:?}", h.name, r.body);
+    assert_eq!(
+        r.body["admissionEndsAt"].as_u64(),
+        Some(ends),
+        "{}: a new admission, not the old one",
+        h.name
+    );
+    let now = h.clock.now_secs();
+    let claims = verifier.verify(r.body["entryToken"].as_str().unwrap(), &e, &a.user(), now).unwrap();
+    assert_eq!(claims.jti, jti, "{}", h.name);
+    assert_eq!(h.send(c.status(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+}
+
+#[tokio::test]
+async fn an_evicted_admission_comes_back_as_it_was() {
+    on_every_backend(evicted_admission_comes_back).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/invariants.md#20
+
+/// Review finding F2: tier 2 held the visitor, but the edge wants a live tier-1 token on the
+/// protected paths. Every answer that finds them renews it: the same claims and place proof,
+/// re-signed, valid for the identity window — the edge verifier accepts it. With the identity
+/// cookie gone too, the expired token still finds the place.
+async fn held_visitor_gets_a_renewed_cookie(h: H) {
+    let e = h.register(LineOrder::Tier1, 1).await;
+    let a = h.visitor(&e, "a", 1);
+    assert_eq!(h.send(a.check(&e)).await.body["status"], "active", "{}", h.name);
+    let short = Visitor { sub: "b".into(), token: h.token(&e, "b", 2, 30) };
+    assert_eq!(h.send(short.check(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+    h.run(&e, 40, 10, &[&a]).await;
+    // b's tier-1 token has expired (30 s); b never polled: no identity cookie either.
+    let r = h.send(short.status(&e)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}: {:?}", h.name, r.body);
+    assert_eq!(r.place(), (Some("queued"), Some(1)), "{}", h.name);
+    let set = r.cookie(&format!("vwr_t1_{e}")).unwrap_or_else(|| panic!("{}: no tier-1 cookie", h.name));
+    assert!(set.contains("Path=/; Secure; HttpOnly; SameSite=Lax"), "{set}");
+    let renewed = set.split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
+    let now = h.clock.now_secs();
+    let edge = h.tier1.verify(&renewed, &e, now).expect("the edge accepts the renewed token");
+    let window = h.settings().identity_ttl_ms() / 1000;
+    assert!(set.contains(&format!("Max-Age={window}")), "{set}");
+    assert_eq!((edge.sub.as_str(), edge.pos, edge.jti.as_str(), edge.exp), ("b", 2, "j-b", now + window));
+    let link: Tier1Link = h.tier1.link().clone();
+    assert!(link.verify(&renewed, &e, now).is_ok(), "{}: the place proof went missing", h.name);
+    // With the renewed cookie b is known as ever, and admitted in turn.
+    let b = Visitor { sub: "b".into(), token: renewed };
+    assert_eq!(h.send(a.leave(&e)).await.status, StatusCode::NO_CONTENT, "{}", h.name);
+    h.run(&e, 35, 5, &[&b]).await;
+    let r = h.send(b.status(&e)).await;
+    assert_eq!(r.body["status"], "active", "{}: {:?}", h.name, r.body);
+}
+
+#[tokio::test]
+async fn a_held_visitor_gets_a_renewed_tier1_cookie_the_edge_accepts() {
+    on_every_backend(held_visitor_gets_a_renewed_cookie).await;
+}
+
+/// Tier 2 renews nobody it does not hold: after a leave, or for a token that never had a place
+/// here (a lapsed token finds a place; it never makes one).
+async fn unheld_visitor_gets_no_cookie(h: H) {
+    let e = h.register(LineOrder::Tier1, 1).await;
+    let a = h.visitor(&e, "a", 1);
+    assert_eq!(h.send(a.check(&e)).await.body["status"], "active", "{}", h.name);
+    let gone = Visitor { sub: "g".into(), token: h.token(&e, "g", 2, 30) };
+    assert_eq!(h.send(gone.check(&e)).await.body["status"], "queued", "{}", h.name);
+    assert_eq!(h.send(gone.leave(&e)).await.status, StatusCode::NO_CONTENT, "{}", h.name);
+    let stranger = Visitor { sub: "s".into(), token: h.token(&e, "s", 3, 30) };
+    h.advance(40);
+    let before = h.store.snapshot(&e).await.unwrap();
+    for (who, path, method) in
+        [(&gone, "status", "GET"), (&stranger, "status", "GET"), (&stranger, "check", "POST")]
+    {
+        let r = h.send(who.request(method, path, &e)).await;
+        assert!(r.status.is_client_error(), "{}: {} {path}: {:?}", h.name, who.sub, r.body);
+        assert!(r.cookie(&format!("vwr_t1_{e}")).is_none(), "{}: {} got a tier-1 cookie", h.name, who.sub);
+    }
+    let r = h.send(stranger.check(&e)).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (StatusCode::FORBIDDEN, Some("tier1_token_required")));
+    assert_eq!(h.store.snapshot(&e).await.unwrap(), before, "{}: a lapsed token made a place", h.name);
+}
+
+#[tokio::test]
+async fn a_visitor_tier2_does_not_hold_gets_no_tier1_cookie() {
+    on_every_backend(unheld_visitor_gets_no_cookie).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/invariants.md#24
+
+/// Review finding F11: with only the edge keys (readable from the CloudFront configuration),
+/// anyone could mint a tier-1 token with `pos: 0` — or a position never served — and go first.
+/// Without a place proof of tier 1's, such a token is no identity and no position: alone, 401
+/// `identity_required`; beside a site login, 403 `tier1_token_required` in a tier-1 line.
+async fn minted_token_takes_no_place(h: H) {
+    let e = h.register(LineOrder::Tier1, 1).await;
+    let honest = h.visitor(&e, "honest", 7);
+    assert_eq!(h.send(honest.check(&e)).await.body["status"], "active", "{}", h.name);
+    let waiting = h.visitor(&e, "waiting", 8);
+    assert_eq!(h.send(waiting.check(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+    // The forger has the edge ring, not the place-proof ring.
+    let forger =
+        Tier1Link::new(h.tier1.edge_ring().clone(), HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
+    let now = h.clock.now_secs();
+    for (pos, t2) in [(0, None), (1, None), (5, Some("t1.AAAAAAAAAAAAAAAAAAAAAA".to_owned()))] {
+        let minted =
+            forger.resign(&Tier1Claims { t2, ..claims(&e, &format!("bot{pos}"), pos, now, 600) }).unwrap();
+        assert!(h.tier1.verify(&minted, &e, now).is_ok(), "the edge would let it through");
+        // Alone, it is no identity at all.
+        let bot = Visitor { sub: format!("bot{pos}"), token: minted.clone() };
+        let r = h.send(bot.check(&e)).await;
+        assert_eq!(
+            (r.status, r.body["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("identity_required")),
+            "{}: a minted token (pos {pos}) took a place: {:?}",
+            h.name,
+            r.body
+        );
+        // With a signed-in site user, it gives no position.
+        let mut req = Request::post(format!("/api/queue/check/{e}"))
+            .header("x-vwr-token", minted)
+            .body(Body::empty())
+            .unwrap();
+        req.extensions_mut().insert(UpstreamUser(format!("site-user-{pos}")));
+        let r = h.send(req).await;
+        assert_eq!(
+            (r.status, r.body["error"].as_str()),
+            (StatusCode::FORBIDDEN, Some("tier1_token_required")),
+            "{}: a minted token (pos {pos}) gave a position: {:?}",
+            h.name,
+            r.body
+        );
+    }
+    let snap = h.store.snapshot(&e).await.unwrap();
+    assert_eq!((snap.active, snap.waiting), (1, 1), "{}: {snap:?}", h.name);
+    assert_eq!(h.send(waiting.status(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+    // A real token still takes its place.
+    let real = h.visitor(&e, "real", 3);
+    assert_eq!(h.send(real.check(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+}
+
+#[tokio::test]
+async fn a_token_minted_with_the_edge_keys_takes_no_place() {
+    on_every_backend(minted_token_takes_no_place).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ADR 0023
+
+/// Review finding F13 (the limit, kept on purpose): lowering the threshold evicts nobody; the
+/// users inside keep their slots, and nobody is admitted until the slots taken fall below the
+/// new threshold.
+async fn lowering_evicts_nobody(h: H) {
+    let e = h.register(LineOrder::Arrival, 3).await;
+    let s = Tier2Settings { entry_token_ttl_ms: 0, ..h.settings() };
+    for u in ["a", "b", "c", "d", "e"] {
+        h.store.check(&e, u, LineScore::Arrival, u, &s).await.unwrap();
+    }
+    h.store.register(&e, 1, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+    let step = h.store.admit(&e, "w", &s).await.unwrap();
+    assert_eq!((step.evicted, step.admitted.len(), step.active), (0, 0, 3), "{}", h.name);
+    for (leaver, admitted) in [("a", 0), ("b", 0), ("c", 1)] {
+        h.store.leave(&e, leaver).await.unwrap();
+        let step = h.store.admit(&e, "w", &s).await.unwrap();
+        assert_eq!(step.admitted.len(), admitted, "{}: after {leaver} left", h.name);
+    }
+    let d = h.store.status(&e, "d", false, 0).await.unwrap();
+    assert!(matches!(d, Some(Place::Active { .. })), "{}: {d:?}", h.name);
+}
+
+#[tokio::test]
+async fn lowering_the_threshold_evicts_nobody_and_admits_nobody_until_below() {
+    on_every_backend(lowering_evicts_nobody).await;
+}
