@@ -112,15 +112,18 @@ pub struct ClosedAnswer {
     pub message: Option<Message>,
 }
 
-/// Answer of `check` once admitted.
+/// Answer of `check` once admitted: the tier-1 token of the event and its expiry (`http` also
+/// sets it as the event's tier-1 cookie).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Admitted {
     pub admitted: bool,
     pub token: String,
     pub expires_at: u64,
+    /// When the answer was made (unix seconds): the token is good for `expires_at -
+    /// answered_at` more seconds (the cookie's `Max-Age`).
     #[serde(skip)]
-    pub cookie: String,
+    pub answered_at: u64,
 }
 
 /// Answer of `check`.

@@ -52,7 +52,8 @@ const CAS_ATTEMPTS: usize = 8;
 pub struct Tier1Settings {
     /// How long a ticket (`requestId`) stays valid.
     pub ticket_ttl_secs: u64,
-    /// Cookie name prefix; the cookie is `{prefix}{eventId}`.
+    /// Cookie name prefix; the cookie is `{prefix}{eventId}`. Read by `http` (and `vwr dev`'s
+    /// edge) only: the service answers tokens, never cookies.
     pub cookie_prefix: String,
     /// How long an event item (and so `servingCounter`) may be served from the instance cache.
     pub cache_ttl: Duration,

@@ -384,19 +384,7 @@ impl Tier1Service {
         if redemption.fresh {
             tracing::info!(event = "tier1.admitted", event_id = %event, position, jti = %claims.jti);
         }
-        Ok(CheckOutcome::Admitted(self.admitted(event, token, exp, now)))
-    }
-
-    /// The admitted answer with `token` (expiring at `exp`) and its cookie.
-    fn admitted(&self, event: &EventId, token: String, exp: u64, now: u64) -> Admitted {
-        let cookie = format!(
-            "{}{}={}; Max-Age={}; Path=/; Secure; HttpOnly; SameSite=Lax",
-            self.settings.cookie_prefix,
-            event,
-            token,
-            exp.saturating_sub(now)
-        );
-        Admitted { admitted: true, token, expires_at: exp, cookie }
+        Ok(CheckOutcome::Admitted(admitted(token, exp, now)))
     }
 
     /// The admission tier 2 still holds (docs/invariants.md#19): among `presented`, a tier-1
@@ -415,7 +403,7 @@ impl Tier1Service {
         presented.iter().find_map(|token| {
             let c = self.tokens.link().verify(token, event, now).ok()?;
             let same = c.sub == request_id && c.pos == position && same_jti(&c.jti, jti);
-            same.then(|| self.admitted(event, (*token).to_owned(), c.exp, now))
+            same.then(|| admitted((*token).to_owned(), c.exp, now))
         })
     }
 
@@ -465,8 +453,7 @@ impl Tier1Service {
     /// the next step. Only the admission's own token ends it: its `jti` must be the
     /// redemption's (a conditional write), so a token minted with the edge key alone ends
     /// nobody's session (403). Tokens tier 2 renewed keep the `jti` and release. Idempotent.
-    /// Returns the name of the cookie to clear.
-    pub async fn release(&self, event: &EventId, token: &str) -> Result<String, Tier1Error> {
+    pub async fn release(&self, event: &EventId, token: &str) -> Result<(), Tier1Error> {
         let now = self.now();
         let claims = self.tokens.verify(token, event, now).map_err(|_| Tier1Error::InvalidToken)?;
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
@@ -481,7 +468,7 @@ impl Tier1Service {
             Some(_) => {}
             None => return Err(Tier1Error::ForeignToken),
         }
-        Ok(format!("{}{}", self.settings.cookie_prefix, event))
+        Ok(())
     }
 
     fn fresh_jti(&self) -> Result<String, Tier1Error> {
@@ -538,6 +525,11 @@ pub fn ticket_life_start(rec: &EventRecord, issued_at: u64) -> u64 {
         _ => 0,
     };
     issued_at.max(rec.opened_at.unwrap_or(0)).max(scheduled)
+}
+
+/// The admitted answer with `token`, expiring at `exp`, made at `now`.
+fn admitted(token: String, exp: u64, now: u64) -> Admitted {
+    Admitted { admitted: true, token, expires_at: exp, answered_at: now }
 }
 
 /// The record key of a used proof-of-work solution: a digest, so the item key stays short.
