@@ -277,7 +277,7 @@ pub fn bad_path_response(req: &EdgeRequest) -> Response {
 
 /// Whether the cookies hold a valid tier-1 token of `event`.
 pub fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId) -> bool {
-    let name = format!("{}{}", tier1.settings().cookie_prefix, event);
+    let name = vwr_tier1::http::token_cookie_name(tier1, event);
     let now = tier1.now();
     headers
         .get_all(header::COOKIE)

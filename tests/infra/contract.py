@@ -162,7 +162,7 @@ CALL_USERS = {
     # Lifecycle changes with their audit item (docs/lifecycle.md). Not an IAM action: what it needs
     # is derived from the transaction's items in the code (TRANSACTION_ITEMS).
     "dynamodb:TransactWriteItems": {"vwr-tier1-admin", "vwr-tier1-advancer"},
-    # `vwr bootstrap` (CLI) only: functions/tier1-store/src/dynamo.rs ensure_table.
+    # `vwr bootstrap` (CLI) only: functions/tier1-store/src/dynamo/table.rs ensure_table.
     "dynamodb:CreateTable": set(),
     "dynamodb:DescribeTable": set(),
     "dynamodb:DescribeTimeToLive": set(),
@@ -426,6 +426,15 @@ TX_ITEM = re.compile(
 )
 
 
+def names_aws_sdk(path: str, text: str) -> bool:
+    """Whether a file's `client` is an AWS SDK client: it names an `aws_sdk_` crate, or it is a
+    room of a module whose `mod.rs` does (the store's operations use the client of its struct)."""
+    if "aws_sdk_" in text:
+        return True
+    parent = os.path.join(os.path.dirname(path), "mod.rs")
+    return os.path.basename(path) != "mod.rs" and os.path.exists(parent) and "aws_sdk_" in read_code(parent)
+
+
 def scan_crate(root: str, crate: str) -> dict:
     reads: set[str] = set()
     missing: dict[str, str] = {}
@@ -440,7 +449,7 @@ def scan_crate(root: str, crate: str) -> dict:
         reads |= set(ENV_LITERAL.findall(text))
         for m in MISSING.finditer(text):
             missing.setdefault(m.group(1), f"{rel(root, path)}:{text.count(chr(10), 0, m.start()) + 1}")
-        if "aws_sdk_" not in text:
+        if not names_aws_sdk(path, text):
             continue  # no AWS client in this file (Redis, axum … clients are not AWS calls)
         call_positions = []
         for m in SDK_CALL.finditer(text):
@@ -840,9 +849,15 @@ def check_timeouts(checks: Checks, deployments: list[dict]) -> None:
     checks.check("scheduled functions outlive their one-minute run", problems)
 
 
+# Where the tier-1 table's shape is in the code: the creation (keys, index, TTL) and the index name.
+TABLE_CODE = ("functions/tier1-store/src/dynamo/table.rs", "functions/tier1-store/src/dynamo/items.rs")
+
+
 def check_table(root: str, checks: Checks, modules: dict) -> str:
-    with open(os.path.join(root, "functions/tier1-store/src/dynamo.rs"), encoding="utf-8") as fh:
-        code = fh.read()
+    code = ""
+    for path in TABLE_CODE:
+        with open(os.path.join(root, path), encoding="utf-8") as fh:
+            code += fh.read()
     index = re.search(r'pub const ACTIVE_INDEX: &str = "([^"]+)"', code).group(1)
     ttl = re.search(r'\.attribute_name\("([^"]+)"\)\s*\n\s*\.enabled\(true\)', code).group(1)
     create = code[code.index(".create_table()") :]

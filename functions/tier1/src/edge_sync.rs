@@ -3,7 +3,7 @@
 //! `edge/README.md`); activating or deactivating an event rewrites that entry's `events` list
 //! (read-modify-write guarded by the store's ETag), and every advancer run reconciles it, so
 //! a missed update heals within a minute (docs/adr/0011-edge-event-list.md). The list is
-//! decided in `service.rs`: an event the active-event index does not show yet is never dropped
+//! decided in `service/mod.rs` (`sync_edge`): an event the active-event index does not show yet is never dropped
 //! on the index's word alone (docs/invariants.md#22). The KeyValueStore itself is in
 //! `vwr-tier1-store`.
 

@@ -1,6 +1,7 @@
 //! Axum routers of tier 1: the public API (`/vwr/...`) and the admin API
 //! (`/api/admin/vwr/...`), docs/api.md#tier-1. The same routers run under `lambda_http` and in
-//! `vwr dev`. The only place where tier-1 errors become HTTP answers.
+//! `vwr dev`. The only place where tier-1 errors become HTTP answers, and where the service's
+//! typed answers become headers and cookies (the tier-1 cookie is made here).
 
 use std::sync::Arc;
 
@@ -212,7 +213,10 @@ async fn check(
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
         CheckOutcome::Admitted(a) => {
-            let cookie = HeaderValue::from_str(&a.cookie).map_err(|_| ApiError::internal("bad cookie"))?;
+            let max_age = a.expires_at.saturating_sub(a.answered_at);
+            let cookie =
+                HeaderValue::from_str(&token_cookie(&token_cookie_name(&svc, &event), &a.token, max_age))
+                    .map_err(|_| ApiError::internal("bad cookie"))?;
             let mut res = no_store(Json(a).into_response());
             res.headers_mut().insert(header::SET_COOKIE, cookie);
             Ok(res)
@@ -223,13 +227,30 @@ async fn check(
 /// The header that carries a visitor's tier-1 token (or the cookie `{prefix}{eventId}`).
 pub const TOKEN_HEADER: &str = "x-vwr-token";
 
+/// The name of the visitor's tier-1 cookie of `event`: `{prefix}{eventId}`, the prefix from
+/// the settings (`VWR_COOKIE_PREFIX`).
+pub fn token_cookie_name(svc: &Tier1Service, event: &vwr_core::EventId) -> String {
+    format!("{}{}", svc.settings().cookie_prefix, event)
+}
+
+/// The `Set-Cookie` value of an admission: the tier-1 token, for the `max_age` seconds it is
+/// valid, sent back on every path of the site.
+fn token_cookie(name: &str, token: &str, max_age: u64) -> String {
+    format!("{name}={token}; Max-Age={max_age}; Path=/; Secure; HttpOnly; SameSite=Lax")
+}
+
+/// The `Set-Cookie` value that clears the tier-1 cookie `name`.
+fn cleared_cookie(name: &str) -> String {
+    format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax")
+}
+
 /// The tier-1 tokens a request carries: `x-vwr-token`, then the cookie `{prefix}{eventId}`.
 fn tier1_tokens(
     svc: &Tier1Service,
     event: &vwr_core::EventId,
     headers: &axum::http::HeaderMap,
 ) -> Vec<String> {
-    let cookie_name = format!("{}{}", svc.settings().cookie_prefix, event);
+    let cookie_name = token_cookie_name(svc, event);
     headers
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -247,8 +268,8 @@ async fn release(
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     let token = tier1_tokens(&svc, &event, &headers).into_iter().next().ok_or(Tier1Error::InvalidToken)?;
-    let name = svc.release(&event, &token).await?;
-    let clear = HeaderValue::from_str(&format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"))
+    svc.release(&event, &token).await?;
+    let clear = HeaderValue::from_str(&cleared_cookie(&token_cookie_name(&svc, &event)))
         .map_err(|_| ApiError::internal("bad cookie"))?;
     let mut res = no_store(StatusCode::NO_CONTENT.into_response());
     res.headers_mut().insert(header::SET_COOKIE, clear);
@@ -491,4 +512,21 @@ async fn list_active(State(AdminState { svc, .. }): State<AdminState>) -> Result
     let events = svc.store().list_active().await?;
     let ids: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     Ok(no_store(Json(serde_json::json!({ "events": ids })).into_response()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cleared_cookie, token_cookie};
+
+    #[test]
+    fn tier1_cookies_keep_their_wire_format() {
+        assert_eq!(
+            token_cookie("vwr_t1_e1", "h.p.s", 600),
+            "vwr_t1_e1=h.p.s; Max-Age=600; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        assert_eq!(
+            cleared_cookie("vwr_t1_e1"),
+            "vwr_t1_e1=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+    }
 }

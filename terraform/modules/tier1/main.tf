@@ -99,7 +99,7 @@ resource "aws_secretsmanager_secret_version" "origin" {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Table (the same shape `vwr bootstrap` creates: functions/tier1-store/src/dynamo.rs, ensure_table)
+# Table (the same shape `vwr bootstrap` creates: functions/tier1-store/src/dynamo/table.rs, ensure_table)
 
 resource "aws_dynamodb_table" "this" {
   #checkov:skip=CKV_AWS_119:Encrypted at rest with the AWS owned key by default; a customer managed key is used when var.kms_key_arn is given.
