@@ -10,8 +10,9 @@
 
 use serde_json::{Value, json};
 
+use super::ctx::{ASSIGN, CHECK, Ctx, RECHECK};
 use super::stats::{Counters, quantile};
-use super::visitor::{ASSIGN, CHECK, Ctx, Outcome, RECHECK};
+use super::visitor::Outcome;
 
 /// The tier-2 endpoints a visitor calls (all under `/api/queue/`).
 const TIER2: [&str; 4] = ["tier2.check", "tier2.status", "tier2.heartbeat", "tier2.leave"];

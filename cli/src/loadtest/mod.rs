@@ -15,6 +15,7 @@
 
 pub mod bots;
 pub mod cost;
+pub mod ctx;
 pub mod faults;
 pub mod html;
 pub mod open;
@@ -33,12 +34,13 @@ use http::Method;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use self::ctx::{CHECK, Ctx, RECHECK};
 use self::faults::{Fault, FaultKind};
 use self::open::OpenWatch;
 use self::stats::{
     Counters, Latencies, Percentiles, Timeline, histogram, kendall_tau, largest_inversion, quantile,
 };
-use self::visitor::{CHECK, Ctx, Outcome, RECHECK, visit};
+use self::visitor::{Outcome, visit};
 use crate::client::{Auth, HttpClient};
 use crate::devstate;
 
@@ -427,8 +429,8 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         in_flight: tokio::sync::Semaphore::new(opts.connections.max(1)),
         legacy_polling: opts.legacy_polling,
         no_show_rate: opts.no_show_rate,
-        proofs: bots::Proofs::new(opts.enqueue_key.as_deref(), &event)?,
-        leaks: bots::Leaks::default(),
+        proofs: ctx::Proofs::new(opts.enqueue_key.as_deref(), &event)?,
+        leaks: ctx::Leaks::default(),
     });
 
     // Faults and scripted actions on their timers.
@@ -585,7 +587,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     // Visitors.
     let mut set = tokio::task::JoinSet::new();
     for i in 0..opts.visitors {
-        let salt = visitor::Rng::new(i ^ 0xABCD).next_f64();
+        let salt = ctx::Rng::new(i ^ 0xABCD).next_f64();
         let arrival = match &plan {
             None => arrival_of(opts.arrival, i, opts.visitors, opts.arrival_seconds, salt),
             Some(p) => p.arrival(opts.arrival, i, opts.arrival_seconds, salt),

@@ -13,17 +13,18 @@ use http::Method;
 use serde_json::{Value, json};
 use vwr_core::draw::Seed;
 
+use super::ctx::{self, Ctx};
 use super::stats::{quantile, spearman};
-use super::visitor::{self, Ctx, Outcome};
+use super::visitor::Outcome;
 use super::{Curve, LoadOptions, admin_call, arrival_of, tier1_config};
 use crate::client::{Auth, HttpClient};
 
 /// The 1-s buckets after `openAt` in which the peak request rate is looked for.
 pub const OPEN_WINDOW_SECONDS: usize = 10;
 /// The tier-1 endpoints a waiting page calls (and the harness's re-check of admitted tickets).
-const TIER1: [&str; 4] = [visitor::ASSIGN, visitor::CHECK, visitor::STATUS, visitor::RECHECK];
+const TIER1: [&str; 4] = [ctx::ASSIGN, ctx::CHECK, ctx::STATUS, ctx::RECHECK];
 /// Every `check` request.
-const CHECKS: [&str; 2] = [visitor::CHECK, visitor::RECHECK];
+const CHECKS: [&str; 2] = [ctx::CHECK, ctx::RECHECK];
 
 /// Unix time in seconds, with the fraction.
 pub fn unix_now() -> f64 {

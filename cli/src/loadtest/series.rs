@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use super::admin_call;
 use super::cost::Calls;
+use super::ctx::Ctx;
 use super::stats::Counters;
-use super::visitor::Ctx;
 use crate::client::Auth;
 
 /// One sample.

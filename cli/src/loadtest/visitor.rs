@@ -30,46 +30,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::{Method, Request, header};
-use http_body_util::Full;
+use http::{Method, header};
 use serde_json::Value;
 
-use super::stats::{Counters, Latencies, Timeline};
-use crate::client::{HttpClient, Reply};
-
-/// Shared by all visitors.
-pub struct Ctx {
-    pub client: HttpClient,
-    /// Where the visitors send their requests: vwr, or the front proxy in front of it.
-    pub base: String,
-    /// vwr itself (the harness's admin reads go here, never through the front proxy).
-    pub origin: String,
-    pub event: String,
-    pub counters: Counters,
-    pub latencies: Latencies,
-    /// When each request was sent (request rates per second).
-    pub timeline: Timeline,
-    pub start: Instant,
-    /// Unix time (seconds) at `start`: maps the server's `opensAt` to this clock.
-    pub unix_start: f64,
-    pub deadline: Instant,
-    pub dwell: Duration,
-    pub abandon_rate: f64,
-    pub threshold: std::sync::atomic::AtomicU64,
-    /// Requests in flight at once (the harness's own capacity; a queue here is not latency).
-    pub in_flight: tokio::sync::Semaphore,
-    /// Poll `check` at the server's hints (the page before the status document).
-    pub legacy_polling: bool,
-    /// Share of visitors who close the tab right after joining (`--no-show-rate`).
-    pub no_show_rate: f64,
-    /// What a join brings: the site's enqueue token, a proof of work (docs/abuse.md).
-    pub proofs: super::bots::Proofs,
-    /// What the visitors let slip, for the bots (`--bots`).
-    pub leaks: super::bots::Leaks,
-}
+use super::ctx::{ASSIGN, CHECK, Ctx, RECHECK, Rng, SECRET_HEADER, STATUS, Step, claims_of};
+use super::stats::Counters;
+use crate::client::Reply;
 
 /// How a visitor's run ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -122,38 +88,6 @@ pub struct Outcome {
     pub place_lost: Option<&'static str>,
 }
 
-/// A tiny deterministic PRNG (xorshift) per visitor.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// `secs` × (1 ± 20 %), as the page's jitter.
-    pub fn jitter(&mut self, secs: f64) -> Duration {
-        Duration::from_secs_f64((secs * (0.8 + 0.4 * self.next_f64())).max(0.05))
-    }
-}
-
-pub(super) enum Step {
-    Reply(Reply),
-    /// Gave up: deadline passed while the service kept failing.
-    GaveUp,
-}
-
-fn claims_of(token: &str) -> Option<Value> {
-    let payload = token.split('.').nth(1)?;
-    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
-}
-
 fn jti_of(token: &str) -> Option<String> {
     claims_of(token)?["jti"].as_str().map(str::to_owned)
 }
@@ -163,189 +97,47 @@ fn pos_of(token: &str) -> Option<u64> {
     claims_of(token)?["pos"].as_u64()
 }
 
-impl Ctx {
-    fn secs(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
-    }
-
-    /// The instant of a unix time on the server's clock (assumed to agree with ours).
-    fn instant_of(&self, unix: f64) -> Instant {
-        let offset = unix - self.unix_start;
-        if offset > 0.0 { self.start + Duration::from_secs_f64(offset) } else { self.start }
-    }
-
-    /// One request with the waiting page's retry behaviour on 503/429/network errors.
-    async fn call(
-        &self,
-        rng: &mut Rng,
-        endpoint: &'static str,
-        method: Method,
-        path: &str,
-        headers: &[(&str, &str)],
-    ) -> Step {
-        self.send(rng, endpoint, method, path, headers, None).await
-    }
-
-    /// [`Self::call`] with an optional JSON body.
-    pub(super) async fn send(
-        &self,
-        rng: &mut Rng,
-        endpoint: &'static str,
-        method: Method,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: Option<&Value>,
-    ) -> Step {
-        let mut backoff = 1.0f64;
-        loop {
-            if Instant::now() > self.deadline {
-                return Step::GaveUp;
-            }
-            let mut req = Request::builder().method(method.clone()).uri(format!("{}{path}", self.base));
-            for (k, v) in headers {
-                req = req.header(*k, *v);
-            }
-            let bytes = match body {
-                Some(b) => {
-                    req = req.header(header::CONTENT_TYPE, "application/json");
-                    Bytes::from(b.to_string())
-                }
-                None => Bytes::new(),
-            };
-            let Ok(req) = req.body(Full::new(bytes)) else {
-                return Step::GaveUp;
-            };
-            let Ok(_permit) = self.in_flight.acquire().await else {
-                return Step::GaveUp;
-            };
-            let t0 = Instant::now();
-            self.timeline.record(endpoint, t0.saturating_duration_since(self.start));
-            match self.client.raw(req).await {
-                Ok(reply) => {
-                    self.latencies.record(endpoint, t0.elapsed().as_micros() as u64);
-                    if endpoint == STATUS {
-                        self.count_status_fetch(&reply);
-                    }
-                    let s = reply.status.as_u16();
-                    if s == 503 || s == 429 {
-                        let retry = reply
-                            .headers
-                            .get(header::RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| v.parse::<f64>().ok());
-                        match retry {
-                            Some(r) => {
-                                Counters::inc(&self.counters.degraded);
-                                tokio::time::sleep(rng.jitter(r.max(0.5))).await;
-                            }
-                            None => {
-                                // vwr never answers 429 (API Gateway's throttle or a WAF does):
-                                // no server error, but no verdict either.
-                                let c = &self.counters;
-                                Counters::inc(if s == 429 {
-                                    &c.transient_refusals
-                                } else {
-                                    &c.server_errors
-                                });
-                                tokio::time::sleep(rng.jitter(backoff)).await;
-                                backoff = (backoff * 2.0).min(30.0);
-                            }
-                        }
-                        continue;
-                    }
-                    if s >= 500 {
-                        Counters::inc(&self.counters.server_errors);
-                        tokio::time::sleep(rng.jitter(backoff)).await;
-                        backoff = (backoff * 2.0).min(30.0);
-                        continue;
-                    }
-                    return Step::Reply(reply);
-                }
-                Err(_) => {
-                    Counters::inc(&self.counters.network_errors);
-                    tokio::time::sleep(rng.jitter(backoff)).await;
-                    backoff = (backoff * 2.0).min(30.0);
-                }
-            }
-        }
-    }
-
-    /// A status fetch answered by the CDN (`X-Cache: Hit …`) costs no Lambda call; anything
-    /// else (`Miss`, `RefreshHit`, `Error`, or no `X-Cache` at all: no CDN in front) reached
-    /// the origin.
-    fn count_status_fetch(&self, reply: &Reply) {
-        let c = &self.counters;
-        match reply.headers.get("x-cache").map(|v| v.to_str().unwrap_or_default()) {
-            Some(v) if v.starts_with("Hit") => Counters::inc(&c.status_hits),
-            Some(_) => Counters::inc(&c.status_misses),
-            None => Counters::inc(&c.status_uncached),
-        }
-    }
-
-    fn check_threshold(&self, body: &Value) {
-        let th = self.threshold.load(std::sync::atomic::Ordering::Relaxed);
-        if let Some(cur) = body["currentUsers"].as_u64()
-            && th > 0
-            && cur > th.max(body["threshold"].as_u64().unwrap_or(0))
-        {
-            Counters::inc(&self.counters.over_threshold_responses);
-        }
-    }
-
-    /// Before the open, as the waiting page: the public status document every ~10 s (jittered)
-    /// until `opens_at` (unix seconds; the document may move it) or until it says the sale is
-    /// no longer before its open; then a random 0–5 s so that the crowd's first `check`s
-    /// spread out. `false`: gave up.
-    async fn wait_for_open(&self, rng: &mut Rng, mut opens_at: f64, out: &mut Outcome) -> bool {
-        let path = format!("/vwr-api/vwr/status/{}", self.event);
-        loop {
-            let left = self.instant_of(opens_at).saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            tokio::time::sleep(rng.jitter(STATUS_POLL_SECONDS).min(left)).await;
-            if Instant::now() >= self.instant_of(opens_at) {
-                break;
-            }
-            let Step::Reply(r) = self.call(rng, STATUS, Method::GET, &path, &[]).await else {
-                return false;
-            };
-            out.status_polls += 1;
-            let body = r.json();
-            match body["state"].as_str() {
-                Some("scheduled" | "prequeue") => {
-                    if let Some(t) = body["opensAt"].as_f64() {
-                        opens_at = t;
-                    }
-                }
-                // Opened early (or paused, closed): on to `check`, which says which.
-                Some(_) if r.status.is_success() => break,
-                _ => {}
-            }
-        }
-        tokio::time::sleep(Duration::from_secs_f64(rng.next_f64() * OPEN_SPREAD_SECONDS)).await;
-        true
-    }
-}
-
-/// Endpoint names (the keys of latencies and costs).
-pub const ASSIGN: &str = "tier1.assign";
-pub const CHECK: &str = "tier1.check";
-pub const STATUS: &str = "tier1.status";
-/// The harness's second `check` of an admitted ticket (a second tab, a reload), which must
-/// answer the same identity: a safety probe, not what a waiting page does, so it is reported
-/// apart and not counted in the visitors' costs.
-pub const RECHECK: &str = "tier1.recheck";
-
-/// The header that proves a `check` comes from whoever called `assign` (docs/api.md).
-const SECRET_HEADER: &str = "x-vwr-request-secret";
-
 /// The waiting page reads the status document every ~10 s before the open.
 const STATUS_POLL_SECONDS: f64 = 10.0;
 /// … and every ~15 s while the sale is paused.
 const PAUSED_POLL_SECONDS: f64 = 15.0;
 /// At the open, each page waits a random 0–5 s before its first `check`.
 const OPEN_SPREAD_SECONDS: f64 = 5.0;
+
+/// Before the open, as the waiting page: the public status document every ~10 s (jittered)
+/// until `opens_at` (unix seconds; the document may move it) or until it says the sale is
+/// no longer before its open; then a random 0–5 s so that the crowd's first `check`s
+/// spread out. `false`: gave up.
+async fn wait_for_open(ctx: &Ctx, rng: &mut Rng, mut opens_at: f64, out: &mut Outcome) -> bool {
+    let path = format!("/vwr-api/vwr/status/{}", ctx.event);
+    loop {
+        let left = ctx.instant_of(opens_at).saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        tokio::time::sleep(rng.jitter(STATUS_POLL_SECONDS).min(left)).await;
+        if Instant::now() >= ctx.instant_of(opens_at) {
+            break;
+        }
+        let Step::Reply(r) = ctx.call(rng, STATUS, Method::GET, &path, &[]).await else {
+            return false;
+        };
+        out.status_polls += 1;
+        let body = r.json();
+        match body["state"].as_str() {
+            Some("scheduled" | "prequeue") => {
+                if let Some(t) = body["opensAt"].as_f64() {
+                    opens_at = t;
+                }
+            }
+            // Opened early (or paused, closed): on to `check`, which says which.
+            Some(_) if r.status.is_success() => break,
+            _ => {}
+        }
+    }
+    tokio::time::sleep(Duration::from_secs_f64(rng.next_f64() * OPEN_SPREAD_SECONDS)).await;
+    true
+}
 
 /// Seconds until the turn of `place` (1 = next) at `rate` positions per second; without a
 /// rate `max(place ÷ 50, 5)` — the page's `waitSeconds`.
@@ -726,8 +518,7 @@ impl Visitor<'_> {
             // As the page: the site's enqueue cookie of this visitor's account goes along, and a
             // proof of work asked for is solved.
             let account = format!("visitor-{}", self.id);
-            let Step::Reply(r) = super::bots::assign(ctx, &mut self.rng, ASSIGN, Some(&account), true).await
-            else {
+            let Step::Reply(r) = ctx.assign(&mut self.rng, ASSIGN, Some(&account), true).await else {
                 return Err(Stop::End(End::Unfinished));
             };
             if r.status.as_u16() == 409
@@ -917,7 +708,7 @@ impl Visitor<'_> {
                 self.out.prequeue = true;
             }
             let opens_at = answer["opensAt"].as_f64().unwrap_or(0.0);
-            if !ctx.wait_for_open(&mut self.rng, opens_at, &mut self.out).await {
+            if !wait_for_open(ctx, &mut self.rng, opens_at, &mut self.out).await {
                 return Err(Stop::End(End::Unfinished));
             }
             if self.first_ticket {
@@ -1205,7 +996,13 @@ impl Visitor<'_> {
 
 #[cfg(test)]
 mod tests {
+    use axum::body::Bytes;
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    use super::super::stats::{Latencies, Timeline};
     use super::*;
+    use crate::client::HttpClient;
 
     #[test]
     fn waits_and_polls_as_the_page() {
@@ -1406,8 +1203,8 @@ mod tests {
             in_flight: tokio::sync::Semaphore::new(8),
             legacy_polling: false,
             no_show_rate: 0.0,
-            proofs: super::super::bots::Proofs::new(None, "e1").unwrap(),
-            leaks: super::super::bots::Leaks::default(),
+            proofs: super::super::ctx::Proofs::new(None, "e1").unwrap(),
+            leaks: super::super::ctx::Leaks::default(),
         });
         let out = visit(Arc::clone(&ctx), 0, Duration::ZERO).await;
         (out, ctx)
