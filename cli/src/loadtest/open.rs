@@ -13,10 +13,11 @@ use http::Method;
 use serde_json::{Value, json};
 use vwr_core::draw::Seed;
 
+use super::admin_call;
 use super::ctx::{self, Ctx};
+use super::options::{Curve, LoadOptions, arrival_of, tier1_config};
 use super::stats::{quantile, spearman};
 use super::visitor::Outcome;
-use super::{Curve, LoadOptions, admin_call, arrival_of, tier1_config};
 use crate::client::{Auth, HttpClient};
 
 /// The 1-s buckets after `openAt` in which the peak request rate is looked for.
@@ -29,22 +30,6 @@ const CHECKS: [&str; 2] = [ctx::CHECK, ctx::RECHECK];
 /// Unix time in seconds, with the fraction.
 pub fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Refuses options the scenario cannot run with.
-pub fn validate(opts: &LoadOptions) -> Result<(), String> {
-    if opts.prequeue_seconds < 4 {
-        return Err("--prequeue-seconds must be at least 4 (the pre-queue opens 1 s after the start)".into());
-    }
-    if !(0.0..=1.0).contains(&opts.before_open_share) {
-        return Err("--before-open-share must be between 0 and 1".into());
-    }
-    if opts.no_show_rate > 0.0 {
-        // A no-show in the pre-queue would never learn its drawn position, and the draw could
-        // no longer be checked to be exactly 1..=P.
-        return Err("--no-show-rate is for --scenario steady".into());
-    }
-    Ok(())
 }
 
 /// The scheduled sale and who arrives when.
