@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use http::Method;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::ctx::{Ctx, Leaks, Rng, SECRET_HEADER, Step, subject};
 use crate::client::Reply;
@@ -171,10 +171,54 @@ pub async fn run(ctx: Arc<Ctx>, kind: BotKind, id: u64, places: u64) -> BotOutco
     out
 }
 
+/// The `bots` section of the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bots {
+    pub count: u64,
+    pub defences: Defences,
+    /// By kind name (`multi-place`, …): what the bots of that kind obtained.
+    pub kinds: BTreeMap<String, KindReport>,
+}
+
+/// The defences the run's event had on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Defences {
+    pub request_secret: bool,
+    pub pow_difficulty: u32,
+    pub enqueue_token_required: bool,
+}
+
+/// What the bots of one kind obtained; each kind reports the figures of its attack.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KindReport {
+    pub bots: u64,
+    pub attempts: u64,
+    /// Refusals by error code or status.
+    pub refused: BTreeMap<String, u64>,
+    /// `multi-place`, `no-pow`: distinct tickets, and those beyond one per bot's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub places_obtained: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_places: Option<u64>,
+    /// `stolen-ticket`: `check`s that answered a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admissions_obtained: Option<u64>,
+    /// `shared-cookie`: edge passes, entry tokens, and slots of no real visitor's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_passes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_slots: Option<u64>,
+}
+
 /// The `bots` section of the report: per kind, what the bots obtained.
-pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Value) -> Value {
+pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Defences) -> Bots {
     let real: HashSet<String> = leaks.subjects();
-    let mut kinds = serde_json::Map::new();
+    let mut kinds = BTreeMap::new();
     let mut all: Vec<BotKind> = outcomes.iter().filter_map(|o| o.kind).collect();
     all.sort();
     all.dedup();
@@ -196,28 +240,29 @@ pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Value) -> Value 
             .filter(|s| !real.contains(*s))
             .collect::<HashSet<_>>()
             .len();
-        let mut k = json!({
-            "bots": of.len(),
-            "attempts": of.iter().map(|o| o.attempts).sum::<u64>(),
-            "refused": refused,
-        });
+        let mut k = KindReport {
+            bots: of.len() as u64,
+            attempts: of.iter().map(|o| o.attempts).sum::<u64>(),
+            refused,
+            ..KindReport::default()
+        };
         match kind {
             BotKind::MultiPlace | BotKind::NoPow => {
-                k["placesObtained"] = json!(places);
-                k["extraPlaces"] = json!(extra);
+                k.places_obtained = Some(places as u64);
+                k.extra_places = Some(extra as u64);
             }
             BotKind::StolenTicket => {
-                k["admissionsObtained"] = json!(of.iter().map(|o| o.admissions).sum::<u64>());
+                k.admissions_obtained = Some(of.iter().map(|o| o.admissions).sum::<u64>());
             }
             BotKind::SharedCookie => {
-                k["edgePasses"] = json!(of.iter().map(|o| o.edge_passes).sum::<u64>());
-                k["entryTokens"] = json!(entries);
-                k["extraSlots"] = json!(extra_slots);
+                k.edge_passes = Some(of.iter().map(|o| o.edge_passes).sum::<u64>());
+                k.entry_tokens = Some(entries as u64);
+                k.extra_slots = Some(extra_slots as u64);
             }
         }
         kinds.insert(kind.name().to_owned(), k);
     }
-    json!({"count": outcomes.len(), "defences": defences, "kinds": kinds})
+    Bots { count: outcomes.len() as u64, defences, kinds }
 }
 
 #[cfg(test)]
@@ -245,12 +290,13 @@ mod tests {
         let mut stolen =
             BotOutcome { kind: Some(BotKind::StolenTicket), attempts: 2, ..BotOutcome::default() };
         stolen.refused.insert("proof_required".into(), 2);
-        let r = report(&[multi, shared, stolen], &leaks, json!({}));
-        assert_eq!(r["kinds"]["multi-place"]["placesObtained"], 2);
-        assert_eq!(r["kinds"]["multi-place"]["extraPlaces"], 1);
-        assert_eq!(r["kinds"]["shared-cookie"]["extraSlots"], 1);
-        assert_eq!(r["kinds"]["shared-cookie"]["edgePasses"], 2);
-        assert_eq!(r["kinds"]["stolen-ticket"]["admissionsObtained"], 0);
-        assert_eq!(r["kinds"]["stolen-ticket"]["refused"]["proof_required"], 2);
+        let r = report(&[multi, shared, stolen], &leaks, Defences::default());
+        let kind = |name: &str| r.kinds[name].clone();
+        assert_eq!(kind("multi-place").places_obtained, Some(2));
+        assert_eq!(kind("multi-place").extra_places, Some(1));
+        assert_eq!(kind("shared-cookie").extra_slots, Some(1));
+        assert_eq!(kind("shared-cookie").edge_passes, Some(2));
+        assert_eq!(kind("stolen-ticket").admissions_obtained, Some(0));
+        assert_eq!(kind("stolen-ticket").refused["proof_required"], 2);
     }
 }

@@ -21,8 +21,10 @@ pub mod html;
 pub mod open;
 pub mod options;
 pub mod outflow;
+pub mod report;
 pub mod series;
 pub mod stats;
+pub mod tally;
 pub mod visitor;
 
 use std::io::{IsTerminal, Write};
@@ -31,57 +33,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use http::Method;
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use self::ctx::{CHECK, Ctx, RECHECK};
-use self::faults::FaultKind;
+use self::ctx::Ctx;
+use self::faults::{FaultKind, FaultRecord};
 use self::open::OpenWatch;
 pub use self::options::{Action, ActionKind, Curve, LoadOptions, Mode, Scenario};
 use self::options::{arrival_of, tier1_config};
-use self::stats::{
-    Counters, Latencies, Percentiles, Timeline, histogram, kendall_tau, largest_inversion, quantile,
-};
+pub use self::report::{Report, Safety};
+use self::stats::{Counters, Latencies, Timeline};
 use self::visitor::{Outcome, visit};
 use crate::client::{Auth, HttpClient};
 use crate::devstate;
-
-/// The safety counters (all must be zero).
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct Safety {
-    /// Joined, did not abandon, and the system ended its run without getting it through
-    /// (admitted, served and left). Visitors still on their way when the run ended are
-    /// `flow.unfinished`, not lost.
-    pub lost: u64,
-    /// A second identity (jti) seen for one admission.
-    pub double_admitted: u64,
-    /// Samples or answers with more active users than the threshold.
-    pub over_threshold_moments: u64,
-    /// 5xx answers other than a 503 with Retry-After.
-    pub server_errors: u64,
-    /// Visitors whose place moved backwards (`placesLost.byCause` says how): a ticket replaced
-    /// after a verdict the visitor did not cause, a position changed, an admitted ticket
-    /// answered as waiting, a tier-2 place not given back after tier 2 stopped holding a
-    /// visitor who never left, an active visitor demoted, a tier-1 position taken in tier 2.
-    #[serde(default)]
-    pub places_lost_to_faults: u64,
-    /// `prequeue` only: draw violations — pre-queue positions not exactly 1..=P, a position
-    /// seen twice, a post-open position ≤ P, the revealed seed not matching its commitment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prequeue_violations: Option<u64>,
-}
-
-impl Safety {
-    pub fn clean(&self) -> bool {
-        self.lost == 0
-            && self.places_lost_to_faults == 0
-            && self.double_admitted == 0
-            && self.over_threshold_moments == 0
-            && self.server_errors == 0
-            && self.prequeue_violations.unwrap_or(0) == 0
-    }
-}
 
 pub(crate) async fn admin_call(
     client: &HttpClient,
@@ -102,7 +65,7 @@ pub(crate) async fn admin_call(
     }
 }
 
-async fn proxy_stats(client: &HttpClient, proxy: &str) -> Result<Value, String> {
+async fn proxy_stats(client: &HttpClient, proxy: &str) -> Result<faults::ProxyReport, String> {
     let r = client
         .send(Method::GET, &format!("{proxy}/_vwr/stats"), None, &Auth::None)
         .await
@@ -110,15 +73,12 @@ async fn proxy_stats(client: &HttpClient, proxy: &str) -> Result<Value, String> 
     if !r.status.is_success() {
         return Err(format!("{proxy} is not a vwr aws-proxy ({})", r.status));
     }
-    Ok(r.json())
+    Ok(serde_json::from_value(r.json()).unwrap_or_default())
 }
 
-fn pct(sorted: &[f64], q: f64) -> Option<f64> {
-    quantile(sorted, q).map(|x| (x * 1000.0).round() / 1000.0)
-}
-
-/// Runs the load test and prints the report; returns the report and whether safety held.
-pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
+/// Runs the load test, prints the report and writes its files; answers the report (whether
+/// safety held: [`Safety::clean`]).
+pub async fn run(opts: LoadOptions) -> Result<Report, String> {
     opts.validate()?;
     let base = opts.base_url.trim_end_matches('/').to_owned();
     let key = match &opts.admin_key {
@@ -200,7 +160,7 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
     });
 
     // Faults and scripted actions on their timers.
-    let fault_log: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
+    let fault_log: Arc<std::sync::Mutex<Vec<FaultRecord>>> = Arc::default();
     let mut timers = Vec::new();
     for f in opts.faults.clone() {
         let (pc, log, stop, startc) = (
@@ -249,17 +209,17 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
                 }
                 _ => toggle(false).await,
             };
-            let mut entry = json!({
-                "kind": f.kind.name(), "startedAt": at, "endedAt": start.elapsed().as_secs_f64(),
-                "injected": ok, "recovered": recovered
-            });
-            if f.kind == FaultKind::Check403 {
-                entry["responses"] = json!(front_stats.forbidden().saturating_sub(forbidden_before));
-            }
-            if let Some(o) = observed {
-                entry["effect"] = json!(o.effect());
-                entry["observed"] = serde_json::to_value(&o).unwrap_or(Value::Null);
-            }
+            let entry = FaultRecord {
+                kind: f.kind.name().to_owned(),
+                started_at: at,
+                ended_at: start.elapsed().as_secs_f64(),
+                injected: ok,
+                recovered,
+                responses: (f.kind == FaultKind::Check403)
+                    .then(|| front_stats.forbidden().saturating_sub(forbidden_before)),
+                effect: observed.as_ref().map(|o| o.effect().to_owned()),
+                observed,
+            };
             log.lock().unwrap_or_else(|p| p.into_inner()).push(entry);
         }));
     }
@@ -468,195 +428,45 @@ pub async fn run(opts: LoadOptions) -> Result<(Value, bool), String> {
         eprintln!();
     }
 
-    let mut report = build_report(
-        &opts,
-        &event,
-        &ctx,
-        &outcomes,
-        elapsed,
-        over.load(Ordering::Relaxed),
-        max_active.load(Ordering::Relaxed),
-        &fault_log,
+    let aws = match (&proxy, proxy_stats_before) {
+        (Some(p), Some(before)) => proxy_stats(&client, p).await.ok().map(|after| {
+            let calls = after
+                .calls
+                .iter()
+                .map(|(k, n)| (k.clone(), n.saturating_sub(before.calls.get(k).copied().unwrap_or(0))))
+                .collect();
+            (calls, after.throttled_writes.saturating_sub(before.throttled_writes))
+        }),
+        _ => None,
+    };
+    let points = samples.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let ran = tally::Ran {
+        event: event.clone(),
+        outcomes,
         aborted,
-    );
-    if opts.bots > 0 {
-        let defences = json!({
-            "requestSecret": true,
-            "powDifficulty": opts.pow_difficulty.unwrap_or(0),
-            "enqueueTokenRequired": opts.enqueue_key.is_some(),
-        });
-        report["bots"] = bots::report(&bot_outcomes, &ctx.leaks, defences);
-    }
-    report["estimate"] = cost::estimate(&outcomes, plan.as_ref().map_or(0.0, |p| p.open_offset));
-    {
-        let points = samples.lock().unwrap_or_else(|p| p.into_inner());
-        let target = opts.target_per_minute.filter(|_| opts.mode == Mode::TargetArrivals);
-        report["outflow"] = outflow::report(&points, &outcomes, target);
-        report["series"] = series::to_json(&points);
-    }
-    if let Some(p) = &plan {
-        let o = open::report(p, &watched.unwrap_or_default(), &ctx, &outcomes, elapsed);
-        report["safety"]["prequeueViolations"] = o["violations"].clone();
-        report["open"] = o;
-    }
-    if let (Some(p), Some(before)) = (&proxy, proxy_stats_before)
-        && let Ok(after) = proxy_stats(&client, p).await
-    {
-        let mut calls = serde_json::Map::new();
-        if let Some(a) = after["calls"].as_object() {
-            for (k, v) in a {
-                let n = v.as_u64().unwrap_or(0).saturating_sub(before["calls"][k].as_u64().unwrap_or(0));
-                calls.insert(k.clone(), json!(n));
-            }
-        }
-        report["awsCalls"] = Value::Object(calls);
-        report["awsThrottledWrites"] = json!(
-            after["throttledWrites"]
-                .as_u64()
-                .unwrap_or(0)
-                .saturating_sub(before["throttledWrites"].as_u64().unwrap_or(0))
-        );
-    }
-    let safety: Safety = serde_json::from_value(report["safety"].clone()).map_err(|e| e.to_string())?;
-    print_report(&report);
+        bots: bot_outcomes,
+        elapsed,
+        over_samples: over.load(Ordering::Relaxed),
+        max_active: max_active.load(Ordering::Relaxed),
+        faults: fault_log.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        points,
+        open: plan.map(|p| (p, watched.unwrap_or_default())),
+        aws,
+    };
+    let report = tally::report(&opts, &ctx, ran);
+    let json = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+    print_report(&json);
     if let Some(path) = &opts.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report).unwrap_or_default())
+        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if let Some(path) = &opts.html {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        std::fs::write(path, html::render(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, html::render(&json)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok((report, safety.clean()))
-}
-
-/// How the visitors' runs ended, as the report counts them.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// Runs the system ended without getting the visitor through (`safety.lost`).
-    pub lost: u64,
-    /// Runs still going when the run ended (`flow.unfinished`): `aborted` visitors still
-    /// running at the hard stop included.
-    pub unfinished: u64,
-    /// Why the lost runs ended.
-    pub lost_by: std::collections::BTreeMap<&'static str, u64>,
-}
-
-impl Tally {
-    pub fn of(outcomes: &[Outcome], aborted: u64) -> Self {
-        let mut t = Tally { unfinished: aborted, ..Tally::default() };
-        for o in outcomes {
-            match o.end {
-                visitor::End::Unfinished => t.unfinished += 1,
-                visitor::End::Lost(why) => {
-                    t.lost += 1;
-                    *t.lost_by.entry(why).or_default() += 1;
-                }
-                _ => {}
-            }
-        }
-        t
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build_report(
-    opts: &LoadOptions,
-    event: &str,
-    ctx: &Ctx,
-    outcomes: &[Outcome],
-    elapsed: f64,
-    over_samples: u64,
-    max_active: u64,
-    fault_log: &std::sync::Mutex<Vec<Value>>,
-    aborted: u64,
-) -> Value {
-    let c = &ctx.counters;
-    let lat = ctx.latencies.summary();
-    let joined: Vec<&Outcome> = outcomes.iter().filter(|o| o.position.is_some()).collect();
-    // Joins per second while joins were happening: first to last successful assign.
-    let joins: Vec<f64> = joined.iter().map(|o| o.joined_s).collect();
-    let join_window =
-        joins.iter().copied().fold(f64::MIN, f64::max) - joins.iter().copied().fold(f64::MAX, f64::min);
-    let Tally { lost, unfinished, lost_by } = Tally::of(outcomes, aborted);
-    let mut t1: Vec<f64> =
-        joined.iter().filter_map(|o| o.tier1_admitted_s.map(|a| a - o.arrived_s)).collect();
-    let mut t2: Vec<f64> =
-        joined.iter().filter_map(|o| o.tier2_admitted_s.map(|a| a - o.arrived_s)).collect();
-    t1.sort_by(f64::total_cmp);
-    t2.sort_by(f64::total_cmp);
-    let (bin, counts) = histogram(&t1, 24);
-    let fairness = |pick: fn(&Outcome) -> Option<f64>| {
-        let pairs: Vec<(f64, f64)> =
-            joined.iter().filter_map(|o| pick(o).map(|a| (o.position.unwrap_or(0) as f64, a))).collect();
-        let inv: Vec<(f64, f64, u64)> = joined
-            .iter()
-            .filter_map(|o| pick(o).map(|a| (a, o.arrived_s, o.position.unwrap_or(0))))
-            .collect();
-        let (pos, secs) = largest_inversion(inv);
-        json!({
-            "kendallTau": kendall_tau(&pairs).map(|t| (t * 10_000.0).round() / 10_000.0),
-            "largestInversionPositions": pos,
-            "largestInversionSeconds": (secs * 1000.0).round() / 1000.0,
-        })
-    };
-    let checks = ctx.latencies.count(CHECK) + ctx.latencies.count(RECHECK);
-    let safety = Safety {
-        lost,
-        double_admitted: Counters::get(&c.double_admitted),
-        over_threshold_moments: over_samples + Counters::get(&c.over_threshold_responses),
-        server_errors: Counters::get(&c.server_errors),
-        places_lost_to_faults: Counters::get(&c.places_lost),
-        prequeue_violations: None,
-    };
-    let latency: serde_json::Map<String, Value> = lat
-        .iter()
-        .map(|(k, p): (&&str, &Percentiles)| {
-            ((*k).to_owned(), serde_json::to_value(p).unwrap_or(Value::Null))
-        })
-        .collect();
-    json!({
-        "event": event,
-        "baseUrl": opts.base_url,
-        "visitors": opts.visitors,
-        "scenario": format!("{:?}", opts.scenario).to_lowercase(),
-        "arrival": format!("{:?}", opts.arrival).to_lowercase(),
-        "config": {"batchSize": opts.batch_size, "intervalSeconds": opts.interval_seconds, "shards": opts.shards,
-                   "threshold": opts.threshold, "dwellSeconds": opts.dwell_seconds, "abandonRate": opts.abandon_rate,
-                   "mode": match opts.mode { Mode::Fixed => "fixed", Mode::TargetArrivals => "targetArrivals" },
-                   "targetPerMinute": opts.target_per_minute, "maxBatchSize": opts.max_batch_size,
-                   "noShowRate": opts.no_show_rate, "arrivalSeconds": opts.arrival_seconds},
-        "durationSeconds": (elapsed * 100.0).round() / 100.0,
-        "flow": {
-            "joined": Counters::get(&c.joined), "admittedTier1": Counters::get(&c.admitted_tier1),
-            "passedEdge": Counters::get(&c.passed_edge), "activeTier2": Counters::get(&c.active_tier2),
-            "done": Counters::get(&c.done), "abandoned": Counters::get(&c.abandoned),
-            "noShows": Counters::get(&c.no_shows), "unfinished": unfinished,
-        },
-        "throughput": {
-            "joinsPerSecond": if join_window > 0.0 { (joined.len() as f64 / join_window).round() } else { joined.len() as f64 },
-            "checksPerSecond": (checks as f64 / elapsed).round(),
-            "requestsPerSecond": (ctx.latencies.total() as f64 / elapsed).round(),
-        },
-        "latency": latency,
-        "timeToAdmission": {"tier1P50Seconds": pct(&t1, 0.5), "tier1P99Seconds": pct(&t1, 0.99),
-                            "entryP50Seconds": pct(&t2, 0.5), "entryP99Seconds": pct(&t2, 0.99),
-                            "tier1Histogram": {"binSeconds": bin, "counts": counts}},
-        "fairness": {"tier1": fairness(|o| o.tier1_admitted_s), "tier2": fairness(|o| o.tier2_admitted_s)},
-        "maxActiveSeen": max_active,
-        "degraded": {"responses503": Counters::get(&c.degraded), "networkErrors": Counters::get(&c.network_errors),
-                     "unexpected4xx": Counters::get(&c.unexpected_4xx), "edgeRefused": Counters::get(&c.edge_refused),
-                     "seatsRefused": Counters::get(&c.seats_refused), "rejoinedTier2": Counters::get(&c.rejoined_tier2),
-                     "transientRefusals": Counters::get(&c.transient_refusals)},
-        "placesLost": {"visitors": Counters::get(&c.places_lost), "byCause": Counters::counts(&c.place_losses),
-                       "verdicts": Counters::counts(&c.verdicts)},
-        "lostBy": lost_by,
-        "faults": fault_log.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        "costs": cost::costs(ctx, opts.visitors, elapsed),
-        "safety": safety,
-    })
+    Ok(report)
 }
 
 #[allow(clippy::print_stdout)]
@@ -876,55 +686,5 @@ fn print_report(r: &Value) {
     }
     if let Some(why) = by(&r["lostBy"]) {
         println!("lost: {why}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_runs_the_system_ended_are_lost() {
-        use visitor::End;
-        let o = |end: End| Outcome { end, position: Some(1), ..Outcome::default() };
-        let outcomes = [
-            o(End::Done),
-            o(End::Abandoned),
-            o(End::NoShow),
-            o(End::Refused),
-            // Still in a line when the run ended: unfinished.
-            o(End::Unfinished),
-            o(End::Unfinished),
-            o(End::Lost("edge_refused")),
-            o(End::Lost("closed")),
-            o(End::Lost("closed")),
-        ];
-        let t = Tally::of(&outcomes, 3);
-        assert_eq!((t.lost, t.unfinished), (3, 5), "2 in line at the end, 3 still running at the hard stop");
-        assert_eq!(t.lost_by.into_iter().collect::<Vec<_>>(), [("closed", 2), ("edge_refused", 1)]);
-        assert_eq!(Tally::of(&[], 0), Tally::default());
-    }
-
-    #[test]
-    fn a_place_lost_makes_the_run_unsafe() {
-        let safe = Safety {
-            lost: 0,
-            double_admitted: 0,
-            over_threshold_moments: 0,
-            server_errors: 0,
-            places_lost_to_faults: 0,
-            prequeue_violations: None,
-        };
-        assert!(safe.clean());
-        assert!(!Safety { places_lost_to_faults: 1, ..safe.clone() }.clean());
-        let json = serde_json::to_value(&safe).unwrap();
-        assert_eq!(json["placesLostToFaults"], 0);
-        let mut keys: Vec<&String> = json.as_object().unwrap().keys().collect();
-        keys.sort();
-        assert_eq!(
-            keys,
-            ["doubleAdmitted", "lost", "overThresholdMoments", "placesLostToFaults", "serverErrors"],
-            "the report's key names"
-        );
     }
 }

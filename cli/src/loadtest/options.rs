@@ -4,15 +4,18 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::bots;
 use super::faults::{Fault, FaultKind};
 
 /// How visitors arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Curve {
     /// Everyone within the first second (the sale opens).
+    #[default]
     Burst,
     /// Evenly over `--arrival-seconds`.
     Uniform,
@@ -21,9 +24,11 @@ pub enum Curve {
 }
 
 /// What the load test drives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Scenario {
     /// The event is activated (open) at the start; visitors arrive over `--arrival`.
+    #[default]
     Steady,
     /// A scheduled sale: the pre-queue opens a second after the start and the sale at
     /// `--prequeue-seconds`; `--before-open-share` of the visitors join the pre-queue, the rest
@@ -32,9 +37,11 @@ pub enum Scenario {
 }
 
 /// How tier 1 lets the line out (docs/outflow.md#modes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Mode {
     /// `--batch-size` positions every `--interval-seconds`.
+    #[default]
     Fixed,
     /// Enough positions per step that redeemed admissions follow `--target-per-minute`,
     /// whatever the share of no-shows.
