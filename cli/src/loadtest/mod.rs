@@ -25,6 +25,7 @@ pub mod report;
 pub mod series;
 pub mod stats;
 pub mod tally;
+pub mod text;
 pub mod visitor;
 
 use std::io::{IsTerminal, Write};
@@ -455,7 +456,7 @@ pub async fn run(opts: LoadOptions) -> Result<Report, String> {
     };
     let report = tally::report(&opts, &ctx, ran);
     let json = serde_json::to_value(&report).map_err(|e| e.to_string())?;
-    print_report(&json);
+    print_text(&text::render(&report));
     if let Some(path) = &opts.json {
         std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
             .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -464,227 +465,12 @@ pub async fn run(opts: LoadOptions) -> Result<Report, String> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        std::fs::write(path, html::render(&json)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, html::render(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(report)
 }
 
 #[allow(clippy::print_stdout)]
-fn print_report(r: &Value) {
-    let f = |v: &Value| match v {
-        Value::Null => "–".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let arrival = match r["open"]["beforeOpenVisitors"].as_u64() {
-        Some(n) => format!("pre-queue: {n} before the open, then {}", f(&r["arrival"])),
-        None => f(&r["arrival"]),
-    };
-    println!(
-        "\nvwr loadtest — {} visitors ({arrival}), event {}, {} s",
-        f(&r["visitors"]),
-        f(&r["event"]),
-        f(&r["durationSeconds"])
-    );
-    println!(
-        "\n| flow | joined | admitted (tier 1) | passed edge | active (tier 2) | done | abandoned | no-shows | unfinished |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    let fl = &r["flow"];
-    println!(
-        "| visitors | {} | {} | {} | {} | {} | {} | {} | {} |",
-        f(&fl["joined"]),
-        f(&fl["admittedTier1"]),
-        f(&fl["passedEdge"]),
-        f(&fl["activeTier2"]),
-        f(&fl["done"]),
-        f(&fl["abandoned"]),
-        f(&fl["noShows"]),
-        f(&fl["unfinished"])
-    );
-    let t = &r["throughput"];
-    println!(
-        "\nsustained: {} joins/s, {} checks/s, {} requests/s",
-        f(&t["joinsPerSecond"]),
-        f(&t["checksPerSecond"]),
-        f(&t["requestsPerSecond"])
-    );
-    println!("\n| endpoint | requests | p50 ms | p95 ms | p99 ms | max ms |");
-    println!("|---|---|---|---|---|---|");
-    if let Some(m) = r["latency"].as_object() {
-        for (k, p) in m {
-            println!(
-                "| {k} | {} | {} | {} | {} | {} |",
-                f(&p["requests"]),
-                f(&p["p50Ms"]),
-                f(&p["p95Ms"]),
-                f(&p["p99Ms"]),
-                f(&p["maxMs"])
-            );
-        }
-    }
-    let a = &r["timeToAdmission"];
-    println!(
-        "\ntime from arrival to tier-1 admission: p50 {} s, p99 {} s; to entry token: p50 {} s, p99 {} s",
-        f(&a["tier1P50Seconds"]),
-        f(&a["tier1P99Seconds"]),
-        f(&a["entryP50Seconds"]),
-        f(&a["entryP99Seconds"])
-    );
-    for tier in ["tier1", "tier2"] {
-        let x = &r["fairness"][tier];
-        println!(
-            "fairness ({tier}): Kendall tau {}, largest inversion {} positions / {} s",
-            f(&x["kendallTau"]),
-            f(&x["largestInversionPositions"]),
-            f(&x["largestInversionSeconds"])
-        );
-    }
-    let c = &r["costs"];
-    println!(
-        "\ncosts ({} polling): {} tier-1 Lambda calls per visitor ({} checks), {} tier-2; {} status fetches per visitor ({} of them from the CDN), {} origin status fetches/s; not counted: {} re-checks of admitted tickets",
-        f(&c["polling"]),
-        f(&c["tier1LambdaCallsPerVisitor"]),
-        f(&c["checksPerVisitor"]),
-        f(&c["tier2LambdaCallsPerVisitor"]),
-        f(&c["statusFetchesPerVisitor"]),
-        f(&c["statusCacheHitShare"]),
-        f(&c["originStatusFetchesPerSecond"]),
-        f(&c["notCounted"]["tier1Rechecks"])
-    );
-    let e = &r["estimate"];
-    println!(
-        "wait estimate at the join vs the real wait: p50 {} %, p90 {} % over {} visitors (mean signed {} %); joined after the first minute: p50 {} %, p90 {} % over {}; {} waits under {} s left out",
-        f(&e["p50ErrorPct"]),
-        f(&e["p90ErrorPct"]),
-        f(&e["samples"]),
-        f(&e["meanSignedErrorPct"]),
-        f(&e["afterFirstMinute"]["p50ErrorPct"]),
-        f(&e["afterFirstMinute"]["p90ErrorPct"]),
-        f(&e["afterFirstMinute"]["samples"]),
-        f(&e["excludedShortWaits"]),
-        f(&e["minRealWaitSeconds"])
-    );
-    let o = &r["outflow"];
-    if o["redeemedPerMinute"].is_null() {
-        println!(
-            "outflow: no steady part of {} s or more (it starts {} s after the first served position and ends when the line is empty); whole run: served {}, redeemed {}, no-show share {}",
-            outflow::MIN_STEADY_SECONDS,
-            outflow::WARM_UP_SECONDS,
-            f(&o["wholeRun"]["served"]),
-            f(&o["wholeRun"]["redeemed"]),
-            f(&o["wholeRun"]["noShowShare"])
-        );
-    } else {
-        println!(
-            "outflow over the steady part ({}–{} s): redeemed {} /min (target {}, {} %; worst minute {} %), served {} /min, no-show share {}",
-            f(&o["steady"]["fromSeconds"]),
-            f(&o["steady"]["toSeconds"]),
-            f(&o["redeemedPerMinute"]),
-            f(&o["targetPerMinute"]),
-            f(&o["deviationPct"]),
-            f(&o["worstMinuteDeviationPct"]),
-            f(&o["servedPerMinute"]),
-            f(&o["noShowShare"])
-        );
-    }
-    if let Some(kinds) = r["bots"]["kinds"].as_object() {
-        println!(
-            "\n| bot kind | bots | requests | places obtained | extra places | admissions obtained | edge passes | entry tokens | extra tier-2 slots | refused |"
-        );
-        println!("|---|---|---|---|---|---|---|---|---|---|");
-        for (name, k) in kinds {
-            println!(
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                f(&k["bots"]),
-                f(&k["attempts"]),
-                f(&k["placesObtained"]),
-                f(&k["extraPlaces"]),
-                f(&k["admissionsObtained"]),
-                f(&k["edgePasses"]),
-                f(&k["entryTokens"]),
-                f(&k["extraSlots"]),
-                k["refused"]
-            );
-        }
-    }
-    let d = &r["degraded"];
-    println!(
-        "degradation: {} × 503 with Retry-After, {} network errors, {} unexpected 4xx, {} refusals that were no verdict (place kept), {} tier-2 re-check-ins; max active seen {}",
-        f(&d["responses503"]),
-        f(&d["networkErrors"]),
-        f(&d["unexpected4xx"]),
-        f(&d["transientRefusals"]),
-        f(&d["rejoinedTier2"]),
-        f(&r["maxActiveSeen"])
-    );
-    if let Some(faults) = r["faults"].as_array() {
-        for x in faults {
-            let mut more = String::new();
-            if let Some(n) = x["responses"].as_u64() {
-                more = format!(", {n} × 403 answered in place of vwr");
-            }
-            if let Some(e) = x["effect"].as_str() {
-                let o = &x["observed"];
-                more = format!(
-                    ", {e}: {} probes — {} refused fast, {} slow, {} answered (p50 {} ms, max {} ms)",
-                    f(&o["probes"]),
-                    f(&o["refused"]),
-                    f(&o["slow"]),
-                    f(&o["answered"]),
-                    f(&o["p50Ms"]),
-                    f(&o["maxMs"])
-                );
-            }
-            println!(
-                "fault {}: {}–{} s (injected {}, recovered {}{more})",
-                f(&x["kind"]),
-                f(&x["startedAt"]),
-                f(&x["endedAt"]),
-                f(&x["injected"]),
-                f(&x["recovered"])
-            );
-        }
-    }
-    if let Some(calls) = r["awsCalls"].as_object() {
-        let list: Vec<String> =
-            calls.iter().map(|(k, v)| format!("{} {}", k.rsplit('.').next().unwrap_or(k), v)).collect();
-        println!(
-            "AWS calls through the proxy: {} (throttled writes: {})",
-            list.join(", "),
-            f(&r["awsThrottledWrites"])
-        );
-    }
-    if r["open"].is_object() {
-        open::print(&r["open"]);
-    }
-    let s = &r["safety"];
-    let (head, rule, extra) = match s.get("prequeueViolations") {
-        Some(v) => (" prequeueViolations |", "---|", format!(" {} |", f(v))),
-        None => ("", "", String::new()),
-    };
-    println!(
-        "\n| safety | lost | placesLostToFaults | doubleAdmitted | overThresholdMoments | serverErrors |{head}"
-    );
-    println!("|---|---|---|---|---|---|{rule}");
-    println!(
-        "| counters | {} | {} | {} | {} | {} |{extra}",
-        f(&s["lost"]),
-        f(&s["placesLostToFaults"]),
-        f(&s["doubleAdmitted"]),
-        f(&s["overThresholdMoments"]),
-        f(&s["serverErrors"])
-    );
-    let by = |v: &Value| {
-        v.as_object()
-            .filter(|m| !m.is_empty())
-            .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", "))
-    };
-    if let Some(causes) = by(&r["placesLost"]["byCause"]) {
-        let verdicts = by(&r["placesLost"]["verdicts"]).unwrap_or_else(|| "none".into());
-        println!("places moved backwards: {causes} (tier-1 verdicts: {verdicts})");
-    }
-    if let Some(why) = by(&r["lostBy"]) {
-        println!("lost: {why}");
-    }
+fn print_text(text: &str) {
+    print!("{text}");
 }

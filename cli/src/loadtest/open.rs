@@ -407,68 +407,6 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
     }
 }
 
-/// The human report's `open` section.
-#[allow(clippy::print_stdout)]
-pub fn print(o: &Value) {
-    let f = |v: &Value| match v {
-        Value::Null => "–".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let ok = |v: &Value| if v == &Value::Bool(true) { "ok" } else { "FAILED" };
-    let p = &o["positions"];
-    let r = &o["rates"];
-    println!(
-        "\nopen: openAt at {} s (seen open {} s later); {} visitors arrived before it, {} after",
-        f(&o["openAtSeconds"]),
-        f(&o["openSeenAfterSeconds"]),
-        f(&o["beforeOpenVisitors"]),
-        f(&o["afterOpenVisitors"])
-    );
-    println!(
-        "pre-queue: P = {} (sealed counts {}), {} pre-queue answers; positions 1..=P: {} ({} drawn, {} missing, {} duplicates, {} never seen, {} joined after the seal)",
-        f(&o["prequeueSize"]),
-        f(&o["sealedCounts"]),
-        f(&o["prequeueJoins"]),
-        ok(&p["ok"]),
-        f(&p["drawn"]),
-        f(&p["missing"]),
-        f(&p["duplicates"]),
-        f(&p["unobserved"]),
-        f(&p["lateSealedJoins"])
-    );
-    println!(
-        "post-open joins: {}, at or below P: {}; Spearman rank correlation of pre-queue arrival and drawn position: {} (≈ 0 when fair)",
-        f(&p["postOpenJoins"]),
-        f(&p["postOpenAtOrBelowP"]),
-        f(&p["spearmanArrivalVsPosition"])
-    );
-    println!(
-        "draw: seed commitment {} before the open; revealed seed {}: {}",
-        f(&o["seedCommitment"]),
-        f(&o["seed"]),
-        ok(&o["commitmentOk"])
-    );
-    println!(
-        "load in the {} s after openAt (1-s buckets): peak {} requests/s to assign+check+status ({} checks/s) vs mean {} ({} checks/s) over the run, × {}",
-        f(&r["windowSeconds"]),
-        f(&r["peakPerSecond"]),
-        f(&r["peakChecksPerSecond"]),
-        f(&r["meanPerSecond"]),
-        f(&r["meanChecksPerSecond"]),
-        f(&r["peakToMean"])
-    );
-    println!("  per second: {}; checks: {}", f(&r["perSecond"]), f(&r["checksPerSecond"]));
-    let c = &o["firstCheckAfterOpen"];
-    println!(
-        "first check after openAt: p50 {} s, p99 {} s, max {} s; status document reads before the open: {}",
-        f(&c["p50Seconds"]),
-        f(&c["p99Seconds"]),
-        f(&c["maxSeconds"]),
-        f(&o["statusReads"])
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
