@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use vwr_core::draw::Seed;
 
-use super::admin_call;
+use super::admin::admin_call;
 use super::ctx::{self, Ctx};
 use super::options::{Curve, LoadOptions, arrival_of, tier1_config};
 use super::stats::{quantile, spearman};

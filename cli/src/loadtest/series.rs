@@ -11,7 +11,7 @@ use http::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::admin_call;
+use super::admin::admin_call;
 use super::cost::Calls;
 use super::ctx::Ctx;
 use super::stats::Counters;

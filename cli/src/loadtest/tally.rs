@@ -1,20 +1,22 @@
 //! The last phases of a run: tally how the visitors' runs ended and build the [`Report`] from
-//! the counters, the outcomes, the samples and what the harness watched.
+//! the counters, the outcomes, the samples, the faults and the AWS proxy's calls.
 
 use std::collections::BTreeMap;
 
-use super::bots::{self, BotOutcome};
+use super::bots;
 use super::cost;
+use super::crowd::Crowd;
 use super::ctx::{CHECK, Ctx, RECHECK};
 use super::faults::FaultRecord;
-use super::open::{self, OpenPlan, OpenWatch};
+use super::open::{self, OpenPlan};
 use super::options::{LoadOptions, Mode};
 use super::outflow;
 use super::report::{
     Config, Degraded, Fairness, Flow, Histogram, Order, PlacesLost, Report, Safety, Throughput,
     TimeToAdmission,
 };
-use super::series::{self, Point};
+use super::sample::Sampled;
+use super::series;
 use super::stats::{Counters, histogram, kendall_tau, largest_inversion, quantile};
 use super::visitor::{End, Outcome};
 
@@ -50,20 +52,11 @@ impl Tally {
 /// What a run left behind for its report.
 pub(crate) struct Ran {
     pub event: String,
-    pub outcomes: Vec<Outcome>,
-    /// Visitors still running at the hard stop.
-    pub aborted: u64,
-    pub bots: Vec<BotOutcome>,
-    /// Seconds from the start to the end of the visitors.
-    pub elapsed: f64,
-    /// Samples of tier 2's active users above the threshold, and the most seen.
-    pub over_samples: u64,
-    pub max_active: u64,
+    pub crowd: Crowd,
+    pub sampled: Sampled,
     pub faults: Vec<FaultRecord>,
-    /// The run over time, once a second.
-    pub points: Vec<Point>,
-    /// `prequeue`: the sale's plan and what the status document showed around the open.
-    pub open: Option<(OpenPlan, OpenWatch)>,
+    /// `prequeue`: the sale's plan.
+    pub plan: Option<OpenPlan>,
     /// `--aws-proxy`: the AWS calls through it during the run, and the throttled writes.
     pub aws: Option<(BTreeMap<String, u64>, u64)>,
 }
@@ -78,8 +71,10 @@ fn to_owned_keys(m: BTreeMap<&'static str, u64>) -> BTreeMap<String, u64> {
 
 /// The report of a run.
 pub(crate) fn report(opts: &LoadOptions, ctx: &Ctx, ran: Ran) -> Report {
-    let Ran { event, outcomes, aborted, bots, elapsed, over_samples, max_active, faults, points, open, aws } =
-        ran;
+    let Ran { event, crowd, sampled, faults, plan, aws } = ran;
+    let Crowd { outcomes, aborted, bots, elapsed } = crowd;
+    let Sampled { over_threshold: over_samples, max_active, points, open: watched } = sampled;
+    let open = plan.map(|p| (p, watched.unwrap_or_default()));
     let c = &ctx.counters;
     let joined: Vec<&Outcome> = outcomes.iter().filter(|o| o.position.is_some()).collect();
     // Joins per second while joins were happening: first to last successful assign.
