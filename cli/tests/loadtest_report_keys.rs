@@ -9,6 +9,10 @@
 //! with no-shows and abandons, `--html`), and a `prequeue` run (`open`,
 //! `safety.prequeueViolations`).
 //!
+//! A report built here with every optional field and section present, every map with an entry
+//! (and, apart, the draw that could not be judged) has exactly the fixture's keys and types:
+//! those no small run writes (a steady part's rates, lost visitors, …) are checked there.
+//!
 //! The fixture's format: one `path type` per line; `a.b` is key `b` inside `a`, `a[]` the
 //! elements of array `a`, `*` any key of a map whose keys are data (endpoint names, causes,
 //! codes, AWS operations). A `null` value fits any type (an optional figure not known in a
@@ -25,7 +29,13 @@ use axum::body::Bytes;
 use http_body_util::Full;
 use serde_json::Value;
 use vwr_cli::client::HttpClient;
-use vwr_cli::loadtest::{self, faults};
+use vwr_cli::loadtest::report::{
+    Bots, CallCounts, Config, Costs, Curve, Defences, Degraded, Drawn, ErrorHistogram, ErrorSummary,
+    Estimate, Fairness, FaultRecord, FirstChecks, Flow, Histogram, KindReport, Mode, NotCounted, Open,
+    OpenRates, Order, Outage, Outflow, Percentiles, PlacesLost, Polling, Positions, Safety, Scenario, Series,
+    Steady, Throughput, TimeToAdmission, WholeRun,
+};
+use vwr_cli::loadtest::{self, Report, faults};
 
 const KEY: &str = "loadtest-keys-admin-key-0123456789abcdef";
 const FIXTURE: &str = include_str!("fixtures/loadtest-report-keys.txt");
@@ -82,15 +92,28 @@ fn shape(v: &Value, path: &str, out: &mut BTreeMap<String, BTreeSet<&'static str
     }
 }
 
-/// The fixture: path → type.
-fn fixture() -> BTreeMap<String, String> {
+/// A key of the fixture.
+struct Key {
+    ty: String,
+    /// Left out when the run has none.
+    optional: bool,
+}
+
+/// The fixture: path → key.
+fn fixture() -> BTreeMap<String, Key> {
     FIXTURE
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (path, ty) = l.split_once(' ').unwrap_or_else(|| panic!("fixture line {l:?}"));
-            (path.to_owned(), ty.trim().to_owned())
+            let mut words = l.split(' ');
+            let (Some(path), Some(ty)) = (words.next(), words.next()) else { panic!("fixture line {l:?}") };
+            let optional = match words.next() {
+                None => false,
+                Some("optional") => true,
+                Some(other) => panic!("fixture line {l:?}: {other:?}"),
+            };
+            (path.to_owned(), Key { ty: ty.to_owned(), optional })
         })
         .collect()
 }
@@ -106,31 +129,57 @@ fn listing(seen: &BTreeMap<String, BTreeSet<&'static str>>) -> String {
         .collect()
 }
 
-/// What of `seen` disagrees with the fixture: keys it does not list, values of another type,
-/// and (`complete`) keys it lists that were never seen.
-fn disagreements(seen: &BTreeMap<String, BTreeSet<&'static str>>, complete: bool) -> Vec<String> {
+/// The path of the object holding `path` (`""`: the report itself).
+fn parent(path: &str) -> &str {
+    path.rsplit_once('.').map_or("", |(p, _)| p)
+}
+
+/// What of one report's shape disagrees with the fixture: keys it does not list, values of
+/// another type, optional keys written as null, and keys missing from an object that has them
+/// (array elements and map entries aside: those may be none).
+fn disagreements(seen: &BTreeMap<String, BTreeSet<&'static str>>) -> Vec<String> {
     let want = fixture();
     let mut out = Vec::new();
     for (path, kinds) in seen {
-        let Some(ty) = want.get(path) else {
+        let Some(key) = want.get(path) else {
             out.push(format!("not in the fixture: {path} ({kinds:?})"));
             continue;
         };
         for k in kinds.iter().filter(|k| **k != "null") {
-            if k != ty {
-                out.push(format!("{path}: {k}, the fixture says {ty}"));
+            if *k != key.ty {
+                out.push(format!("{path}: {k}, the fixture says {}", key.ty));
             }
         }
+        if key.optional && kinds.contains("null") {
+            out.push(format!("{path}: null, the fixture says it is left out instead"));
+        }
     }
-    if complete {
-        for path in want.keys() {
-            let optional = path.split('.').any(|s| s == "*") || RARE.iter().any(|r| path.starts_with(r));
-            if !optional && !seen.contains_key(path) {
-                out.push(format!("never written: {path}"));
-            }
+    for (path, key) in &want {
+        let holder = parent(path);
+        let held = holder.is_empty() || seen.get(holder).is_some_and(|k| k.contains("object"));
+        let entry = path.ends_with("[]") || path.ends_with(".*");
+        if held && !entry && !key.optional && !seen.contains_key(path) {
+            out.push(format!("missing: {path}"));
         }
     }
     out
+}
+
+/// Fixture keys that none of `seen` wrote (map entries and [`RARE`] aside).
+fn never_written(seen: &BTreeMap<String, BTreeSet<&'static str>>) -> Vec<String> {
+    fixture()
+        .into_keys()
+        .filter(|path| {
+            let optional = path.split('.').any(|s| s == "*") || RARE.iter().any(|r| path.starts_with(r));
+            !optional && !seen.contains_key(path)
+        })
+        .collect()
+}
+
+fn shape_of<T: serde::Serialize>(report: &T) -> BTreeMap<String, BTreeSet<&'static str>> {
+    let mut seen = BTreeMap::new();
+    shape(&serde_json::to_value(report).unwrap(), "", &mut seen);
+    seen
 }
 
 async fn run(args: &[&str], json: &std::path::Path) -> Value {
@@ -259,16 +308,15 @@ async fn the_json_report_keeps_its_keys_and_their_types() {
     let (steady, pre) = tokio::join!(everything(&a), prequeue(&b));
     let mut union = BTreeMap::new();
     for (name, report) in [("steady", &steady), ("prequeue", &pre)] {
-        let mut seen = BTreeMap::new();
-        shape(report, "", &mut seen);
-        let wrong = disagreements(&seen, false);
+        let seen = shape_of(report);
+        let wrong = disagreements(&seen);
         assert!(wrong.is_empty(), "the {name} run's report: {wrong:#?}\nits keys:\n{}", listing(&seen));
         for (path, kinds) in seen {
             union.entry(path).or_insert_with(BTreeSet::new).extend(kinds);
         }
     }
-    let wrong = disagreements(&union, true);
-    assert!(wrong.is_empty(), "{wrong:#?}\nthe keys of both runs:\n{}", listing(&union));
+    let unseen = never_written(&union);
+    assert!(unseen.is_empty(), "never written: {unseen:#?}\nthe keys of both runs:\n{}", listing(&union));
     // The runs wrote what they were asked to: the keys above were really exercised.
     assert_eq!(steady["faults"].as_array().map(Vec::len), Some(3), "{}", steady["faults"]);
     assert_eq!(steady["bots"]["kinds"].as_object().map(serde_json::Map::len), Some(4));
@@ -289,4 +337,268 @@ fn the_shape_of_a_report() {
     );
     assert!(matches("bots.kinds.*.refused", "bots.kinds.no-pow.refused"));
     assert!(!matches("bots.kinds.*.refused", "bots.kinds.refused"));
+}
+
+fn map(key: &str, n: u64) -> BTreeMap<String, u64> {
+    BTreeMap::from([(key.to_owned(), n)])
+}
+
+/// A report with every optional field and section present and every map with an entry. Every
+/// struct is written out whole: a field added to the report fails to compile here until it is
+/// added (and to the fixture).
+fn full_report() -> Report {
+    let order =
+        Order { kendall_tau: Some(0.9), largest_inversion_positions: 2, largest_inversion_seconds: 0.5 };
+    let summary = ErrorSummary {
+        samples: 3,
+        p50_error_pct: Some(10.5),
+        p90_error_pct: Some(20.5),
+        mean_signed_error_pct: Some(-1.5),
+    };
+    let kind = |places: bool, admissions: bool, cookies: bool| KindReport {
+        bots: 1,
+        attempts: 4,
+        refused: map("challenge_required", 2),
+        places_obtained: places.then_some(1),
+        extra_places: places.then_some(0),
+        admissions_obtained: admissions.then_some(0),
+        edge_passes: cookies.then_some(3),
+        entry_tokens: cookies.then_some(3),
+        extra_slots: cookies.then_some(0),
+    };
+    Report {
+        event: "lt1".into(),
+        base_url: "http://127.0.0.1:8080".into(),
+        visitors: 10,
+        scenario: Scenario::Prequeue,
+        arrival: Curve::Uniform,
+        config: Config {
+            batch_size: 5,
+            interval_seconds: 1,
+            shards: 2,
+            threshold: 10,
+            dwell_seconds: 0.5,
+            abandon_rate: 0.1,
+            mode: Mode::TargetArrivals,
+            target_per_minute: Some(600),
+            max_batch_size: Some(50),
+            no_show_rate: 0.2,
+            arrival_seconds: 2.0,
+        },
+        duration_seconds: 12.5,
+        flow: Flow {
+            joined: 10,
+            admitted_tier1: 9,
+            passed_edge: 9,
+            active_tier2: 9,
+            done: 8,
+            abandoned: 1,
+            no_shows: 1,
+            unfinished: 0,
+        },
+        throughput: Throughput { joins_per_second: 5.0, checks_per_second: 2.0, requests_per_second: 30.0 },
+        latency: BTreeMap::from([(
+            "tier1.assign".to_owned(),
+            Percentiles { requests: 10, p50_ms: 1.5, p95_ms: 2.5, p99_ms: 3.5, max_ms: 4.5 },
+        )]),
+        time_to_admission: TimeToAdmission {
+            tier1_p50_seconds: Some(1.5),
+            tier1_p99_seconds: Some(3.5),
+            entry_p50_seconds: Some(1.6),
+            entry_p99_seconds: Some(3.6),
+            tier1_histogram: Histogram { bin_seconds: 0.5, counts: vec![1, 2] },
+        },
+        fairness: Fairness { tier1: order.clone(), tier2: order },
+        max_active_seen: 9,
+        degraded: Degraded {
+            responses_503: 1,
+            network_errors: 1,
+            unexpected_4xx: 1,
+            edge_refused: 1,
+            seats_refused: 1,
+            rejoined_tier2: 1,
+            transient_refusals: 1,
+        },
+        places_lost: PlacesLost {
+            visitors: 1,
+            by_cause: map("ticketReplaced", 1),
+            verdicts: map("session_ended", 1),
+        },
+        lost_by: map("closed", 1),
+        faults: vec![FaultRecord {
+            kind: "redis".into(),
+            started_at: 1.5,
+            ended_at: 4.5,
+            injected: true,
+            recovered: true,
+            responses: Some(3),
+            effect: Some("dropped".into()),
+            observed: Some(Outage { probes: 2, refused: 2, slow: 0, answered: 0, p50_ms: 3, max_ms: 4 }),
+        }],
+        costs: Costs {
+            polling: Polling::Page,
+            tier1_lambda_calls_per_visitor: 2.1,
+            tier2_lambda_calls_per_visitor: 3.1,
+            status_fetches_per_visitor: 4.1,
+            origin_status_fetches_per_second: 0.9,
+            checks_per_visitor: 1.1,
+            status_cache_hit_share: Some(0.95),
+            calls: CallCounts {
+                assign: 10,
+                check: 11,
+                status_fetches: 40,
+                status_cache_hits: 38,
+                status_origin_fetches: 2,
+                status_without_cdn: 0,
+                tier1: 23,
+                tier2: 31,
+            },
+            not_counted: NotCounted { tier1_rechecks: 9, why: "a second tab".into() },
+        },
+        safety: Safety {
+            lost: 0,
+            double_admitted: 0,
+            over_threshold_moments: 0,
+            server_errors: 0,
+            places_lost_to_faults: 0,
+            prequeue_violations: Some(0),
+        },
+        bots: Some(Bots {
+            count: 4,
+            defences: Defences { request_secret: true, pow_difficulty: 4, enqueue_token_required: false },
+            kinds: BTreeMap::from([
+                ("multi-place".to_owned(), kind(true, false, false)),
+                ("no-pow".to_owned(), kind(true, false, false)),
+                ("shared-cookie".to_owned(), kind(false, false, true)),
+                ("stolen-ticket".to_owned(), kind(false, true, false)),
+            ]),
+        }),
+        estimate: Estimate {
+            all: summary.clone(),
+            excluded_short_waits: 1,
+            min_real_wait_seconds: 5.0,
+            real_wait_p50_seconds: Some(8.5),
+            estimate_p50_seconds: Some(9.5),
+            after_first_minute: summary,
+            histogram: ErrorHistogram { bin_pct: 5.0, counts: vec![1, 2] },
+            note: "n".into(),
+        },
+        outflow: Outflow {
+            target_per_minute: Some(600),
+            redeemed_per_minute: Some(590.5),
+            served_per_minute: Some(800.5),
+            no_show_share: Some(0.25),
+            deviation_pct: Some(-1.5),
+            worst_minute_deviation_pct: Some(-4.5),
+            steady: Steady {
+                from_seconds: Some(61.5),
+                to_seconds: Some(150.5),
+                seconds: 89.0,
+                first_served_seconds: Some(1.5),
+            },
+            whole_run: Some(WholeRun { served: 10, redeemed: 8, no_show_share: Some(0.2) }),
+            server: Some(serde_json::json!({"mode": "targetArrivals", "redeemedPerMinute": 590.0})),
+            note: "n".into(),
+        },
+        series: Series {
+            seconds: vec![1.0],
+            waiting: vec![Some(3)],
+            serving_counter: vec![Some(2)],
+            redeemed: vec![Some(1)],
+            admitted_tier1: vec![1],
+            active_tier2: vec![1],
+            tier1_calls_per_second: vec![Some(2.5)],
+            status_fetches_per_second: vec![Some(3.5)],
+            origin_status_fetches_per_second: vec![Some(0.5)],
+            rate_window_seconds: 30.0,
+            served_per_minute: vec![Some(60.5)],
+            redeemed_per_minute: vec![Some(50.5)],
+        },
+        open: Some(Open {
+            prequeue_at: 1_800_000_001,
+            open_at: 1_800_000_020,
+            open_at_seconds: 19.5,
+            open_seen_after_seconds: Some(0.2),
+            before_open_visitors: 7,
+            after_open_visitors: 3,
+            prequeue_joins: 7,
+            prequeue_size_before_open: Some(7),
+            prequeue_size: Some(7),
+            sealed_counts: Some(vec![4, 3]),
+            seed_commitment: Some("c".into()),
+            seed: Some("s".into()),
+            commitment_ok: true,
+            positions: Positions::Drawn(Drawn {
+                ok: true,
+                drawn: 7,
+                missing: 0,
+                duplicates: 0,
+                unobserved: 0,
+                late_sealed_joins: 0,
+                post_open_joins: 3,
+                post_open_at_or_below_p: 0,
+                spearman_arrival_vs_position: Some(0.1),
+            }),
+            rates: OpenRates {
+                window_seconds: 10,
+                peak_per_second: 5,
+                peak_checks_per_second: 4,
+                mean_per_second: 2.5,
+                mean_checks_per_second: 1.5,
+                peak_to_mean: Some(2.0),
+                per_second: vec![5, 1],
+                checks_per_second: vec![4, 1],
+            },
+            first_check_after_open: FirstChecks {
+                p50_seconds: Some(2.5),
+                p99_seconds: Some(4.5),
+                max_seconds: Some(4.9),
+            },
+            status_reads: 6,
+            violations: 0,
+        }),
+        aws_calls: Some(map("DynamoDB_20120810.GetItem", 3)),
+        aws_throttled_writes: Some(0),
+    }
+}
+
+#[test]
+fn a_full_report_has_exactly_the_fixtures_keys_and_types() {
+    let full = full_report();
+    // The draw that could not be judged: the other shape of `open.positions`.
+    let mut unjudged = full.clone();
+    if let Some(o) = unjudged.open.as_mut() {
+        o.positions =
+            Positions::Unjudged { ok: false, reason: "the status document never revealed P".into() };
+    }
+    let mut seen = BTreeMap::new();
+    for r in [&full, &unjudged] {
+        for (path, kinds) in shape_of(r) {
+            seen.entry(path).or_insert_with(BTreeSet::new).extend(kinds);
+        }
+    }
+    let want = fixture();
+    let got: BTreeMap<String, String> = seen
+        .iter()
+        .map(|(path, kinds)| (path.clone(), kinds.iter().copied().collect::<Vec<_>>().join("|")))
+        .collect();
+    let missing: Vec<&String> = want.keys().filter(|k| !got.contains_key(*k)).collect();
+    let wrong: Vec<String> = got
+        .iter()
+        .filter(|(path, ty)| want.get(*path).map(|k| &k.ty) != Some(*ty))
+        .map(|(path, ty)| format!("{path} {ty} (the fixture: {:?})", want.get(path).map(|k| &k.ty)))
+        .collect();
+    assert!(missing.is_empty() && wrong.is_empty(), "missing: {missing:#?}\nnot as the fixture: {wrong:#?}");
+    // Each, and a report with nothing optional in it, has every key its objects hold, and
+    // leaves the optional ones out rather than writing null.
+    for (name, r) in [("full", &full), ("unjudged", &unjudged), ("empty", &Report::default())] {
+        let wrong = disagreements(&shape_of(r));
+        assert!(wrong.is_empty(), "the {name} report: {wrong:#?}");
+    }
+    // And it reads back.
+    let text = serde_json::to_string(&full).unwrap();
+    let back: Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&full).unwrap());
+    let back: Report = serde_json::from_str(&serde_json::to_string(&unjudged).unwrap()).unwrap();
+    assert_eq!(back.open.map(|o| o.positions), unjudged.open.map(|o| o.positions));
 }
