@@ -143,8 +143,8 @@ async fn main() -> ExitCode {
             vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
         Command::Loadtest(opts) => match vwr_cli::loadtest::run(*opts).await {
-            Ok((_, true)) => Ok(()),
-            Ok((_, false)) => {
+            Ok(report) if report.safety.clean() => Ok(()),
+            Ok(_) => {
                 eprintln!("vwr loadtest: a safety counter is not zero");
                 return ExitCode::from(3);
             }

@@ -45,28 +45,28 @@ async fn bots_obtain_nothing_with_the_defences_on() {
         "--enqueue-key",
         &site_key,
     ]);
-    let (report, clean) = loadtest::run(opts).await.unwrap();
-    assert!(clean, "safety: {}", report["safety"]);
-    assert_eq!(report["flow"]["done"], 120, "every visitor got through: {}", report["flow"]);
-    let b = &report["bots"];
-    assert_eq!(b["count"], 8, "{b}");
-    assert_eq!(b["defences"]["enqueueTokenRequired"], true, "{b}");
-    let k = &b["kinds"];
+    let report = loadtest::run(opts).await.unwrap();
+    assert!(report.safety.clean(), "safety: {:?}", report.safety);
+    assert_eq!(report.flow.done, 120, "every visitor got through: {:?}", report.flow);
+    let b = report.bots.as_ref().unwrap();
+    assert_eq!(b.count, 8, "{b:?}");
+    assert!(b.defences.enqueue_token_required, "{b:?}");
+    let k = &b.kinds;
     // One account joining five times, solving every proof: its one place, nothing more.
-    assert_eq!(k["multi-place"]["placesObtained"], 2, "one place per bot account: {k}");
-    assert_eq!(k["multi-place"]["extraPlaces"], 0, "{k}");
+    assert_eq!(k["multi-place"].places_obtained, Some(2), "one place per bot account: {k:?}");
+    assert_eq!(k["multi-place"].extra_places, Some(0), "{k:?}");
     // Without a proof of work: nothing at all.
-    assert_eq!(k["no-pow"]["placesObtained"], 0, "{k}");
-    assert_eq!(k["no-pow"]["refused"]["challenge_required"], 10, "{k}");
+    assert_eq!(k["no-pow"].places_obtained, Some(0), "{k:?}");
+    assert_eq!(k["no-pow"].refused.get("challenge_required"), Some(&10), "{k:?}");
     // Tickets of admitted visitors, without their secret: refused every time.
-    assert_eq!(k["stolen-ticket"]["admissionsObtained"], 0, "{k}");
-    let stolen = k["stolen-ticket"]["attempts"].as_u64().unwrap();
-    assert!(stolen > 0, "the thieves found tickets to try: {k}");
-    assert_eq!(k["stolen-ticket"]["refused"]["proof_required"], stolen, "{k}");
+    assert_eq!(k["stolen-ticket"].admissions_obtained, Some(0), "{k:?}");
+    let stolen = k["stolen-ticket"].attempts;
+    assert!(stolen > 0, "the thieves found tickets to try: {k:?}");
+    assert_eq!(k["stolen-ticket"].refused.get("proof_required"), Some(&stolen), "{k:?}");
     // A copied cookie shares its owner's place or slot in tier 2; never a slot of its own.
-    assert!(k["shared-cookie"]["attempts"].as_u64().unwrap() > 0, "{k}");
-    assert_eq!(k["shared-cookie"]["extraSlots"], 0, "{k}");
+    assert!(k["shared-cookie"].attempts > 0, "{k:?}");
+    assert_eq!(k["shared-cookie"].extra_slots, Some(0), "{k:?}");
     // The bots' requests are not the visitors' costs: each visitor joined twice (asked for a
     // proof, then with it).
-    assert_eq!(report["costs"]["calls"]["assign"], 240, "{}", report["costs"]);
+    assert_eq!(report.costs.calls.assign, 240, "{:?}", report.costs);
 }

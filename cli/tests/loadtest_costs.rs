@@ -8,8 +8,8 @@
 mod common;
 
 use clap::Parser;
-use serde_json::Value;
-use vwr_cli::loadtest::{self, LoadOptions};
+use vwr_cli::loadtest::report::{Mode, Polling};
+use vwr_cli::loadtest::{self, LoadOptions, Report};
 
 const KEY: &str = "loadtest-costs-admin-key-0123456789abc";
 
@@ -20,7 +20,7 @@ struct Args {
 }
 
 /// 200 visitors over 2 s, 20 let through per second: a line of about 10 s.
-async fn run(server: &common::Server, extra: &[&str]) -> Value {
+async fn run(server: &common::Server, extra: &[&str]) -> Report {
     let mut argv = vec![
         "loadtest",
         "--base-url",
@@ -44,11 +44,11 @@ async fn run(server: &common::Server, extra: &[&str]) -> Value {
     ];
     argv.extend_from_slice(extra);
     let args = Args::try_parse_from(argv).unwrap();
-    let (report, clean) = loadtest::run(args.opts).await.unwrap();
-    assert!(clean, "safety: {}", report["safety"]);
-    let flow = &report["flow"];
-    let (done, no_shows) = (flow["done"].as_u64().unwrap(), flow["noShows"].as_u64().unwrap());
-    assert_eq!(done + no_shows, 200, "everyone but the no-shows got through: {flow}");
+    let report = loadtest::run(args.opts).await.unwrap();
+    assert!(report.safety.clean(), "safety: {:?}", report.safety);
+    let flow = &report.flow;
+    let (done, no_shows) = (flow.done, flow.no_shows);
+    assert_eq!(done + no_shows, 200, "everyone but the no-shows got through: {flow:?}");
     report
 }
 
@@ -66,52 +66,48 @@ async fn page_like_visitors_cost_about_two_tier1_calls_and_the_report_has_a_page
     let html = server.dir.join("out").join("report.html");
     let page = run(&server, &["--html", html.to_str().unwrap()]).await;
 
-    let c = &page["costs"];
-    assert_eq!(c["polling"], "page", "{c}");
+    let c = &page.costs;
+    assert_eq!(c.polling, Polling::Page, "{c:?}");
     // assign + one check at the turn (+ the few status fetches that reached the origin).
-    let t1 = c["tier1LambdaCallsPerVisitor"].as_f64().unwrap();
-    assert!((2.0..=3.0).contains(&t1), "{c}");
-    assert_eq!(c["calls"]["assign"], 200, "{c}");
-    assert!(c["checksPerVisitor"].as_f64().unwrap() <= 1.2, "checks only at the turn: {c}");
-    assert!(c["tier2LambdaCallsPerVisitor"].as_f64().unwrap() >= 3.0, "check in, heartbeat, leave: {c}");
+    let t1 = c.tier1_lambda_calls_per_visitor;
+    assert!((2.0..=3.0).contains(&t1), "{c:?}");
+    assert_eq!(c.calls.assign, 200, "{c:?}");
+    assert!(c.checks_per_visitor <= 1.2, "checks only at the turn: {c:?}");
+    assert!(c.tier2_lambda_calls_per_visitor >= 3.0, "check in, heartbeat, leave: {c:?}");
     // The status document is read often, but the emulated CDN answers almost all of it: the
     // origin sees about one fetch per second, whatever the number of visitors.
-    let k = &c["calls"];
-    let (fetches, hits, origin) = (
-        k["statusFetches"].as_u64().unwrap(),
-        k["statusCacheHits"].as_u64().unwrap(),
-        k["statusOriginFetches"].as_u64().unwrap(),
-    );
-    assert!(fetches >= 200, "{c}");
-    assert!(hits * 10 >= fetches * 8, "mostly cache hits: {c}");
-    assert_eq!(k["statusWithoutCdn"], 0, "vwr dev answers with X-Cache: {c}");
-    let seconds = page["durationSeconds"].as_f64().unwrap();
-    assert!(origin as f64 <= seconds * 1.5 + 2.0, "{origin} origin fetches in {seconds} s: {c}");
-    assert_eq!(c["notCounted"]["tier1Rechecks"], 200, "{c}");
+    let k = &c.calls;
+    let (fetches, hits, origin) = (k.status_fetches, k.status_cache_hits, k.status_origin_fetches);
+    assert!(fetches >= 200, "{c:?}");
+    assert!(hits * 10 >= fetches * 8, "mostly cache hits: {c:?}");
+    assert_eq!(k.status_without_cdn, 0, "vwr dev answers with X-Cache: {c:?}");
+    let seconds = page.duration_seconds;
+    assert!(origin as f64 <= seconds * 1.5 + 2.0, "{origin} origin fetches in {seconds} s: {c:?}");
+    assert_eq!(c.not_counted.tier1_rechecks, 200, "{c:?}");
 
     // The estimate at the join against the real wait: waits of up to 10 s at a known rate.
-    let e = &page["estimate"];
-    assert!(e["samples"].as_u64().unwrap() > 50, "{e}");
-    assert!(e["p50ErrorPct"].as_f64().unwrap() < 50.0, "{e}");
-    assert_eq!(e["histogram"]["counts"].as_array().unwrap().len(), 21, "{e}");
+    let e = &page.estimate;
+    assert!(e.all.samples > 50, "{e:?}");
+    assert!(e.all.p50_error_pct.unwrap() < 50.0, "{e:?}");
+    assert_eq!(e.histogram.counts.len(), 21, "{e:?}");
     // The run over time.
-    let s = &page["series"];
-    assert!(s["seconds"].as_array().unwrap().len() >= 5, "{s}");
-    assert!(s["servingCounter"].as_array().unwrap().iter().any(|v| v.as_u64().is_some_and(|n| n > 0)), "{s}");
+    let s = &page.series;
+    assert!(s.seconds.len() >= 5, "{s:?}");
+    assert!(s.serving_counter.iter().any(|v| v.is_some_and(|n| n > 0)), "{s:?}");
 
     let text = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&text);
     assert!(text.contains("<section id=\"costs\">") && text.contains("<svg"), "the page has its charts");
     // A fixed-mode run still reports its outflow, without a target.
-    let o = &page["outflow"];
-    assert!(o["targetPerMinute"].is_null() && o["wholeRun"]["served"].as_u64().unwrap() >= 190, "{o}");
+    let o = &page.outflow;
+    assert!(o.target_per_minute.is_none() && o.whole_run.as_ref().unwrap().served >= 190, "{o:?}");
 
     // The same line with the old polling: checks at the server's hints, many more tier-1 calls.
     let legacy = run(&server, &["--legacy-polling"]).await;
-    let l = &legacy["costs"];
-    assert_eq!(l["polling"], "legacy", "{l}");
-    assert_eq!(l["calls"]["statusFetches"], 0, "{l}");
-    let lt1 = l["tier1LambdaCallsPerVisitor"].as_f64().unwrap();
+    let l = &legacy.costs;
+    assert_eq!(l.polling, Polling::Legacy, "{l:?}");
+    assert_eq!(l.calls.status_fetches, 0, "{l:?}");
+    let lt1 = l.tier1_lambda_calls_per_visitor;
     assert!(lt1 > t1 + 1.0, "legacy {lt1} vs page {t1}");
 }
 
@@ -133,21 +129,21 @@ async fn target_arrivals_with_no_shows_reports_the_outflow_and_charts_it() {
         ],
     )
     .await;
-    assert_eq!(r["config"]["mode"], "targetArrivals", "{}", r["config"]);
-    let flow = &r["flow"];
-    let no_shows = flow["noShows"].as_u64().unwrap();
-    assert!((35..=85).contains(&no_shows), "about 30 % of 200: {flow}");
+    assert_eq!(r.config.mode, Mode::TargetArrivals, "{:?}", r.config);
+    let flow = &r.flow;
+    let no_shows = flow.no_shows;
+    assert!((35..=85).contains(&no_shows), "about 30 % of 200: {flow:?}");
     // A no-show closes the tab after joining: the only checks are the others' (one each, at
     // their turn), and nobody is lost.
-    let c = &r["costs"];
-    assert_eq!(c["calls"]["assign"], 200, "{c}");
+    let c = &r.costs;
+    assert_eq!(c.calls.assign, 200, "{c:?}");
     let showing = 200 - no_shows;
-    assert_eq!(flow["admittedTier1"], showing, "{flow}");
-    assert!(c["calls"]["check"].as_u64().unwrap() <= showing + showing / 5, "{c}");
+    assert_eq!(flow.admitted_tier1, showing, "{flow:?}");
+    assert!(c.calls.check <= showing + showing / 5, "{c:?}");
 
     // The outflow: every field there; the run is too short for a steady part (a minute after
     // the first step), so the whole run carries the figures.
-    let o = &r["outflow"];
+    let o = serde_json::to_value(&r.outflow).unwrap();
     assert_eq!(o["targetPerMinute"], 600, "{o}");
     for k in [
         "redeemedPerMinute",
@@ -160,18 +156,18 @@ async fn target_arrivals_with_no_shows_reports_the_outflow_and_charts_it() {
     ] {
         assert!(o.get(k).is_some(), "outflow.{k}: {o}");
     }
-    let w = &o["wholeRun"];
-    let share = w["noShowShare"].as_f64().unwrap();
-    assert!((0.15..=0.45).contains(&share), "{w}");
-    let (served, redeemed) = (w["served"].as_u64().unwrap(), w["redeemed"].as_u64().unwrap());
+    let w = r.outflow.whole_run.as_ref().unwrap();
+    let share = w.no_show_share.unwrap();
+    assert!((0.15..=0.45).contains(&share), "{w:?}");
+    let (served, redeemed) = (w.served, w.redeemed);
     assert!(
         served >= 190 && redeemed <= showing && redeemed + 20 >= showing,
-        "tier 1 counted the redemptions: {w}"
+        "tier 1 counted the redemptions: {w:?}"
     );
     // Tier 1 served more positions than it redeemed, as the no-shows ask.
-    assert!(served > redeemed, "{w}");
-    let s = &r["series"];
-    assert!(s["redeemedPerMinute"].as_array().unwrap().iter().any(Value::is_number), "{s}");
+    assert!(served > redeemed, "{w:?}");
+    let s = &r.series;
+    assert!(s.redeemed_per_minute.iter().any(Option::is_some), "{s:?}");
 
     let text = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&text);

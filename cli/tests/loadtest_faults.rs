@@ -11,14 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use vwr_cli::loadtest;
+use vwr_cli::loadtest::{self, Report};
 
 const KEY: &str = "loadtest-faults-admin-key-0123456789ab";
-
-fn flow(report: &Value, key: &str) -> u64 {
-    report["flow"][key].as_u64().unwrap_or_else(|| panic!("flow.{key}: {}", report["flow"]))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_ended_by_max_seconds_reports_the_visitors_still_in_line_as_unfinished() {
@@ -40,15 +35,15 @@ async fn a_run_ended_by_max_seconds_reports_the_visitors_still_in_line_as_unfini
         "--max-seconds",
         "6",
     ]);
-    let (report, clean) = loadtest::run(opts).await.unwrap();
-    let s = &report["safety"];
-    assert_eq!(s["lost"], 0, "nobody was lost, they were still in line: {s} {}", report["flow"]);
-    let (done, unfinished) = (flow(&report, "done"), flow(&report, "unfinished"));
-    assert!(unfinished > 200, "{}", report["flow"]);
-    assert_eq!(done + unfinished, 300, "everyone got through or was still on the way: {}", report["flow"]);
-    assert_eq!(flow(&report, "joined"), 300);
-    assert!(clean, "unfinished is no safety counter: {s}");
-    assert_eq!(s["placesLostToFaults"], 0, "{s}");
+    let report = loadtest::run(opts).await.unwrap();
+    let s = &report.safety;
+    assert_eq!(s.lost, 0, "nobody was lost, they were still in line: {s:?} {:?}", report.flow);
+    let (done, unfinished) = (report.flow.done, report.flow.unfinished);
+    assert!(unfinished > 200, "{:?}", report.flow);
+    assert_eq!(done + unfinished, 300, "everyone got through or was still on the way: {:?}", report.flow);
+    assert_eq!(report.flow.joined, 300);
+    assert!(s.clean(), "unfinished is no safety counter: {s:?}");
+    assert_eq!(s.places_lost_to_faults, 0, "{s:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,27 +73,22 @@ async fn visitors_keep_their_tickets_through_a_burst_of_403s_on_check() {
         "--fault",
         "check403@1+5",
     ]);
-    let (report, clean) = loadtest::run(opts).await.unwrap();
-    let fault = &report["faults"][0];
-    assert_eq!(fault["kind"], "check403", "{fault}");
-    let forbidden = fault["responses"].as_u64().unwrap();
-    assert!(forbidden > 0, "the proxy answered 403s: {fault}");
+    let report = loadtest::run(opts).await.unwrap();
+    let fault = &report.faults[0];
+    assert_eq!(fault.kind, "check403", "{fault:?}");
+    let forbidden = fault.responses.unwrap();
+    assert!(forbidden > 0, "the proxy answered 403s: {fault:?}");
     assert!(
-        report["degraded"]["transientRefusals"].as_u64().unwrap() >= forbidden,
-        "every 403 was taken as no verdict: {}",
-        report["degraded"]
+        report.degraded.transient_refusals >= forbidden,
+        "every 403 was taken as no verdict: {:?}",
+        report.degraded
     );
-    assert!(clean, "safety: {} {}", report["safety"], report["placesLost"]);
-    assert_eq!(report["safety"]["placesLostToFaults"], 0, "{}", report["placesLost"]);
-    assert_eq!(report["placesLost"]["verdicts"], serde_json::json!({}), "no ticket was refused");
-    assert_eq!(
-        flow(&report, "done"),
-        100,
-        "everyone got through with their first ticket: {}",
-        report["flow"]
-    );
+    assert!(report.safety.clean(), "safety: {:?} {:?}", report.safety, report.places_lost);
+    assert_eq!(report.safety.places_lost_to_faults, 0, "{:?}", report.places_lost);
+    assert!(report.places_lost.verdicts.is_empty(), "no ticket was refused");
+    assert_eq!(report.flow.done, 100, "everyone got through with their first ticket: {:?}", report.flow);
     // One `assign` each: nobody joined again.
-    assert_eq!(report["costs"]["calls"]["assign"], 100, "{}", report["costs"]);
+    assert_eq!(report.costs.calls.assign, 100, "{:?}", report.costs);
 }
 
 /// A private Redis (AOF on) on a free port, in its own directory; shut down on drop.
@@ -153,7 +143,7 @@ impl Drop for Redis {
 
 /// 60 visitors through `vwr dev` on `redis`, with a 4-s Redis fault at 2 s made by `stop` and
 /// `start`.
-async fn run_with_redis_fault(name: &str, redis: &Redis, stop: &str, start: &str) -> (Value, bool) {
+async fn run_with_redis_fault(name: &str, redis: &Redis, stop: &str, start: &str) -> Report {
     let url = format!("redis://127.0.0.1:{}", redis.port);
     let server = common::start_dev(name, KEY, &[("VWR_REDIS_URL", &url)]).await;
     let opts = common::load_options(&[
@@ -190,26 +180,21 @@ async fn a_redis_fault_drops_requests_and_a_paused_redis_is_told_apart() {
     // Stopped: connections refused, vwr answers 503 at once.
     let redis = Redis::start("loadtest-redis-stop");
     let stop = format!("redis-cli -p {} shutdown", redis.port);
-    let (report, clean) =
-        run_with_redis_fault("loadtest-redis-stop", &redis, &stop, &redis.start.clone()).await;
-    let fault = &report["faults"][0];
-    assert_eq!(
-        (fault["injected"].as_bool(), fault["recovered"].as_bool()),
-        (Some(true), Some(true)),
-        "{fault}"
-    );
-    assert_eq!(fault["effect"], "dropped", "{fault}");
-    assert!(fault["observed"]["refused"].as_u64().unwrap() > 0, "{fault}");
-    assert!(report["degraded"]["responses503"].as_u64().unwrap() > 0, "the visitors saw the outage");
-    assert!(clean, "a 4-s outage: {} {}", report["safety"], report["placesLost"]);
-    assert_eq!(flow(&report, "done"), 60, "{}", report["flow"]);
+    let report = run_with_redis_fault("loadtest-redis-stop", &redis, &stop, &redis.start.clone()).await;
+    let fault = &report.faults[0];
+    assert_eq!((fault.injected, fault.recovered), (true, true), "{fault:?}");
+    assert_eq!(fault.effect.as_deref(), Some("dropped"), "{fault:?}");
+    assert!(fault.observed.as_ref().unwrap().refused > 0, "{fault:?}");
+    assert!(report.degraded.responses_503 > 0, "the visitors saw the outage");
+    assert!(report.safety.clean(), "a 4-s outage: {:?} {:?}", report.safety, report.places_lost);
+    assert_eq!(report.flow.done, 60, "{:?}", report.flow);
     drop(redis);
 
     // Paused (SIGSTOP): connections taken and never answered; vwr's Redis timeout runs out.
     let redis = Redis::start("loadtest-redis-pause");
     let (stop, start) =
         (format!("kill -STOP $(cat {})", redis.pidfile()), format!("kill -CONT $(cat {})", redis.pidfile()));
-    let (report, _) = run_with_redis_fault("loadtest-redis-pause", &redis, &stop, &start).await;
-    let fault = &report["faults"][0];
-    assert_eq!(fault["effect"], "paused", "{fault}");
+    let report = run_with_redis_fault("loadtest-redis-pause", &redis, &stop, &start).await;
+    let fault = &report.faults[0];
+    assert_eq!(fault.effect.as_deref(), Some("paused"), "{fault:?}");
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use vwr_cli::loadtest::{self, LoadOptions};
+use vwr_cli::loadtest::report::{Positions, Scenario};
+use vwr_cli::loadtest::{self, LoadOptions, Report};
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{EventId, HmacKeyring};
@@ -61,46 +62,50 @@ async fn a_small_prequeue_run_draws_1_to_p_and_reports_the_open() {
     ])
     .unwrap();
     assert_eq!(args.opts.before_open_share, 0.7, "the default share");
-    let (report, clean) = loadtest::run(args.opts).await.unwrap();
-    assert!(clean, "safety: {}", report["safety"]);
-    assert_eq!(report["safety"]["prequeueViolations"], 0);
-    assert_eq!(report["flow"]["done"], 150, "{}", report["flow"]);
+    let report = loadtest::run(args.opts).await.unwrap();
+    assert!(report.safety.clean(), "safety: {:?}", report.safety);
+    assert_eq!(report.safety.prequeue_violations, Some(0));
+    assert_eq!(report.flow.done, 150, "{:?}", report.flow);
 
-    let o = &report["open"];
-    assert_eq!((o["beforeOpenVisitors"].as_u64(), o["afterOpenVisitors"].as_u64()), (Some(105), Some(45)));
-    let p = o["prequeueSize"].as_u64().unwrap();
-    assert!(p > 0, "{o}");
-    let pos = &o["positions"];
+    let o = report.open.as_ref().unwrap();
+    assert_eq!((o.before_open_visitors, o.after_open_visitors), (105, 45));
+    let p = o.prequeue_size.unwrap();
+    assert!(p > 0, "{o:?}");
+    let Positions::Drawn(pos) = &o.positions else { panic!("the draw was not judged: {o:?}") };
     // Every pre-queue ticket was seen with its drawn position: exactly 1..=P, once each.
-    assert_eq!(pos["ok"], true, "{o}");
-    assert_eq!(pos["drawn"].as_u64(), Some(p), "{o}");
-    assert_eq!((pos["missing"].as_u64(), pos["duplicates"].as_u64()), (Some(0), Some(0)), "{o}");
+    assert!(pos.ok, "{o:?}");
+    assert_eq!(pos.drawn, p, "{o:?}");
+    assert_eq!((pos.missing, pos.duplicates), (0, 0), "{o:?}");
     // Everyone after the open stands behind the pre-queue.
-    assert!(pos["postOpenJoins"].as_u64().unwrap() > 0, "{o}");
-    assert_eq!(pos["postOpenAtOrBelowP"], 0, "{o}");
+    assert!(pos.post_open_joins > 0, "{o:?}");
+    assert_eq!(pos.post_open_at_or_below_p, 0, "{o:?}");
     // ~105 drawn: the rank correlation's standard deviation is about 0.1 for a fair draw.
-    let rho = pos["spearmanArrivalVsPosition"].as_f64().unwrap();
+    let rho = pos.spearman_arrival_vs_position.unwrap();
     assert!(rho.abs() < 0.5, "arrival order shows through the draw: {rho}");
     // Commit and reveal.
-    assert_eq!(o["commitmentOk"], true, "{o}");
-    assert_eq!(o["seedCommitment"].as_str().unwrap().len(), 64);
-    let seed = vwr_tier1::draw::Seed::from_hex(o["seed"].as_str().unwrap()).unwrap();
-    assert_eq!(seed.commitment(), o["seedCommitment"].as_str().unwrap());
-    let counts: Vec<u64> = serde_json::from_value(o["sealedCounts"].clone()).unwrap();
+    assert!(o.commitment_ok, "{o:?}");
+    let commitment = o.seed_commitment.as_deref().unwrap();
+    assert_eq!(commitment.len(), 64);
+    let seed = vwr_tier1::draw::Seed::from_hex(o.seed.as_deref().unwrap()).unwrap();
+    assert_eq!(seed.commitment(), commitment);
+    let counts = o.sealed_counts.as_ref().unwrap();
     assert_eq!((counts.len(), counts.iter().sum::<u64>()), (2, p));
     // The load figures of the open.
-    let r = &o["rates"];
-    assert!(r["peakPerSecond"].as_u64().unwrap() > 0, "{r}");
-    assert!(r["peakChecksPerSecond"].as_u64().unwrap() > 0, "{r}");
-    assert!(r["meanPerSecond"].as_f64().unwrap() > 0.0, "{r}");
-    assert_eq!(r["perSecond"].as_array().unwrap().len(), 10);
-    assert!(o["statusReads"].as_u64().is_some());
+    let r = &o.rates;
+    assert!(r.peak_per_second > 0, "{r:?}");
+    assert!(r.peak_checks_per_second > 0, "{r:?}");
+    assert!(r.mean_per_second > 0.0, "{r:?}");
+    assert_eq!(r.per_second.len(), 10);
     // The first checks are spread over the random 0–5 s (plus a poll if the advancer is late).
-    assert!(o["firstCheckAfterOpen"]["maxSeconds"].as_f64().unwrap() < 7.0, "{o}");
+    assert!(o.first_check_after_open.max_seconds.unwrap() < 7.0, "{o:?}");
 
-    let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(written["open"]["prequeueSize"], p);
-    assert_eq!(written["scenario"], "prequeue");
+    assert!(serde_json::to_value(o).unwrap()["statusReads"].is_u64());
+
+    // The file `--json` wrote reads back as the report.
+    let written: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!((&written.safety, &written.flow), (&report.safety, &report.flow));
+    assert_eq!(written.open.as_ref().and_then(|o| o.prequeue_size), Some(p));
+    assert_eq!(written.scenario, Scenario::Prequeue);
 }
 
 // -- The draw is uniform over many sales (no HTTP) --

@@ -1,5 +1,5 @@
-//! Abusive actors beside the real visitors (`--bots N --bot-kind …`, docs/abuse.md), and the
-//! proofs a real visitor brings to `assign` (the site's enqueue token, a proof of work).
+//! Abusive actors beside the real visitors (`--bots N --bot-kind …`, docs/abuse.md). They join
+//! with the page's `assign` and use what the visitors let slip (both in [`super::ctx`]).
 //!
 //! The kinds, each what a ticket-sale attacker does:
 //! - `multi-place`: one account (one login at the site) joins `--bot-places` times, solving
@@ -19,16 +19,14 @@
 //! theirs.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use http::Method;
-use serde_json::{Value, json};
-use vwr_core::EventId;
-use vwr_core::keys::EcKeyring;
+use serde::{Deserialize, Serialize};
 
-use super::visitor::{Ctx, Rng, Step};
+use super::ctx::{Ctx, Leaks, Rng, SECRET_HEADER, Step, subject};
 use crate::client::Reply;
 
 /// What an abusive actor does.
@@ -51,130 +49,10 @@ impl BotKind {
     }
 }
 
-/// Most proof-of-work refusals in a row before a join gives up (a real page backs off then).
-const MAX_CHALLENGES: usize = 3;
 /// Most leaked tickets or cookies one bot tries.
 const MAX_LEAKS_PER_BOT: usize = 50;
 /// A bot looks for new leaks this often.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
-/// The header of the site's enqueue token (docs/abuse.md#one-place-per-account).
-const ENQUEUE_HEADER: &str = "x-vwr-enqueue-token";
-const SECRET_HEADER: &str = "x-vwr-request-secret";
-
-/// What a join needs beyond the call: the site's key (to sign the enqueue token of an
-/// account, as the site does after its login) and whether to solve a proof of work.
-pub struct Proofs {
-    site: Option<EcKeyring>,
-    event: EventId,
-}
-
-impl Proofs {
-    /// `site_key`: the site's private key as `vwr keys generate` prints `SITE_ENQUEUE_KEY`.
-    pub fn new(site_key: Option<&str>, event: &str) -> Result<Self, String> {
-        let event = EventId::parse(event).map_err(|e| e.to_string())?;
-        let site = match site_key {
-            Some(text) => Some(EcKeyring::from_text(text, None).map_err(|e| format!("--enqueue-key: {e}"))?),
-            None => None,
-        };
-        Ok(Self { site, event })
-    }
-
-    /// The site's enqueue token for `account`, valid 10 minutes (none without a site key).
-    pub fn enqueue_token(&self, account: &str) -> Option<String> {
-        let site = self.site.as_ref()?;
-        vwr_tier1::enqueue::sign(site, account, &self.event, vwr_core::time::now_secs() + 600).ok()
-    }
-}
-
-/// Solves a proof of work off the async threads (it is CPU work), with nonces from a random
-/// 12-hex-digit prefix as the page's (a server takes each solution once).
-async fn solve(challenge: String, difficulty: u32, rng: &mut Rng) -> Option<String> {
-    let prefix = format!("{:012x}", (rng.next_f64() * (1u64 << 48) as f64) as u64);
-    tokio::task::spawn_blocking(move || vwr_tier1::pow::solve_from(&challenge, difficulty, &prefix))
-        .await
-        .ok()
-}
-
-/// `assign` as the waiting page makes it: with the account's enqueue token when there is one,
-/// and, asked for a proof of work, solving it (`solve_pow`) and asking again with `{pow}` —
-/// at most [`MAX_CHALLENGES`] times. The last answer (`None`: the deadline passed).
-pub(super) async fn assign(
-    ctx: &Ctx,
-    rng: &mut Rng,
-    endpoint: &'static str,
-    account: Option<&str>,
-    solve_pow: bool,
-) -> Step {
-    let token = account.and_then(|a| ctx.proofs.enqueue_token(a));
-    let headers: Vec<(&str, &str)> = token.as_deref().map(|t| (ENQUEUE_HEADER, t)).into_iter().collect();
-    let path = format!("/vwr-api/vwr/assign/{}", ctx.event);
-    let mut body = None;
-    let mut challenges = 0;
-    loop {
-        let step = ctx.send(rng, endpoint, Method::POST, &path, &headers, body.as_ref()).await;
-        let Step::Reply(r) = &step else {
-            return step;
-        };
-        let v = r.json();
-        let challenged = r.status.as_u16() == 403 && v["error"] == "challenge_required";
-        challenges += 1;
-        if !(challenged && solve_pow) || challenges > MAX_CHALLENGES {
-            return step;
-        }
-        let (Some(challenge), Some(difficulty)) = (v["challenge"].as_str(), v["difficulty"].as_u64()) else {
-            return step;
-        };
-        let Some(nonce) =
-            solve(challenge.to_owned(), u32::try_from(difficulty).unwrap_or(u32::MAX), rng).await
-        else {
-            return Step::GaveUp;
-        };
-        body = Some(json!({"pow": {"challenge": challenge, "nonce": nonce}}));
-    }
-}
-
-/// What the real visitors let slip, for the bots to use.
-#[derive(Default)]
-pub struct Leaks {
-    /// `requestId`s of visitors whose turn came (their owners were admitted).
-    tickets: Mutex<Vec<String>>,
-    /// Tier-1 cookies (`vwr_t1_{e}=…`) of admitted visitors.
-    cookies: Mutex<Vec<String>>,
-    /// The tier-2 subjects (`sub`) of the real visitors' entry tokens.
-    subjects: Mutex<HashSet<String>>,
-    /// Set when the visitors are done: the bots stop.
-    pub stop: AtomicBool,
-}
-
-impl Leaks {
-    pub fn ticket(&self, request_id: &str) {
-        self.tickets.lock().unwrap_or_else(|p| p.into_inner()).push(request_id.to_owned());
-    }
-
-    pub fn cookie(&self, cookie: &str) {
-        self.cookies.lock().unwrap_or_else(|p| p.into_inner()).push(cookie.to_owned());
-    }
-
-    /// A real visitor's tier-2 entry token.
-    pub fn entry_token(&self, token: &str) {
-        if let Some(sub) = subject(token) {
-            self.subjects.lock().unwrap_or_else(|p| p.into_inner()).insert(sub);
-        }
-    }
-
-    fn nth(list: &Mutex<Vec<String>>, i: usize) -> Option<String> {
-        list.lock().unwrap_or_else(|p| p.into_inner()).get(i).cloned()
-    }
-}
-
-fn subject(token: &str) -> Option<String> {
-    use base64::Engine;
-    let payload = token.split('.').nth(1)?;
-    let v: Value =
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?)
-            .ok()?;
-    v["sub"].as_str().map(str::to_owned)
-}
 
 /// What one bot got.
 #[derive(Debug, Clone, Default)]
@@ -216,7 +94,7 @@ pub async fn run(ctx: Arc<Ctx>, kind: BotKind, id: u64, places: u64) -> BotOutco
                     break;
                 }
                 let Step::Reply(r) =
-                    assign(&ctx, &mut rng, "bot.assign", Some(&account), kind == BotKind::MultiPlace).await
+                    ctx.assign(&mut rng, "bot.assign", Some(&account), kind == BotKind::MultiPlace).await
                 else {
                     break;
                 };
@@ -233,7 +111,7 @@ pub async fn run(ctx: Arc<Ctx>, kind: BotKind, id: u64, places: u64) -> BotOutco
             let made_up = format!("{:016x}{:016x}", rng.next_f64().to_bits(), id);
             let mut i = 0;
             while i < MAX_LEAKS_PER_BOT && !leaks.stop.load(Ordering::Relaxed) {
-                let Some(ticket) = Leaks::nth(&leaks.tickets, i) else {
+                let Some(ticket) = leaks.ticket_at(i) else {
                     tokio::time::sleep(LOOK_EVERY).await;
                     continue;
                 };
@@ -257,7 +135,7 @@ pub async fn run(ctx: Arc<Ctx>, kind: BotKind, id: u64, places: u64) -> BotOutco
         BotKind::SharedCookie => {
             let mut i = 0;
             while i < MAX_LEAKS_PER_BOT && !leaks.stop.load(Ordering::Relaxed) {
-                let Some(cookie) = Leaks::nth(&leaks.cookies, i) else {
+                let Some(cookie) = leaks.cookie_at(i) else {
                     tokio::time::sleep(LOOK_EVERY).await;
                     continue;
                 };
@@ -293,10 +171,54 @@ pub async fn run(ctx: Arc<Ctx>, kind: BotKind, id: u64, places: u64) -> BotOutco
     out
 }
 
+/// The `bots` section of the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bots {
+    pub count: u64,
+    pub defences: Defences,
+    /// By kind name (`multi-place`, …): what the bots of that kind obtained.
+    pub kinds: BTreeMap<String, KindReport>,
+}
+
+/// The defences the run's event had on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Defences {
+    pub request_secret: bool,
+    pub pow_difficulty: u32,
+    pub enqueue_token_required: bool,
+}
+
+/// What the bots of one kind obtained; each kind reports the figures of its attack.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KindReport {
+    pub bots: u64,
+    pub attempts: u64,
+    /// Refusals by error code or status.
+    pub refused: BTreeMap<String, u64>,
+    /// `multi-place`, `no-pow`: distinct tickets, and those beyond one per bot's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub places_obtained: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_places: Option<u64>,
+    /// `stolen-ticket`: `check`s that answered a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admissions_obtained: Option<u64>,
+    /// `shared-cookie`: edge passes, entry tokens, and slots of no real visitor's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_passes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_slots: Option<u64>,
+}
+
 /// The `bots` section of the report: per kind, what the bots obtained.
-pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Value) -> Value {
-    let real: HashSet<String> = leaks.subjects.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let mut kinds = serde_json::Map::new();
+pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Defences) -> Bots {
+    let real: HashSet<String> = leaks.subjects();
+    let mut kinds = BTreeMap::new();
     let mut all: Vec<BotKind> = outcomes.iter().filter_map(|o| o.kind).collect();
     all.sort();
     all.dedup();
@@ -318,28 +240,29 @@ pub fn report(outcomes: &[BotOutcome], leaks: &Leaks, defences: Value) -> Value 
             .filter(|s| !real.contains(*s))
             .collect::<HashSet<_>>()
             .len();
-        let mut k = json!({
-            "bots": of.len(),
-            "attempts": of.iter().map(|o| o.attempts).sum::<u64>(),
-            "refused": refused,
-        });
+        let mut k = KindReport {
+            bots: of.len() as u64,
+            attempts: of.iter().map(|o| o.attempts).sum::<u64>(),
+            refused,
+            ..KindReport::default()
+        };
         match kind {
             BotKind::MultiPlace | BotKind::NoPow => {
-                k["placesObtained"] = json!(places);
-                k["extraPlaces"] = json!(extra);
+                k.places_obtained = Some(places as u64);
+                k.extra_places = Some(extra as u64);
             }
             BotKind::StolenTicket => {
-                k["admissionsObtained"] = json!(of.iter().map(|o| o.admissions).sum::<u64>());
+                k.admissions_obtained = Some(of.iter().map(|o| o.admissions).sum::<u64>());
             }
             BotKind::SharedCookie => {
-                k["edgePasses"] = json!(of.iter().map(|o| o.edge_passes).sum::<u64>());
-                k["entryTokens"] = json!(entries);
-                k["extraSlots"] = json!(extra_slots);
+                k.edge_passes = Some(of.iter().map(|o| o.edge_passes).sum::<u64>());
+                k.entry_tokens = Some(entries as u64);
+                k.extra_slots = Some(extra_slots as u64);
             }
         }
         kinds.insert(kind.name().to_owned(), k);
     }
-    json!({"count": outcomes.len(), "defences": defences, "kinds": kinds})
+    Bots { count: outcomes.len() as u64, defences, kinds }
 }
 
 #[cfg(test)]
@@ -349,7 +272,9 @@ mod tests {
     #[test]
     fn report_counts_extra_places_and_foreign_slots() {
         let leaks = Leaks::default();
-        leaks.subjects.lock().unwrap().insert("owner".into());
+        use base64::Engine;
+        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"sub":"owner"}"#);
+        leaks.entry_token(&format!("h.{claims}.s"));
         let multi = BotOutcome {
             kind: Some(BotKind::MultiPlace),
             attempts: 3,
@@ -365,12 +290,13 @@ mod tests {
         let mut stolen =
             BotOutcome { kind: Some(BotKind::StolenTicket), attempts: 2, ..BotOutcome::default() };
         stolen.refused.insert("proof_required".into(), 2);
-        let r = report(&[multi, shared, stolen], &leaks, json!({}));
-        assert_eq!(r["kinds"]["multi-place"]["placesObtained"], 2);
-        assert_eq!(r["kinds"]["multi-place"]["extraPlaces"], 1);
-        assert_eq!(r["kinds"]["shared-cookie"]["extraSlots"], 1);
-        assert_eq!(r["kinds"]["shared-cookie"]["edgePasses"], 2);
-        assert_eq!(r["kinds"]["stolen-ticket"]["admissionsObtained"], 0);
-        assert_eq!(r["kinds"]["stolen-ticket"]["refused"]["proof_required"], 2);
+        let r = report(&[multi, shared, stolen], &leaks, Defences::default());
+        let kind = |name: &str| r.kinds[name].clone();
+        assert_eq!(kind("multi-place").places_obtained, Some(2));
+        assert_eq!(kind("multi-place").extra_places, Some(1));
+        assert_eq!(kind("shared-cookie").extra_slots, Some(1));
+        assert_eq!(kind("shared-cookie").edge_passes, Some(2));
+        assert_eq!(kind("stolen-ticket").admissions_obtained, Some(0));
+        assert_eq!(kind("stolen-ticket").refused["proof_required"], 2);
     }
 }

@@ -8,10 +8,11 @@
 //! call (no CDN there). The harness's re-check of admitted tickets is a safety probe, not
 //! page behaviour, and is reported apart.
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
+use super::ctx::{ASSIGN, CHECK, Ctx, RECHECK};
 use super::stats::{Counters, quantile};
-use super::visitor::{ASSIGN, CHECK, Ctx, Outcome, RECHECK};
+use super::visitor::Outcome;
 
 /// The tier-2 endpoints a visitor calls (all under `/api/queue/`).
 const TIER2: [&str; 4] = ["tier2.check", "tier2.status", "tier2.heartbeat", "tier2.leave"];
@@ -72,38 +73,127 @@ impl Calls {
     }
 }
 
+/// How the visitors waited in line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Polling {
+    /// As the waiting page: the status document, `check` at the turn.
+    #[default]
+    Page,
+    /// `check` at the server's hints (`--legacy-polling`).
+    Legacy,
+}
+
+/// The `costs` section: Lambda calls as AWS would count them. Per visitor = over all visitors
+/// of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Costs {
+    pub polling: Polling,
+    pub tier1_lambda_calls_per_visitor: f64,
+    pub tier2_lambda_calls_per_visitor: f64,
+    pub status_fetches_per_visitor: f64,
+    pub origin_status_fetches_per_second: f64,
+    pub checks_per_visitor: f64,
+    /// Share of the status fetches the CDN answered (`null` without fetches).
+    pub status_cache_hit_share: Option<f64>,
+    pub calls: CallCounts,
+    pub not_counted: NotCounted,
+}
+
+/// The calls of the whole run behind [`Costs`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallCounts {
+    pub assign: u64,
+    pub check: u64,
+    pub status_fetches: u64,
+    pub status_cache_hits: u64,
+    pub status_origin_fetches: u64,
+    pub status_without_cdn: u64,
+    pub tier1: u64,
+    pub tier2: u64,
+}
+
+/// Calls left out of the costs, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotCounted {
+    pub tier1_rechecks: u64,
+    pub why: String,
+}
+
 /// The `costs` section. Per visitor = over all `visitors` of the run.
-pub fn costs(ctx: &Ctx, visitors: u64, elapsed: f64) -> Value {
+pub fn costs(ctx: &Ctx, visitors: u64, elapsed: f64) -> Costs {
     let c = Calls::of(ctx);
     let n = visitors.max(1) as f64;
     let fetches = c.status_fetches();
-    json!({
-        "polling": if ctx.legacy_polling { "legacy" } else { "page" },
-        "tier1LambdaCallsPerVisitor": round(c.tier1() as f64 / n, 3),
-        "tier2LambdaCallsPerVisitor": round(c.tier2 as f64 / n, 3),
-        "statusFetchesPerVisitor": round(fetches as f64 / n, 3),
-        "originStatusFetchesPerSecond": round(c.status_origin() as f64 / elapsed.max(1e-3), 2),
-        "checksPerVisitor": round(c.check as f64 / n, 3),
-        "statusCacheHitShare": (fetches > 0).then(|| round(c.status_hits as f64 / fetches as f64, 4)),
-        "calls": {
-            "assign": c.assign,
-            "check": c.check,
-            "statusFetches": fetches,
-            "statusCacheHits": c.status_hits,
-            "statusOriginFetches": c.status_origin(),
-            "statusWithoutCdn": c.status_uncached,
-            "tier1": c.tier1(),
-            "tier2": c.tier2,
+    Costs {
+        polling: if ctx.legacy_polling { Polling::Legacy } else { Polling::Page },
+        tier1_lambda_calls_per_visitor: round(c.tier1() as f64 / n, 3),
+        tier2_lambda_calls_per_visitor: round(c.tier2 as f64 / n, 3),
+        status_fetches_per_visitor: round(fetches as f64 / n, 3),
+        origin_status_fetches_per_second: round(c.status_origin() as f64 / elapsed.max(1e-3), 2),
+        checks_per_visitor: round(c.check as f64 / n, 3),
+        status_cache_hit_share: (fetches > 0).then(|| round(c.status_hits as f64 / fetches as f64, 4)),
+        calls: CallCounts {
+            assign: c.assign,
+            check: c.check,
+            status_fetches: fetches,
+            status_cache_hits: c.status_hits,
+            status_origin_fetches: c.status_origin(),
+            status_without_cdn: c.status_uncached,
+            tier1: c.tier1(),
+            tier2: c.tier2,
         },
-        "notCounted": {
-            "tier1Rechecks": c.rechecks,
-            "why": "the harness checks each admitted ticket once more (a second tab) to catch a second identity; a waiting page does not",
+        not_counted: NotCounted {
+            tier1_rechecks: c.rechecks,
+            why: "the harness checks each admitted ticket once more (a second tab) to catch a second identity; a waiting page does not".to_owned(),
         },
-    })
+    }
+}
+
+/// Estimate error figures of a set of visitors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorSummary {
+    /// Visitors judged.
+    pub samples: u64,
+    /// |estimate − real wait| ÷ real wait, in percent.
+    pub p50_error_pct: Option<f64>,
+    pub p90_error_pct: Option<f64>,
+    /// The mean of (estimate − real wait) ÷ real wait: > 0, the estimates were too long.
+    pub mean_signed_error_pct: Option<f64>,
+}
+
+/// The `estimate` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Estimate {
+    /// Over every visitor judged.
+    #[serde(flatten)]
+    pub all: ErrorSummary,
+    /// Waits under `minRealWaitSeconds`, left out.
+    pub excluded_short_waits: u64,
+    pub min_real_wait_seconds: f64,
+    pub real_wait_p50_seconds: Option<f64>,
+    pub estimate_p50_seconds: Option<f64>,
+    /// Visitors who joined a minute or more after the sale opened.
+    pub after_first_minute: ErrorSummary,
+    pub histogram: ErrorHistogram,
+    pub note: String,
+}
+
+/// Visitors by estimate error, in bins of `binPct` from 0 (the last bin holds the rest).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorHistogram {
+    pub bin_pct: f64,
+    pub counts: Vec<u64>,
 }
 
 /// Estimate error figures of a set of (error %, signed error %) pairs.
-fn summary(errors: &[(f64, f64)]) -> Value {
+fn summary(errors: &[(f64, f64)]) -> ErrorSummary {
     let mut abs: Vec<f64> = errors.iter().map(|e| e.0).collect();
     abs.sort_by(f64::total_cmp);
     let mean_signed = if errors.is_empty() {
@@ -111,18 +201,18 @@ fn summary(errors: &[(f64, f64)]) -> Value {
     } else {
         Some(round(errors.iter().map(|e| e.1).sum::<f64>() / errors.len() as f64, 1))
     };
-    json!({
-        "samples": errors.len(),
-        "p50ErrorPct": quantile(&abs, 0.5).map(|x| round(x, 1)),
-        "p90ErrorPct": quantile(&abs, 0.9).map(|x| round(x, 1)),
-        "meanSignedErrorPct": mean_signed,
-    })
+    ErrorSummary {
+        samples: errors.len() as u64,
+        p50_error_pct: quantile(&abs, 0.5).map(|x| round(x, 1)),
+        p90_error_pct: quantile(&abs, 0.9).map(|x| round(x, 1)),
+        mean_signed_error_pct: mean_signed,
+    }
 }
 
 /// The `estimate` section: `estimatedWaitSeconds` at the join (for a pre-queue visitor, at its
 /// first `check` after the open) against the real wait from then to the tier-1 admission the
 /// visitor saw. `sale_open_s`: seconds from the start to the sale's open.
-pub fn estimate(outcomes: &[Outcome], sale_open_s: f64) -> Value {
+pub fn estimate(outcomes: &[Outcome], sale_open_s: f64) -> Estimate {
     let mut all = Vec::new();
     let mut later = Vec::new();
     let mut short = 0u64;
@@ -153,17 +243,18 @@ pub fn estimate(outcomes: &[Outcome], sale_open_s: f64) -> Value {
             *c += 1;
         }
     }
-    let mut v = summary(&all);
-    v["excludedShortWaits"] = json!(short);
-    v["minRealWaitSeconds"] = json!(MIN_REAL_WAIT_SECONDS);
-    v["realWaitP50Seconds"] = json!(quantile(&waits, 0.5).map(|x| round(x, 1)));
-    v["estimateP50Seconds"] = json!(quantile(&estimates, 0.5));
-    v["afterFirstMinute"] = summary(&later);
-    v["histogram"] = json!({"binPct": ERROR_BIN_PCT, "counts": counts});
-    v["note"] = json!(format!(
-        "estimatedWaitSeconds at the join against the real wait (join to the tier-1 admission the visitor saw); waits under {MIN_REAL_WAIT_SECONDS} s are left out (a percentage of a tiny wait means nothing); afterFirstMinute: joined {FIRST_MINUTE_SECONDS} s or more after the sale opened; signed error > 0: the estimate was too long"
-    ));
-    v
+    Estimate {
+        all: summary(&all),
+        excluded_short_waits: short,
+        min_real_wait_seconds: MIN_REAL_WAIT_SECONDS,
+        real_wait_p50_seconds: quantile(&waits, 0.5).map(|x| round(x, 1)),
+        estimate_p50_seconds: quantile(&estimates, 0.5),
+        after_first_minute: summary(&later),
+        histogram: ErrorHistogram { bin_pct: ERROR_BIN_PCT, counts },
+        note: format!(
+            "estimatedWaitSeconds at the join against the real wait (join to the tier-1 admission the visitor saw); waits under {MIN_REAL_WAIT_SECONDS} s are left out (a percentage of a tiny wait means nothing); afterFirstMinute: joined {FIRST_MINUTE_SECONDS} s or more after the sale opened; signed error > 0: the estimate was too long"
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -191,15 +282,15 @@ mod tests {
             Outcome::default(),         // never admitted
         ];
         let e = estimate(&outcomes, 0.0);
-        assert_eq!(e["samples"], 4);
-        assert_eq!(e["excludedShortWaits"], 1);
-        assert_eq!(e["afterFirstMinute"]["samples"], 2);
-        assert_eq!(e["afterFirstMinute"]["p50ErrorPct"], 900.0);
-        assert_eq!(e["p50ErrorPct"], 50.0);
-        let counts: Vec<u64> = serde_json::from_value(e["histogram"]["counts"].clone()).unwrap_or_default();
+        assert_eq!(e.all.samples, 4);
+        assert_eq!(e.excluded_short_waits, 1);
+        assert_eq!(e.after_first_minute.samples, 2);
+        assert_eq!(e.after_first_minute.p50_error_pct, Some(900.0));
+        assert_eq!(e.all.p50_error_pct, Some(50.0));
+        let counts = &e.histogram.counts;
         assert_eq!((counts[0], counts[2], counts[10], counts[20]), (1, 1, 1, 1));
         // The first minute is counted from the sale's open, not from the start.
-        assert_eq!(estimate(&outcomes, 20.0)["afterFirstMinute"]["samples"], 1);
+        assert_eq!(estimate(&outcomes, 20.0).after_first_minute.samples, 1);
     }
 
     #[test]

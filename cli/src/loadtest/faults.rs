@@ -156,6 +156,15 @@ impl ProxyStats {
     }
 }
 
+/// The AWS proxy's `GET /_vwr/stats`: calls per AWS operation (`x-amz-target`) and throttled
+/// writes since it started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ProxyReport {
+    pub calls: std::collections::BTreeMap<String, u64>,
+    pub throttled_writes: u64,
+}
+
 #[derive(Clone)]
 struct ProxyState {
     upstream: String,
@@ -329,10 +338,10 @@ pub async fn start_front_proxy(
 fn control(st: &ProxyState, req: &Request) -> Option<Response> {
     let path = req.uri().path().strip_prefix("/_vwr/")?;
     let res = match (req.method().as_str(), path.split('/').collect::<Vec<_>>().as_slice()) {
-        ("GET", ["stats"]) => axum::Json(serde_json::json!({
-            "calls": st.stats.calls(), "throttledWrites": st.stats.throttled()
-        }))
-        .into_response(),
+        ("GET", ["stats"]) => {
+            axum::Json(ProxyReport { calls: st.stats.calls(), throttled_writes: st.stats.throttled() })
+                .into_response()
+        }
         ("POST", ["fault", kind, state]) => {
             let kind = match *kind {
                 "dynamodb" => FaultKind::Dynamodb,
@@ -384,6 +393,28 @@ pub async fn start_proxy(
     Ok(())
 }
 
+/// One fault window as the report tells it (`faults[]`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FaultRecord {
+    /// `redis`, `dynamodb`, `sqs` or `check403`.
+    pub kind: String,
+    /// Seconds since the start.
+    pub started_at: f64,
+    pub ended_at: f64,
+    /// The stop command, the proxy or the front proxy took the fault on, and off again.
+    pub injected: bool,
+    pub recovered: bool,
+    /// `check403`: the 403s answered in place of vwr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responses: Option<u64>,
+    /// `redis`: what the probes saw ([`Outage::effect`]), and the probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Outage>,
+}
+
 /// A probe answered with a 503 within this much more than vwr's `/healthz` (asked just
 /// before, which needs no Redis: the load on vwr itself) saw Redis refuse the connection (the
 /// request dropped); later (vwr's Redis response timeout is 1 s by default) or not at all, Redis
@@ -392,7 +423,7 @@ pub const REFUSED_WITHIN_MS: u64 = 900;
 
 /// What vwr's tier 2 answered while a Redis fault lasted: its admin status (which reads Redis)
 /// probed 1 s after the stop command and every 2 s after that.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Outage {
     pub probes: u64,

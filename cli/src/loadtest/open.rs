@@ -10,40 +10,27 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::Method;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use vwr_tier1::draw::Seed;
 
+use super::admin::admin_call;
+use super::ctx::{self, Ctx};
+use super::options::{Curve, LoadOptions, arrival_of, tier1_config};
 use super::stats::{quantile, spearman};
-use super::visitor::{self, Ctx, Outcome};
-use super::{Curve, LoadOptions, admin_call, arrival_of, tier1_config};
+use super::visitor::Outcome;
 use crate::client::{Auth, HttpClient};
 
 /// The 1-s buckets after `openAt` in which the peak request rate is looked for.
 pub const OPEN_WINDOW_SECONDS: usize = 10;
 /// The tier-1 endpoints a waiting page calls (and the harness's re-check of admitted tickets).
-const TIER1: [&str; 4] = [visitor::ASSIGN, visitor::CHECK, visitor::STATUS, visitor::RECHECK];
+const TIER1: [&str; 4] = [ctx::ASSIGN, ctx::CHECK, ctx::STATUS, ctx::RECHECK];
 /// Every `check` request.
-const CHECKS: [&str; 2] = [visitor::CHECK, visitor::RECHECK];
+const CHECKS: [&str; 2] = [ctx::CHECK, ctx::RECHECK];
 
 /// Unix time in seconds, with the fraction.
 pub fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Refuses options the scenario cannot run with.
-pub fn validate(opts: &LoadOptions) -> Result<(), String> {
-    if opts.prequeue_seconds < 4 {
-        return Err("--prequeue-seconds must be at least 4 (the pre-queue opens 1 s after the start)".into());
-    }
-    if !(0.0..=1.0).contains(&opts.before_open_share) {
-        return Err("--before-open-share must be between 0 and 1".into());
-    }
-    if opts.no_show_rate > 0.0 {
-        // A no-show in the pre-queue would never learn its drawn position, and the draw could
-        // no longer be checked to be exactly 1..=P.
-        return Err("--no-show-rate is for --scenario steady".into());
-    }
-    Ok(())
 }
 
 /// The scheduled sale and who arrives when.
@@ -202,8 +189,113 @@ fn round(x: f64, places: i32) -> f64 {
     (x * m).round() / m
 }
 
+/// The `open` section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Open {
+    /// Unix seconds of the schedule.
+    pub prequeue_at: u64,
+    pub open_at: u64,
+    /// `openAt` in seconds since the start.
+    pub open_at_seconds: f64,
+    /// When the status document first showed the open, after `openAt`.
+    pub open_seen_after_seconds: Option<f64>,
+    pub before_open_visitors: u64,
+    pub after_open_visitors: u64,
+    /// Visitors whose `assign` answered `prequeue`.
+    pub prequeue_joins: u64,
+    pub prequeue_size_before_open: Option<u64>,
+    /// P.
+    pub prequeue_size: Option<u64>,
+    pub sealed_counts: Option<Vec<u64>>,
+    pub seed_commitment: Option<String>,
+    pub seed: Option<String>,
+    /// The commitment before the open was the schedule's, and the revealed seed hashes to it.
+    pub commitment_ok: bool,
+    pub positions: Positions,
+    pub rates: OpenRates,
+    /// Seconds from `openAt` to the pre-queue visitors' first `check`.
+    pub first_check_after_open: FirstChecks,
+    /// Status document reads of the pre-queue visitors.
+    pub status_reads: u64,
+    /// Draw violations: they join the safety counters.
+    pub violations: u64,
+}
+
+/// The drawn positions, or why they could not be judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Positions {
+    Drawn(Drawn),
+    /// The status document never revealed P.
+    Unjudged {
+        ok: bool,
+        reason: String,
+    },
+}
+
+impl Positions {
+    /// Positions 1..=P exactly, once each, everyone after the open behind them.
+    pub fn ok(&self) -> bool {
+        match self {
+            Self::Drawn(d) => d.ok,
+            Self::Unjudged { ok, .. } => *ok,
+        }
+    }
+
+    pub fn drawn(&self) -> Option<&Drawn> {
+        match self {
+            Self::Drawn(d) => Some(d),
+            Self::Unjudged { .. } => None,
+        }
+    }
+}
+
+/// The draw as the visitors saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drawn {
+    pub ok: bool,
+    /// Pre-queue visitors who saw a position in 1..=P.
+    pub drawn: u64,
+    pub missing: u64,
+    pub duplicates: u64,
+    /// Pre-queue visitors who never learned their position.
+    pub unobserved: u64,
+    /// Pre-queue answers after the seal (positions beyond P).
+    pub late_sealed_joins: u64,
+    pub post_open_joins: u64,
+    pub post_open_at_or_below_p: u64,
+    /// Rank correlation of pre-queue arrival and drawn position (about 0 for a fair draw).
+    pub spearman_arrival_vs_position: Option<f64>,
+}
+
+/// The request rates right after `openAt` against the mean of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenRates {
+    pub window_seconds: u64,
+    pub peak_per_second: u64,
+    pub peak_checks_per_second: u64,
+    pub mean_per_second: f64,
+    pub mean_checks_per_second: f64,
+    pub peak_to_mean: Option<f64>,
+    /// 1-s buckets from `openAt`.
+    pub per_second: Vec<u64>,
+    pub checks_per_second: Vec<u64>,
+}
+
+/// Quantiles of the pre-queue visitors' first `check` after `openAt`, in seconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FirstChecks {
+    pub p50_seconds: Option<f64>,
+    pub p99_seconds: Option<f64>,
+    pub max_seconds: Option<f64>,
+}
+
 /// The `open` section of the report; its `violations` join the safety counters.
-pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], elapsed: f64) -> Value {
+pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], elapsed: f64) -> Open {
     let mut violations = 0u64;
 
     // Commit and reveal: the commitment shown before the open is the schedule's, and the
@@ -235,7 +327,7 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
     let positions = match w.prequeue_size {
         None => {
             violations += 1;
-            json!({"ok": false, "reason": "the status document never revealed P"})
+            Positions::Unjudged { ok: false, reason: "the status document never revealed P".to_owned() }
         }
         Some(p) => {
             let drawn: Vec<&Outcome> =
@@ -252,16 +344,16 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
             violations += post_at_or_below;
             let pairs: Vec<(f64, f64)> =
                 drawn.iter().filter_map(|o| o.position.map(|x| (o.joined_s, x as f64))).collect();
-            json!({
-                "ok": missing == 0 && duplicates == 0 && zero == 0 && post_at_or_below == 0 && unobserved == 0,
-                "drawn": drawn.len(),
-                "missing": missing,
-                "duplicates": duplicates,
-                "unobserved": unobserved,
-                "lateSealedJoins": pre.iter().filter(|o| o.position.is_some_and(|x| x > p)).count(),
-                "postOpenJoins": post.len(),
-                "postOpenAtOrBelowP": post_at_or_below,
-                "spearmanArrivalVsPosition": spearman(&pairs).map(|r| round(r, 4)),
+            Positions::Drawn(Drawn {
+                ok: missing == 0 && duplicates == 0 && zero == 0 && post_at_or_below == 0 && unobserved == 0,
+                drawn: drawn.len() as u64,
+                missing,
+                duplicates,
+                unobserved,
+                late_sealed_joins: pre.iter().filter(|o| o.position.is_some_and(|x| x > p)).count() as u64,
+                post_open_joins: post.len() as u64,
+                post_open_at_or_below_p: post_at_or_below,
+                spearman_arrival_vs_position: spearman(&pairs).map(|r| round(r, 4)),
             })
         }
     };
@@ -280,97 +372,39 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
     first.sort_by(f64::total_cmp);
     let q = |x: f64| quantile(&first, x).map(|v| round(v, 2));
 
-    json!({
-        "prequeueAt": plan.prequeue_at,
-        "openAt": plan.open_at,
-        "openAtSeconds": round(plan.open_offset, 2),
-        "openSeenAfterSeconds": w.opened_s.map(|t| round(t - plan.open_offset, 2)),
-        "beforeOpenVisitors": plan.before_open,
-        "afterOpenVisitors": plan.after_open,
-        "prequeueJoins": pre.len(),
-        "prequeueSizeBeforeOpen": w.size_before_open,
-        "prequeueSize": w.prequeue_size,
-        "sealedCounts": w.sealed_counts,
-        "seedCommitment": plan.commitment,
-        "seed": w.seed,
-        "commitmentOk": commitment_ok,
-        "positions": positions,
-        "rates": {
-            "windowSeconds": OPEN_WINDOW_SECONDS,
-            "peakPerSecond": peak,
-            "peakChecksPerSecond": peak_checks,
-            "meanPerSecond": round(mean, 1),
-            "meanChecksPerSecond": round(mean_checks, 1),
-            "peakToMean": (mean > 0.0).then(|| round(peak as f64 / mean, 2)),
-            "perSecond": per_second,
-            "checksPerSecond": checks_per_second,
+    Open {
+        prequeue_at: plan.prequeue_at,
+        open_at: plan.open_at,
+        open_at_seconds: round(plan.open_offset, 2),
+        open_seen_after_seconds: w.opened_s.map(|t| round(t - plan.open_offset, 2)),
+        before_open_visitors: plan.before_open,
+        after_open_visitors: plan.after_open,
+        prequeue_joins: pre.len() as u64,
+        prequeue_size_before_open: w.size_before_open,
+        prequeue_size: w.prequeue_size,
+        sealed_counts: w.sealed_counts.clone(),
+        seed_commitment: plan.commitment.clone(),
+        seed: w.seed.clone(),
+        commitment_ok,
+        positions,
+        rates: OpenRates {
+            window_seconds: OPEN_WINDOW_SECONDS as u64,
+            peak_per_second: peak,
+            peak_checks_per_second: peak_checks,
+            mean_per_second: round(mean, 1),
+            mean_checks_per_second: round(mean_checks, 1),
+            peak_to_mean: (mean > 0.0).then(|| round(peak as f64 / mean, 2)),
+            per_second,
+            checks_per_second,
         },
-        "firstCheckAfterOpen": {"p50Seconds": q(0.5), "p99Seconds": q(0.99), "maxSeconds": q(1.0)},
-        "statusReads": pre.iter().map(|o| o.status_polls).sum::<u64>(),
-        "violations": violations,
-    })
-}
-
-/// The human report's `open` section.
-#[allow(clippy::print_stdout)]
-pub fn print(o: &Value) {
-    let f = |v: &Value| match v {
-        Value::Null => "–".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let ok = |v: &Value| if v == &Value::Bool(true) { "ok" } else { "FAILED" };
-    let p = &o["positions"];
-    let r = &o["rates"];
-    println!(
-        "\nopen: openAt at {} s (seen open {} s later); {} visitors arrived before it, {} after",
-        f(&o["openAtSeconds"]),
-        f(&o["openSeenAfterSeconds"]),
-        f(&o["beforeOpenVisitors"]),
-        f(&o["afterOpenVisitors"])
-    );
-    println!(
-        "pre-queue: P = {} (sealed counts {}), {} pre-queue answers; positions 1..=P: {} ({} drawn, {} missing, {} duplicates, {} never seen, {} joined after the seal)",
-        f(&o["prequeueSize"]),
-        f(&o["sealedCounts"]),
-        f(&o["prequeueJoins"]),
-        ok(&p["ok"]),
-        f(&p["drawn"]),
-        f(&p["missing"]),
-        f(&p["duplicates"]),
-        f(&p["unobserved"]),
-        f(&p["lateSealedJoins"])
-    );
-    println!(
-        "post-open joins: {}, at or below P: {}; Spearman rank correlation of pre-queue arrival and drawn position: {} (≈ 0 when fair)",
-        f(&p["postOpenJoins"]),
-        f(&p["postOpenAtOrBelowP"]),
-        f(&p["spearmanArrivalVsPosition"])
-    );
-    println!(
-        "draw: seed commitment {} before the open; revealed seed {}: {}",
-        f(&o["seedCommitment"]),
-        f(&o["seed"]),
-        ok(&o["commitmentOk"])
-    );
-    println!(
-        "load in the {} s after openAt (1-s buckets): peak {} requests/s to assign+check+status ({} checks/s) vs mean {} ({} checks/s) over the run, × {}",
-        f(&r["windowSeconds"]),
-        f(&r["peakPerSecond"]),
-        f(&r["peakChecksPerSecond"]),
-        f(&r["meanPerSecond"]),
-        f(&r["meanChecksPerSecond"]),
-        f(&r["peakToMean"])
-    );
-    println!("  per second: {}; checks: {}", f(&r["perSecond"]), f(&r["checksPerSecond"]));
-    let c = &o["firstCheckAfterOpen"];
-    println!(
-        "first check after openAt: p50 {} s, p99 {} s, max {} s; status document reads before the open: {}",
-        f(&c["p50Seconds"]),
-        f(&c["p99Seconds"]),
-        f(&c["maxSeconds"]),
-        f(&o["statusReads"])
-    );
+        first_check_after_open: FirstChecks {
+            p50_seconds: q(0.5),
+            p99_seconds: q(0.99),
+            max_seconds: q(1.0),
+        },
+        status_reads: pre.iter().map(|o| o.status_polls).sum::<u64>(),
+        violations,
+    }
 }
 
 #[cfg(test)]

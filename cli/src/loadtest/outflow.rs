@@ -8,7 +8,8 @@
 //! docs/outflow.md#targetarrivals) until the line is empty (everyone who joined is served; from
 //! then on arrivals, not the advancer, set the flow) or the last sample.
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::series::Point;
 use super::visitor::Outcome;
@@ -56,8 +57,50 @@ fn no_show_share(outcomes: &[Outcome], from: u64, to: u64) -> Option<f64> {
     Some(round(1.0 - redeemed.min(to - from) as f64 / (to - from) as f64, 4))
 }
 
+/// The `outflow` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outflow {
+    /// `--target-per-minute` in `target-arrivals` mode.
+    pub target_per_minute: Option<u64>,
+    /// Over the steady part (`null` when it is shorter than [`MIN_STEADY_SECONDS`]).
+    pub redeemed_per_minute: Option<f64>,
+    pub served_per_minute: Option<f64>,
+    pub no_show_share: Option<f64>,
+    /// Redeemed per minute against the target, in percent.
+    pub deviation_pct: Option<f64>,
+    /// The worst whole minute of the steady part against the target, in percent.
+    pub worst_minute_deviation_pct: Option<f64>,
+    pub steady: Steady,
+    /// From the first sample to the last (`null` without samples).
+    pub whole_run: Option<WholeRun>,
+    /// The admin status's `outflow` figures at the end of the steady part, as the server
+    /// answered them (docs/outflow.md).
+    pub server: Option<Value>,
+    pub note: String,
+}
+
+/// The steady part of the run, in seconds since the start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Steady {
+    pub from_seconds: Option<f64>,
+    pub to_seconds: Option<f64>,
+    pub seconds: f64,
+    pub first_served_seconds: Option<f64>,
+}
+
+/// The outflow of the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WholeRun {
+    pub served: u64,
+    pub redeemed: u64,
+    pub no_show_share: Option<f64>,
+}
+
 /// The `outflow` section from the samples, the visitors' outcomes and the target (if any).
-pub fn report(points: &[Point], outcomes: &[Outcome], target: Option<u64>) -> Value {
+pub fn report(points: &[Point], outcomes: &[Outcome], target: Option<u64>) -> Outflow {
     let samples: Vec<At> = points.iter().filter_map(at).collect();
     let first_served = samples.iter().find(|s| s.served > 0).map(|s| s.t);
     let from = first_served.map(|t| t + WARM_UP_SECONDS);
@@ -101,38 +144,38 @@ pub fn report(points: &[Point], outcomes: &[Outcome], target: Option<u64>) -> Va
         worst.map(|w| round(w, 1))
     });
     let whole = match (samples.first(), samples.last()) {
-        (Some(a), Some(b)) => json!({
-            "served": b.served.saturating_sub(a.served),
-            "redeemed": b.redeemed.saturating_sub(a.redeemed),
-            "noShowShare": no_show_share(outcomes, a.served, b.served),
+        (Some(a), Some(b)) => Some(WholeRun {
+            served: b.served.saturating_sub(a.served),
+            redeemed: b.redeemed.saturating_sub(a.redeemed),
+            no_show_share: no_show_share(outcomes, a.served, b.served),
         }),
-        _ => Value::Null,
+        _ => None,
     };
     let server = end
         .and_then(|b| points.iter().filter(|p| at(p).is_some()).nth(b))
         .and_then(|p| p.server_outflow.clone());
-    json!({
-        "targetPerMinute": target,
-        "redeemedPerMinute": redeemed,
-        "servedPerMinute": served,
-        "noShowShare": share,
-        "deviationPct": match (redeemed, target) {
+    Outflow {
+        target_per_minute: target,
+        redeemed_per_minute: redeemed,
+        served_per_minute: served,
+        no_show_share: share,
+        deviation_pct: match (redeemed, target) {
             (Some(r), Some(t)) if t > 0 => Some(round((r / t as f64 - 1.0) * 100.0, 1)),
             _ => None,
         },
-        "worstMinuteDeviationPct": worst,
-        "steady": {
-            "fromSeconds": first.map(|s| round(s.t, 1)),
-            "toSeconds": last.map(|s| round(s.t, 1)),
-            "seconds": round(seconds, 1),
-            "firstServedSeconds": first_served.map(|t| round(t, 1)),
+        worst_minute_deviation_pct: worst,
+        steady: Steady {
+            from_seconds: first.map(|s| round(s.t, 1)),
+            to_seconds: last.map(|s| round(s.t, 1)),
+            seconds: round(seconds, 1),
+            first_served_seconds: first_served.map(|t| round(t, 1)),
         },
-        "wholeRun": whole,
-        "server": server,
-        "note": format!(
+        whole_run: whole,
+        server,
+        note: format!(
             "steady part: from {WARM_UP_SECONDS} s after the first served position until the line is empty (rates null under {MIN_STEADY_SECONDS} s); redeemed = first admitted checks as tier 1 counts them; noShowShare = served positions of the steady part whose visitor never collected a token; server = the admin status's outflow figures at the end of the steady part"
         ),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -172,26 +215,26 @@ mod tests {
     fn the_steady_part_runs_from_a_minute_after_the_first_step_until_the_line_is_empty() {
         let (points, outcomes) = run();
         let r = report(&points, &outcomes, Some(1_200));
-        assert_eq!(r["steady"]["firstServedSeconds"], 11.0);
-        assert_eq!(r["steady"]["fromSeconds"], 71.0);
-        assert_eq!(r["steady"]["toSeconds"], 150.0);
-        assert_eq!(r["redeemedPerMinute"], 1_200.0);
-        assert_eq!(r["servedPerMinute"], 1_800.0);
-        assert_eq!(r["deviationPct"], 0.0);
-        assert_eq!(r["worstMinuteDeviationPct"], 0.0);
-        let share = r["noShowShare"].as_f64().unwrap();
+        assert_eq!(r.steady.first_served_seconds, Some(11.0));
+        assert_eq!(r.steady.from_seconds, Some(71.0));
+        assert_eq!(r.steady.to_seconds, Some(150.0));
+        assert_eq!(r.redeemed_per_minute, Some(1_200.0));
+        assert_eq!(r.served_per_minute, Some(1_800.0));
+        assert_eq!(r.deviation_pct, Some(0.0));
+        assert_eq!(r.worst_minute_deviation_pct, Some(0.0));
+        let share = r.no_show_share.unwrap();
         assert!((share - 1.0 / 3.0).abs() < 0.001, "{share}");
-        assert_eq!(r["wholeRun"]["served"], 4_200);
+        assert_eq!(r.whole_run.unwrap().served, 4_200);
     }
 
     #[test]
     fn a_short_run_has_no_steady_rates_and_fixed_mode_no_target() {
         let (points, outcomes) = run();
         let r = report(&points[..80], &outcomes, None);
-        assert_eq!(r["redeemedPerMinute"], Value::Null, "9 s of steady part");
-        assert_eq!(r["targetPerMinute"], Value::Null);
-        assert_eq!(r["deviationPct"], Value::Null);
-        assert!(r["wholeRun"]["noShowShare"].as_f64().is_some());
-        assert_eq!(report(&[], &[], Some(5))["steady"]["seconds"], 0.0);
+        assert_eq!(r.redeemed_per_minute, None, "9 s of steady part");
+        assert_eq!(r.target_per_minute, None);
+        assert_eq!(r.deviation_pct, None);
+        assert!(r.whole_run.unwrap().no_show_share.is_some());
+        assert_eq!(report(&[], &[], Some(5)).steady.seconds, 0.0);
     }
 }

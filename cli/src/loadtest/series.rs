@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::Method;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::admin_call;
+use super::admin::admin_call;
 use super::cost::Calls;
+use super::ctx::Ctx;
 use super::stats::Counters;
-use super::visitor::Ctx;
 use crate::client::Auth;
 
 /// One sample.
@@ -78,9 +79,33 @@ fn round(x: f64, places: i32) -> f64 {
 /// that a change shows, and centred on each sample, so that it shows when it happened.
 pub const RATE_WINDOW_SECONDS: f64 = 30.0;
 
-/// Per minute over the [`RATE_WINDOW_SECONDS`] centred on each sample (`null` where fewer than
+/// The `series` section: one array per quantity, aligned on `seconds`; rates per second are
+/// over the interval before each sample (`null` at the first).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Series {
+    /// Seconds since the start of each sample.
+    pub seconds: Vec<f64>,
+    /// Tier 1's admin status (`null` where the read failed).
+    pub waiting: Vec<Option<u64>>,
+    pub serving_counter: Vec<Option<u64>>,
+    pub redeemed: Vec<Option<u64>>,
+    /// Tier-1 admissions the visitors had seen.
+    pub admitted_tier1: Vec<u64>,
+    /// Tier-2 active users.
+    pub active_tier2: Vec<u64>,
+    pub tier1_calls_per_second: Vec<Option<f64>>,
+    pub status_fetches_per_second: Vec<Option<f64>>,
+    pub origin_status_fetches_per_second: Vec<Option<f64>>,
+    /// The window of the per-minute rates below.
+    pub rate_window_seconds: f64,
+    pub served_per_minute: Vec<Option<f64>>,
+    pub redeemed_per_minute: Vec<Option<f64>>,
+}
+
+/// Per minute over the [`RATE_WINDOW_SECONDS`] centred on each sample (`None` where fewer than
 /// half a window of samples surround it, and where a value is missing).
-fn per_minute(points: &[Point], pick: fn(&Point) -> Option<u64>) -> Vec<Value> {
+fn per_minute(points: &[Point], pick: fn(&Point) -> Option<u64>) -> Vec<Option<f64>> {
     let half = RATE_WINDOW_SECONDS / 2.0;
     let (mut lo, mut hi) = (0, 0);
     points
@@ -95,45 +120,43 @@ fn per_minute(points: &[Point], pick: fn(&Point) -> Option<u64>) -> Vec<Value> {
             let (a, b) = (points.get(lo)?, points.get(hi)?);
             let dt = b.t - a.t;
             let (then, now) = (pick(a)?, pick(b)?);
-            (dt >= half).then(|| json!(round(now.saturating_sub(then) as f64 / dt * 60.0, 1)))
+            (dt >= half).then(|| round(now.saturating_sub(then) as f64 / dt * 60.0, 1))
         })
-        .map(|v: Option<Value>| v.unwrap_or(Value::Null))
         .collect()
 }
 
-/// The `series` section: one array per quantity, aligned on `seconds`; rates per second are
-/// over the interval before each sample.
-pub fn to_json(points: &[Point]) -> Value {
-    let rate = |pick: fn(&Calls) -> u64| -> Vec<Value> {
+/// The `series` section of the samples.
+pub fn series(points: &[Point]) -> Series {
+    let rate = |pick: fn(&Calls) -> u64| -> Vec<Option<f64>> {
         let mut prev: Option<&Point> = None;
         points
             .iter()
             .map(|p| {
                 let v = match prev {
                     Some(q) if p.t > q.t => {
-                        json!(round(pick(&p.calls).saturating_sub(pick(&q.calls)) as f64 / (p.t - q.t), 2))
+                        Some(round(pick(&p.calls).saturating_sub(pick(&q.calls)) as f64 / (p.t - q.t), 2))
                     }
-                    _ => Value::Null,
+                    _ => None,
                 };
                 prev = Some(p);
                 v
             })
             .collect()
     };
-    json!({
-        "seconds": points.iter().map(|p| round(p.t, 2)).collect::<Vec<_>>(),
-        "waiting": points.iter().map(|p| p.waiting).collect::<Vec<_>>(),
-        "servingCounter": points.iter().map(|p| p.serving_counter).collect::<Vec<_>>(),
-        "redeemed": points.iter().map(|p| p.redeemed).collect::<Vec<_>>(),
-        "admittedTier1": points.iter().map(|p| p.admitted_tier1).collect::<Vec<_>>(),
-        "activeTier2": points.iter().map(|p| p.active_tier2).collect::<Vec<_>>(),
-        "tier1CallsPerSecond": rate(Calls::tier1),
-        "statusFetchesPerSecond": rate(Calls::status_fetches),
-        "originStatusFetchesPerSecond": rate(Calls::status_origin),
-        "rateWindowSeconds": RATE_WINDOW_SECONDS,
-        "servedPerMinute": per_minute(points, |p| p.serving_counter),
-        "redeemedPerMinute": per_minute(points, |p| p.redeemed),
-    })
+    Series {
+        seconds: points.iter().map(|p| round(p.t, 2)).collect(),
+        waiting: points.iter().map(|p| p.waiting).collect(),
+        serving_counter: points.iter().map(|p| p.serving_counter).collect(),
+        redeemed: points.iter().map(|p| p.redeemed).collect(),
+        admitted_tier1: points.iter().map(|p| p.admitted_tier1).collect(),
+        active_tier2: points.iter().map(|p| p.active_tier2).collect(),
+        tier1_calls_per_second: rate(Calls::tier1),
+        status_fetches_per_second: rate(Calls::status_fetches),
+        origin_status_fetches_per_second: rate(Calls::status_origin),
+        rate_window_seconds: RATE_WINDOW_SECONDS,
+        served_per_minute: per_minute(points, |p| p.serving_counter),
+        redeemed_per_minute: per_minute(points, |p| p.redeemed),
+    }
 }
 
 #[cfg(test)]
@@ -148,11 +171,11 @@ mod tests {
             calls: Calls { status_hits: hits, status_misses: misses, ..Calls::default() },
             ..Point::default()
         };
-        let v = to_json(&[p(1.0, 0, 0), p(2.0, 90, 1), p(4.0, 290, 3)]);
-        assert_eq!(v["seconds"], json!([1.0, 2.0, 4.0]));
-        assert_eq!(v["statusFetchesPerSecond"], json!([null, 91.0, 101.0]));
-        assert_eq!(v["originStatusFetchesPerSecond"], json!([null, 1.0, 1.0]));
-        assert_eq!(v["waiting"], json!([5, 5, 5]));
+        let v = series(&[p(1.0, 0, 0), p(2.0, 90, 1), p(4.0, 290, 3)]);
+        assert_eq!(v.seconds, [1.0, 2.0, 4.0]);
+        assert_eq!(v.status_fetches_per_second, [None, Some(91.0), Some(101.0)]);
+        assert_eq!(v.origin_status_fetches_per_second, [None, Some(1.0), Some(1.0)]);
+        assert_eq!(v.waiting, [Some(5), Some(5), Some(5)]);
     }
 
     #[test]
@@ -167,15 +190,15 @@ mod tests {
                 ..Point::default()
             })
             .collect();
-        let v = to_json(&points);
-        let served = v["servedPerMinute"].as_array().unwrap().clone();
-        assert_eq!(served[0], json!(120.0), "half a window, after the sample");
-        assert_eq!(served[5], json!(120.0));
-        assert_eq!(served[20], json!(180.0), "the change shows where it happened");
-        assert_eq!(served[40], json!(240.0));
-        assert_eq!(served[60], json!(240.0));
-        let redeemed = v["redeemedPerMinute"].as_array().unwrap().clone();
-        assert_eq!((&redeemed[15], &redeemed[45]), (&Value::Null, &Value::Null), "a window's end is missing");
-        assert_eq!((&redeemed[30], &redeemed[50]), (&json!(60.0), &json!(60.0)));
+        let v = series(&points);
+        let served = &v.served_per_minute;
+        assert_eq!(served[0], Some(120.0), "half a window, after the sample");
+        assert_eq!(served[5], Some(120.0));
+        assert_eq!(served[20], Some(180.0), "the change shows where it happened");
+        assert_eq!(served[40], Some(240.0));
+        assert_eq!(served[60], Some(240.0));
+        let redeemed = &v.redeemed_per_minute;
+        assert_eq!((redeemed[15], redeemed[45]), (None, None), "a window's end is missing");
+        assert_eq!((redeemed[30], redeemed[50]), (Some(60.0), Some(60.0)));
     }
 }

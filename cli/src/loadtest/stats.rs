@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Latencies (µs) per endpoint.
 #[derive(Default)]
@@ -13,7 +13,7 @@ pub struct Latencies {
 }
 
 /// p50/p95/p99 of one endpoint, in milliseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Percentiles {
     pub requests: u64,

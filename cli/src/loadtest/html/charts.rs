@@ -1,0 +1,313 @@
+//! The page's charts: inline SVG drawn from numbers (line charts over the run's seconds,
+//! grouped bars, histograms), and the escaping and number formatting the page shares.
+
+use std::fmt::Write as _;
+
+// Each chart is drawn for half the page's width (two per row, one on a narrow screen).
+const WIDTH: f64 = 560.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 58.0;
+const RIGHT: f64 = 14.0;
+const TOP: f64 = 14.0;
+const BOTTOM: f64 = 64.0;
+const PALETTE: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"];
+
+/// Escapes text for HTML and SVG.
+pub(super) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A number for people: integers as they are, others to at most 3 decimals.
+pub(super) fn fmt_f(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        let s = format!("{x:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+/// A round step for about `ticks` intervals over `range`.
+fn nice_step(range: f64, ticks: f64) -> f64 {
+    let raw = range / ticks;
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let n = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    n * mag
+}
+
+/// 0..=hi rounded up to a step, and the step.
+pub(super) fn axis(max: f64) -> (f64, f64) {
+    if max.is_nan() || max <= 0.0 {
+        return (1.0, 1.0);
+    }
+    let step = nice_step(max, 5.0);
+    let hi = ((max / step).ceil() * step).max(step);
+    (hi, step)
+}
+
+fn svg_open(label: &str) -> String {
+    format!(
+        "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"{}\" preserveAspectRatio=\"xMidYMid meet\">",
+        esc(label)
+    )
+}
+
+/// Horizontal grid lines and y tick labels over `0..=hi`.
+fn y_grid(out: &mut String, hi: f64, step: f64, y_label: &str) {
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let mut v = 0.0;
+    while v <= hi + step / 2.0 {
+        let y = TOP + plot_h * (1.0 - v / hi);
+        let _ = write!(
+            out,
+            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_f(v)
+        );
+        v += step;
+    }
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{:.1}\"/><text x=\"14\" y=\"{:.1}\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
+        HEIGHT - BOTTOM,
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0,
+        esc(y_label)
+    );
+}
+
+fn legend(series: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (name, color) in series {
+        let _ = write!(
+            out,
+            "<span class=\"key\"><span class=\"sw\" style=\"background:{color}\"></span>{}</span>",
+            esc(name)
+        );
+    }
+    out
+}
+
+/// One named series of a line chart.
+pub(super) struct Line<'a> {
+    pub name: &'a str,
+    pub ys: Vec<Option<f64>>,
+}
+
+/// A line chart of series over `xs` (seconds); gaps where a value is missing; `marks` are
+/// labelled vertical lines at given seconds.
+pub(super) fn line_chart(
+    title: &str,
+    xs: &[Option<f64>],
+    lines: &[Line<'_>],
+    marks: &[(f64, &str)],
+    y_label: &str,
+    caption: &str,
+) -> String {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let x_max = xs.iter().flatten().copied().fold(0.0, f64::max);
+    let y_max = lines.iter().flat_map(|l| l.ys.iter().flatten().copied()).fold(0.0, f64::max);
+    let (xhi, xstep) = axis(x_max);
+    let (yhi, ystep) = axis(y_max);
+    let mut out = format!("<figure><h3>{}</h3>{}", esc(title), svg_open(title));
+    y_grid(&mut out, yhi, ystep, y_label);
+    let mut v = 0.0;
+    while v <= xhi + xstep / 2.0 {
+        let x = LEFT + plot_w * v / xhi;
+        let _ = write!(
+            out,
+            "<line class=\"grid\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            HEIGHT - BOTTOM,
+            HEIGHT - BOTTOM + 16.0,
+            fmt_f(v)
+        );
+        v += xstep;
+    }
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">seconds since the start</text>",
+        HEIGHT - BOTTOM,
+        WIDTH - RIGHT,
+        HEIGHT - BOTTOM,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 12.0
+    );
+    for (x, label) in marks.iter().filter(|m| m.0 >= 0.0 && m.0 <= xhi) {
+        let x = LEFT + plot_w * x / xhi;
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            HEIGHT - BOTTOM,
+            x + 3.0,
+            TOP + 11.0,
+            esc(label)
+        );
+    }
+    let mut keys = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        keys.push((l.name, color));
+        let mut run: Vec<String> = Vec::new();
+        let flush = |run: &mut Vec<String>, out: &mut String| {
+            if run.len() > 1 {
+                let _ = write!(
+                    out,
+                    "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
+                    run.join(" ")
+                );
+            }
+            run.clear();
+        };
+        for (x, y) in xs.iter().zip(&l.ys) {
+            match (x, y) {
+                (Some(x), Some(y)) => {
+                    run.push(format!("{:.1},{:.1}", LEFT + plot_w * x / xhi, TOP + plot_h * (1.0 - y / yhi)));
+                }
+                _ => flush(&mut run, &mut out),
+            }
+        }
+        flush(&mut run, &mut out);
+    }
+    let _ = write!(out, "</svg><figcaption>{} {}</figcaption></figure>", legend(&keys), esc(caption));
+    out
+}
+
+/// Grouped bars: one group of bars per category, one bar per series.
+pub(super) fn bar_chart(
+    title: &str,
+    categories: &[String],
+    series: &[(&str, Vec<f64>)],
+    y_label: &str,
+    caption: &str,
+) -> String {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let y_max = series.iter().flat_map(|s| s.1.iter().copied()).fold(0.0, f64::max);
+    let (yhi, ystep) = axis(y_max);
+    let mut out = format!("<figure><h3>{}</h3>{}", esc(title), svg_open(title));
+    y_grid(&mut out, yhi, ystep, y_label);
+    let n = categories.len().max(1) as f64;
+    let slot = plot_w / n;
+    let bar = (slot * 0.8) / series.len().max(1) as f64;
+    for (c, name) in categories.iter().enumerate() {
+        let x0 = LEFT + slot * c as f64 + slot * 0.1;
+        for (k, (_, vals)) in series.iter().enumerate() {
+            let v = vals.get(c).copied().unwrap_or(0.0).max(0.0);
+            let h = plot_h * v / yhi;
+            let _ = write!(
+                out,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
+                x0 + bar * k as f64,
+                TOP + plot_h - h,
+                (bar - 1.0).max(1.0),
+                PALETTE[k % PALETTE.len()],
+                esc(name),
+                esc(series[k].0),
+                fmt_f(v)
+            );
+        }
+        let (x, y) = (LEFT + slot * (c as f64 + 0.5), HEIGHT - BOTTOM + 14.0);
+        let _ = write!(
+            out,
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"end\" transform=\"rotate(-30 {x:.1} {y:.1})\">{}</text>",
+            esc(name)
+        );
+    }
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/>",
+        HEIGHT - BOTTOM,
+        WIDTH - RIGHT,
+        HEIGHT - BOTTOM
+    );
+    let keys: Vec<(&str, &str)> =
+        series.iter().enumerate().map(|(k, s)| (s.0, PALETTE[k % PALETTE.len()])).collect();
+    let _ = write!(out, "</svg><figcaption>{} {}</figcaption></figure>", legend(&keys), esc(caption));
+    out
+}
+
+/// A histogram of `counts` in bins of `width` from 0 (the last bin open-ended when `open_end`).
+pub(super) fn histogram(
+    title: &str,
+    width: f64,
+    counts: &[u64],
+    unit: &str,
+    open_end: bool,
+    caption: &str,
+) -> String {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let y_max = counts.iter().copied().max().unwrap_or(0) as f64;
+    let (yhi, ystep) = axis(y_max);
+    let mut out = format!("<figure><h3>{}</h3>{}", esc(title), svg_open(title));
+    y_grid(&mut out, yhi, ystep, "visitors");
+    let n = counts.len().max(1);
+    let slot = plot_w / n as f64;
+    let every = n.div_ceil(12).max(1);
+    for (i, c) in counts.iter().enumerate() {
+        let h = plot_h * *c as f64 / yhi;
+        let (lo, hi) = (width * i as f64, width * (i + 1) as f64);
+        let range = if open_end && i + 1 == n {
+            format!("≥ {} {unit}", fmt_f(lo))
+        } else {
+            format!("{}–{} {unit}", fmt_f(lo), fmt_f(hi))
+        };
+        let _ = write!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"{}\"><title>{}: {c}</title></rect>",
+            LEFT + slot * i as f64 + 0.5,
+            TOP + plot_h - h,
+            (slot - 1.0).max(1.0),
+            PALETTE[0],
+            esc(&range)
+        );
+        if i % every == 0 {
+            let label = if open_end && i + 1 == n { format!("≥{}", fmt_f(lo)) } else { fmt_f(lo) };
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                LEFT + slot * i as f64,
+                HEIGHT - BOTTOM + 16.0,
+                esc(&label)
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text></svg><figcaption>{}</figcaption></figure>",
+        HEIGHT - BOTTOM,
+        WIDTH - RIGHT,
+        HEIGHT - BOTTOM,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 12.0,
+        esc(unit),
+        esc(caption)
+    );
+    out
+}
