@@ -332,11 +332,12 @@ TIER1_MASTER_ENV = ("VWR_TIER1_KEYS", "VWR_TIER1_KEYS_SECRET_ID")
 # Partition keys of the table (functions/tier1-store/src/dynamo.rs, tier2/tier2-store/src/registry.rs):
 # (code file, format in the code, a sample key). The tier-2 roles may write only the registration.
 TIER1_ITEM_KEYS = [
-    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}")', "EVT#e1"),
-    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#S#{k}")', "EVT#e1#S#3"),
-    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#R#{position}")', "EVT#e1#R#42"),
-    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#A#{account}")', "EVT#e1#A#9f86d081884c7d65"),
-    ("functions/tier1-store/src/dynamo.rs", 'format!("EVT#{e}#AUDIT")', "EVT#e1#AUDIT"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}")', "EVT#e1"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#S#")', "EVT#e1#S#3"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#R#{position}")', "EVT#e1#R#42"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#A#{account}")', "EVT#e1#A#9f86d081884c7d65"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#U#{digest}")', "EVT#e1#U#9f86d081884c7d65"),
+    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#AUDIT")', "EVT#e1#AUDIT"),
 ]
 REGISTRATION_KEY = ("tier2/tier2-store/src/registry.rs", 'format!("EVT#{event}#T2")', "EVT#e1#T2")
 DYNAMO_WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
