@@ -1,6 +1,6 @@
 //! Key rings of both tiers ([`KeyRing`]): HMAC keys for tier-1 tokens and tickets, P-256 keys
 //! for tier-2 entry tokens. Several keys by `kid`, one of them signing, all of them verifying,
-//! so keys rotate without logging anyone out (docs/tokens.md#keys-and-rotation).
+//! so keys rotate without logging anyone out (docs/tokens.md#key-rings-and-rotation).
 
 use std::collections::BTreeMap;
 use std::fmt;
