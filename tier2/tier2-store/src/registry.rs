@@ -34,13 +34,15 @@ fn key(pk: String, sk: &str) -> Item {
 
 /// The registration of event `e`, `EVT#{e}#T2` / `T2`: a partition of its own, because IAM
 /// conditions see the partition key alone — the tier-2 role's `dynamodb:LeadingKeys` grant
-/// (`EVT#*#T2`) then covers this item and no tier-1 item (docs/adr/0025-tier2-registrations-in-the-tier1-table.md).
+/// (`EVT#*#T2`) then covers this item and no tier-1 item
+/// (docs/adr/0025-tier2-registrations-in-the-tier1-table.md).
 fn registration_key(e: &EventId) -> Item {
     key(format!("EVT#{e}#T2"), "T2")
 }
 
 /// Where registrations were kept before they had a partition of their own, `EVT#{e}` / `T2`
-/// (the tier-1 event's partition): read, and moved by the next write; never written.
+/// (the tier-1 event's partition): read, and copied to the new key by the next write; never
+/// written.
 fn legacy_registration_key(e: &EventId) -> Item {
     key(format!("EVT#{e}"), "T2")
 }
