@@ -27,7 +27,8 @@ Fails when they disagree:
     the tier1 module's `keys_secret_arn`, and the tier2 module's link keys are the tier1 module's
     derived `tier2_link_keys` (the place-proof label is the Rust side's);
   * the tier-2 roles write no tier-1 item: every DynamoDB write they are allowed is narrowed by
-    `dynamodb:LeadingKeys` to the tier-2 registration items (TIER1_ITEM_KEYS are refused);
+    `dynamodb:LeadingKeys` to the tier-2 registration items (a sample key of every other key
+    builder is refused);
   * the waiting page's behavior has its Content-Security-Policy;
   * the public status document (/vwr-api/vwr/status/*) has its own behavior before /vwr-api/*:
     cached 1 s keyed on the path alone, nothing of the viewer's request forwarded, the prefix
@@ -51,7 +52,10 @@ Fails when they disagree:
   * the docs stay true to the code: the README's routes → files map names every route the
     routers serve (tier 1, tier 2, the site and health routes of `vwr dev`) and nothing else,
     every file it names exists, and the README stays a front door (≤ 15,000 bytes, ≤ 250
-    lines); docs/settings.md has exactly one row for every VWR_* variable the Rust code reads.
+    lines); docs/settings.md has exactly one row for every VWR_* variable the Rust code reads;
+    docs/data.md has one row for every DynamoDB key and Redis key the key builders make (naming
+    the builder; for Redis, the Lua header's KEYS[i], name and type) and none for a key no builder
+    makes, and no other Rust source builds a key.
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -329,17 +333,19 @@ EDGE_KEY_LABEL = "vwr/edge-token/v1:"
 PLACE_KEY_LABEL = "vwr/tier2-place/v1:"
 # Tier-1 variables that carry the MASTER keys: never on a tier-2 function.
 TIER1_MASTER_ENV = ("VWR_TIER1_KEYS", "VWR_TIER1_KEYS_SECRET_ID")
-# Partition keys of the table (functions/tier1-store/src/dynamo.rs, tier2/tier2-store/src/registry.rs):
-# (code file, format in the code, a sample key). The tier-2 roles may write only the registration.
-TIER1_ITEM_KEYS = [
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}")', "EVT#e1"),
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#S#")', "EVT#e1#S#3"),
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#R#{position}")', "EVT#e1#R#42"),
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#A#{account}")', "EVT#e1#A#9f86d081884c7d65"),
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#U#{digest}")', "EVT#e1#U#9f86d081884c7d65"),
-    ("functions/tier1-store/src/dynamo/items.rs", 'format!("EVT#{e}#AUDIT")', "EVT#e1#AUDIT"),
-]
-REGISTRATION_KEY = ("tier2/tier2-store/src/registry.rs", 'format!("EVT#{event}#T2")', "EVT#e1#T2")
+# The data model (check_data_doc, check_tier2_writes): every stored key is built by one function of
+# these files. A DynamoDB builder returns `key(<pk>, <sk>)`, each a `format!("…")`, a string
+# literal or a call of a function of the same file that returns one `format!("…")`; the Redis keys
+# are `event_keys`' pattern over EVENT_KEY_SUFFIXES, and EVENTS_KEY. DATA_DOC has a table row for
+# every key they build, naming its builder, and no other; no other Rust source writes a key.
+DATA_DOC = "docs/data.md"
+DYNAMO_KEY_FILES = ("functions/tier1-store/src/dynamo/items.rs", "tier2/tier2-store/src/registry.rs")
+REDIS_KEY_FILE = "tier2/tier2-store/src/redis/keys.rs"
+REDIS_LUA_HEADER = "tier2/tier2-store/lua/lib.lua"
+KEY_CODE_DIRS = ("functions", "tier2", "cli")
+# The tier-2 registration's builder: the only item the tier-2 roles may write; every other
+# builder's key (tier 1's, and the old registration's in the tier-1 event partition) is refused.
+REGISTRATION_BUILDER = "registration_key"
 DYNAMO_WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 
 # The docs (check_readme_routes, check_readme_size, check_settings_doc).
@@ -1265,22 +1271,26 @@ def leading_keys_allow(st: dict, key: str) -> bool:
 
 
 def check_tier2_writes(root: str, checks: Checks, deployments: list[dict]) -> None:
-    """The tier-2 roles may write the tier-2 registration items and no tier-1 item."""
-    problems = []
-    for path, fmt, _ in TIER1_ITEM_KEYS + [REGISTRATION_KEY]:
-        if fmt not in read_code(os.path.join(root, path)):
-            problems.append(f"{path} has no {fmt}: update TIER1_ITEM_KEYS / REGISTRATION_KEY")
+    """The tier-2 roles may write the tier-2 registration items and no other item: a sample
+    partition key of every key builder (DYNAMO_KEY_FILES) is tried against their grants."""
+    builders, _ = dynamo_key_builders(root)
+    samples = {name: sample_key(pk) for name, (_, pk, _) in builders.items()}
+    registration = samples.pop(REGISTRATION_BUILDER, None)
+    problems = [] if registration else [f"no key builder {REGISTRATION_BUILDER} in {', '.join(DYNAMO_KEY_FILES)}"]
+    others = sorted({k for k in samples.values() if k != registration})
+    if len(others) < 2:
+        problems.append(f"found {len(others)} other item keys in {', '.join(DYNAMO_KEY_FILES)}: the key builders were not read")
     for d in deployments:
         if not str(d["binary"]).startswith("vwr-tier2-") or d["statements"] is None:
             continue
         writes = [st for st in d["statements"] if first(st.get("effect", "Allow")) != "Deny"
                   and any(a in DYNAMO_WRITES for a in flat(st.get("actions", [])))]
         for st in writes:
-            for _, _, key in TIER1_ITEM_KEYS:
+            for key in others:
                 if leading_keys_allow(st, key):
-                    problems.append(f"{d['where']} ({d['binary']}) statement {first(st.get('sid'))!r} may write the tier-1 item {key}")
-        if writes and not any(leading_keys_allow(st, REGISTRATION_KEY[2]) for st in writes):
-            problems.append(f"{d['where']} ({d['binary']}) writes DynamoDB but not the registration item {REGISTRATION_KEY[2]}")
+                    problems.append(f"{d['where']} ({d['binary']}) statement {first(st.get('sid'))!r} may write the item {key}")
+        if registration and writes and not any(leading_keys_allow(st, registration) for st in writes):
+            problems.append(f"{d['where']} ({d['binary']}) writes DynamoDB but not the registration item {registration}")
     checks.check("the tier-2 roles write no tier-1 item (dynamodb:LeadingKeys: registration items only)", problems)
 
 
@@ -2306,6 +2316,176 @@ def check_settings_doc(root: str, checks: Checks) -> None:
     checks.check(f"{SETTINGS_DOC}: one row per VWR_* variable the code reads ({len(read)} variables)", problems)
 
 
+RUST_FN = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?fn\s+(\w+)\s*\([^)]*\)\s*->\s*([^{]+?)\s*\{\n(.*?)^\}", re.M | re.S)
+FORMAT_LITERAL = r'format!\(\s*"([^"]*)"\s*\)'
+KEY_PART = FORMAT_LITERAL + r'|"([^"]*)"|(\w+)\([^()]*\)'
+KEY_PART_ANY = r'format!\(\s*"[^"]*"\s*\)|"[^"]*"|\w+\([^()]*\)'
+KEY_CALL = re.compile(r"\bkey\(\s*(" + KEY_PART_ANY + r")\s*,\s*(" + KEY_PART_ANY + r")\s*,?\s*\)")
+FORMAT_TOKEN = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+KEY_LITERAL = re.compile(r'"[^"\n]*(?:EVT#|vwr:\{|vwr:[a-z])')
+
+
+def key_pattern(fmt: str) -> str:
+    """A Rust format string as docs/data.md writes the key: `{name}` for a value, and a hash tag's
+    literal braces around a value written once (`vwr:{{{e}}}:w` → `vwr:{e}:w`)."""
+    out = FORMAT_TOKEN.sub(lambda m: {"{{": "\0", "}}": "\1"}.get(m.group(0), m.group(0)), fmt)
+    out = out.replace("\0{", "{").replace("}\1", "}")
+    return out.replace("\0", "{").replace("\1", "}")
+
+
+def sample_key(pattern: str) -> str:
+    """A key of `pattern`: event `e1`, any other value `7`."""
+    return re.sub(r"\{[^{}]*\}", lambda m: "e1" if m.group(0) == "{e}" else "7", pattern)
+
+
+def dynamo_key_builders(root: str) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
+    """Key builder -> (file, pk pattern, sk pattern) over DYNAMO_KEY_FILES (test modules cut), and
+    what breaks the convention: two builders of one key, or an `EVT#` format no builder uses."""
+    builders: dict[str, tuple[str, str, str]] = {}
+    problems = []
+    for path in DYNAMO_KEY_FILES:
+        code = read_code(os.path.join(root, path))
+        fns = {m.group(1): (m.group(2).strip(), m.group(3)) for m in RUST_FN.finditer(code)}
+        strings = {}
+        for name, (ret, body) in fns.items():
+            m = re.fullmatch(r"\s*" + FORMAT_LITERAL + r"\s*", body)
+            if ret == "String" and m:
+                strings[name] = m.group(1)
+        used = set()
+
+        def part(expr: str) -> str | None:
+            m = re.fullmatch(KEY_PART, expr)
+            if not m:
+                return None
+            raw = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else strings.get(m.group(3))
+            if raw is not None:
+                used.add(raw)
+            return raw
+
+        for name, (ret, body) in fns.items():
+            call = KEY_CALL.search(body)
+            if not call:
+                continue
+            pk, sk = part(call.group(1)), part(call.group(2))
+            if pk is None or sk is None:
+                problems.append(f"{path}: {name} builds its key from {call.group(0)!r}, which this test cannot read")
+                continue
+            builders[name] = (path, key_pattern(pk), key_pattern(sk))
+        for fmt in re.findall(FORMAT_LITERAL, code):
+            if fmt.startswith("EVT#") and fmt not in used:
+                problems.append(f'{path}: format!("{fmt}") is in no key builder\'s key(pk, sk)')
+    seen: dict[tuple[str, str], str] = {}
+    for name, (path, pk, sk) in sorted(builders.items()):
+        if (pk, sk) in seen:
+            problems.append(f"{pk} / {sk} is built by both {seen[(pk, sk)]} and {name}: keep one builder")
+        seen[(pk, sk)] = name
+    return builders, problems
+
+
+def redis_key_builders(root: str) -> tuple[dict[str, int], list[str]]:
+    """Redis key pattern -> its position in the scripts' KEYS (0: the index, outside scripts)."""
+    code = read_code(os.path.join(root, REDIS_KEY_FILE))
+    index = re.search(r'pub const EVENTS_KEY: &str = "([^"]+)"', code)
+    suffixes = re.search(r"EVENT_KEY_SUFFIXES: \[&str; \d+\]\s*=\s*\[([^\]]*)\]", code)
+    fmt = re.search(r"fn event_keys\b[^{]*\{[^}]*?" + FORMAT_LITERAL, code)
+    problems = [f"{REDIS_KEY_FILE}: no {what}" for what, m in
+                (("EVENTS_KEY", index), ("EVENT_KEY_SUFFIXES", suffixes), ('format!("…") in event_keys', fmt)) if not m]
+    if problems:
+        return {}, problems
+    pattern = key_pattern(fmt.group(1))
+    values = [v for v in re.findall(r"\{[^{}]*\}", pattern) if v != "{e}"]
+    if len(values) != 1:
+        return {}, [f"{REDIS_KEY_FILE}: event_keys' pattern {pattern} should have one value besides {{e}}, the suffix"]
+    keys = {pattern.replace(values[0], sfx): i for i, sfx in enumerate(re.findall(r'"([^"]*)"', suffixes.group(1)), 1)}
+    keys[index.group(1)] = 0
+    return keys, []
+
+
+def doc_tables(lines: list[str]) -> list[tuple[list[str], list[list[str]]]]:
+    """Every Markdown table of `lines`: its header cells (lowercase, backticks dropped) and rows."""
+    out, block = [], []
+    for line in lines + [""]:
+        if line.lstrip().startswith("|"):
+            block.append(line)
+            continue
+        if block:
+            header = [c.strip().strip("`").lower() for c in block[0].strip().strip("|").split("|")]
+            out.append((header, table_rows(block)))
+            block = []
+    return out
+
+
+def first_code(cell: str) -> str | None:
+    m = re.search(r"`([^`]+)`", cell)
+    return m.group(1) if m else None
+
+
+def check_data_doc(root: str, checks: Checks) -> None:
+    """docs/data.md names every stored key: each key a builder makes has one row (DynamoDB: its
+    pk / sk and the builder; Redis: the key, and for an event's key its `KEYS[i]`, name and type
+    in the Lua header), each row's key is one a builder makes, and no other Rust source builds a
+    key (no `"EVT#…"` or `"vwr:…"` literal outside the builders; tests aside)."""
+    dynamo, problems = dynamo_key_builders(root)
+    redis_keys, more = redis_key_builders(root)
+    problems += more
+    with open(os.path.join(root, REDIS_LUA_HEADER), encoding="utf-8") as fh:
+        lua = {int(i): (name, kind) for i, name, kind in
+               re.findall(r"^--\s+KEYS\[(\d+)\]\s+(\w+)\s+(ZSET|HASH|LIST|SET)\b", fh.read(), re.M)}
+    with open(os.path.join(root, DATA_DOC), encoding="utf-8") as fh:
+        text = fh.read()
+    built = {(pk, sk): name for name, (_, pk, sk) in dynamo.items()}
+    documented: dict[tuple[str, str], int] = {}
+    redis_documented: dict[str, int] = {}
+    for header, rows in doc_tables(text.splitlines()):
+        if {"pk", "sk", "built by"} <= set(header):
+            cols = {h: header.index(h) for h in ("pk", "sk", "built by")}
+            for row in rows:
+                pk, sk, fn = (first_code(row[cols[h]]) if len(row) > cols[h] else None for h in ("pk", "sk", "built by"))
+                documented[(pk, sk)] = documented.get((pk, sk), 0) + 1
+                if (pk, sk) not in built:
+                    problems.append(f"{DATA_DOC} has a row for {pk} / {sk}, which no key builder makes")
+                elif fn != built[(pk, sk)]:
+                    problems.append(f"{DATA_DOC}: {pk} / {sk} is built by {built[(pk, sk)]}, the row says {fn}")
+        elif {"key", "lib.lua", "type"} <= set(header):
+            ck, cl, ct = header.index("key"), header.index("lib.lua"), header.index("type")
+            for row in rows:
+                key = first_code(row[ck])
+                redis_documented[key] = redis_documented.get(key, 0) + 1
+                if key not in redis_keys:
+                    problems.append(f"{DATA_DOC} has a row for {key}, which {REDIS_KEY_FILE} does not build")
+                    continue
+                i = redis_keys[key]
+                if i == 0:
+                    continue
+                named = re.search(r"KEYS\[(\d+)\]`?\s*(\w+)?", row[cl])
+                name, kind = lua.get(i, ("?", "?"))
+                if not named or int(named.group(1)) != i or named.group(2) != name:
+                    problems.append(f"{DATA_DOC}: {key} is KEYS[{i}] {name} in {REDIS_LUA_HEADER}, the row says {row[cl]!r}")
+                if row[ct].strip("` ") != kind:
+                    problems.append(f"{DATA_DOC}: {key} is a {kind} in {REDIS_LUA_HEADER}, the row says {row[ct]!r}")
+    for (pk, sk), name in sorted(built.items()):
+        if documented.get((pk, sk), 0) != 1:
+            problems.append(f"{name} builds {pk} / {sk}: {DATA_DOC} has {documented.get((pk, sk), 0)} rows for it, keep one")
+    for key, i in sorted(redis_keys.items()):
+        if redis_documented.get(key, 0) != 1:
+            problems.append(f"{REDIS_KEY_FILE} builds {key}: {DATA_DOC} has {redis_documented.get(key, 0)} rows for it, keep one")
+    if len(lua) != sum(1 for i in redis_keys.values() if i):
+        problems.append(f"{REDIS_LUA_HEADER} names {len(lua)} KEYS, {REDIS_KEY_FILE} builds {sum(1 for i in redis_keys.values() if i)}")
+    for name in ("event_keys", "EVENTS_KEY"):
+        if f"`{name}`" not in text:
+            problems.append(f"{DATA_DOC} does not name {name}, the Redis key builder")
+    allowed = set(DYNAMO_KEY_FILES) | {REDIS_KEY_FILE}
+    for d in KEY_CODE_DIRS:
+        for path in sorted(glob.glob(os.path.join(root, d, "**", "*.rs"), recursive=True)):
+            where = rel(root, path)
+            if where in allowed or "/tests/" in f"/{where}":
+                continue
+            for n, line in enumerate(read_code(path).splitlines(), 1):
+                if not line.lstrip().startswith("//") and KEY_LITERAL.search(line):
+                    problems.append(f"{where}:{n} builds a stored key outside the key builders: {line.strip()}")
+    checks.check(f"{DATA_DOC} names every stored key and its builder ({len(built)} DynamoDB items, {len(redis_keys)} Redis keys), and nothing else builds one", problems)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -2359,6 +2539,7 @@ def main() -> int:
     check_readme_routes(root, checks)
     check_readme_size(root, checks)
     check_settings_doc(root, checks)
+    check_data_doc(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

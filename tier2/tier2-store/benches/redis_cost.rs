@@ -55,6 +55,7 @@ use serde_json::json;
 use vwr_core::EventId;
 use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
 use vwr_tier2::store::AdmissionStore;
+use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -154,12 +155,10 @@ impl Baseline {
     }
 }
 
-/// The keys of an event, as `lua/lib.lua` lists them.
+/// The keys of an event the baseline's scripts take: the store's first eleven (the baseline
+/// had no ghosts), in the order of `lua/lib.lua`.
 fn keys(e: &EventId) -> Vec<String> {
-    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own", "held", "infl"]
-        .iter()
-        .map(|k| format!("vwr:{{{e}}}:{k}"))
-        .collect()
+    event_keys(e)[..11].to_vec()
 }
 
 #[derive(Clone)]

@@ -2,7 +2,8 @@
 -- function library of it and the script bodies, each body one function (FCALL); where Redis
 -- refuses functions, each body runs as a script (EVALSHA) with this prelude before it.
 -- Every script gets the same thirteen keys, all with the event's hash tag {eventId} so the
--- script is Redis Cluster safe (one slot):
+-- script is Redis Cluster safe (one slot); src/redis/keys.rs builds them, in this order, and
+-- docs/data.md says how long each entry lives:
 --   KEYS[1]  waiting   ZSET user -> place in line (tier-1 position, or arrival stamp in µs)
 --   KEYS[2]  active    ZSET user -> end of the admission (ms)
 --   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms); an admitted

@@ -5,7 +5,9 @@
 //! `{eventId}`, so every script runs on one Redis Cluster slot (docs/invariants.md#8).
 //! Single nodes use a multiplexed, auto-reconnecting `ConnectionManager`; clusters use the
 //! async cluster client. Requests time out quickly so a Redis outage becomes a 503, and the
-//! connection comes back by itself when Redis does.
+//! connection comes back by itself when Redis does. The keys: [`keys`].
+
+pub mod keys;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -24,9 +26,7 @@ use vwr_tier2::model::{
 use vwr_tier2::store::{AdmissionStore, Retire};
 
 use crate::scripts::{self, Op};
-
-/// The set of registered events (one key outside any event slot; never touched by scripts).
-pub const EVENTS_KEY: &str = "vwr:events";
+use keys::{EVENTS_KEY, event_keys};
 
 #[derive(Clone)]
 enum Conn {
@@ -127,12 +127,6 @@ fn redis_error(op: &'static str, e: RedisError) -> StoreError {
     } else {
         StoreError::Unavailable(format!("{op}: {e}"))
     }
-}
-
-/// The keys of an event, in the order of `lua/lib.lua`.
-fn keys(e: &EventId) -> [String; 13] {
-    ["w", "a", "ws", "as", "meta", "jti", "rate", "n", "own", "held", "infl", "gh", "ghd"]
-        .map(|k| format!("vwr:{{{e}}}:{k}"))
 }
 
 fn proto(msg: impl Into<String>) -> StoreError {
@@ -300,7 +294,7 @@ impl RedisStore {
         args: &[String],
         name: &'static str,
     ) -> Result<Value, StoreError> {
-        let keys = keys(event);
+        let keys = event_keys(event);
         let offset = self.time_offset_ms().to_string();
         if !self.scripts_only.load(Ordering::Relaxed) {
             let mut fcall = redis::cmd("FCALL");
@@ -424,7 +418,7 @@ impl RedisStore {
     /// Deletes every key of an event, tombstone included (tests and benchmarks).
     pub async fn purge(&self, event: &EventId) -> Result<(), StoreError> {
         self.command::<()>(redis::cmd("SREM").arg(EVENTS_KEY).arg(event.as_str()), "purge").await?;
-        for k in keys(event) {
+        for k in event_keys(event) {
             self.command::<()>(redis::cmd("UNLINK").arg(k), "purge").await?;
         }
         Ok(())
@@ -433,7 +427,7 @@ impl RedisStore {
     /// `MEMORY USAGE` of each key of an event, in bytes (benchmarks).
     pub async fn memory_usage(&self, event: &EventId) -> Result<u64, StoreError> {
         let mut total = 0;
-        for k in keys(event) {
+        for k in event_keys(event) {
             let v: Option<u64> = self
                 .command(redis::cmd("MEMORY").arg("USAGE").arg(k).arg("SAMPLES").arg(0), "memory")
                 .await?;
@@ -496,7 +490,7 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
-        let [.., meta, _, _, _, _, _, _, _, _] = keys(event);
+        let [.., meta, _, _, _, _, _, _, _, _] = event_keys(event);
         let (th, order): (Option<u64>, Option<String>) =
             self.command(redis::cmd("HMGET").arg(meta).arg("threshold").arg("order"), "meta").await?;
         Ok(match (th, order.as_deref().and_then(LineOrder::parse)) {

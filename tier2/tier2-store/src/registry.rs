@@ -2,7 +2,8 @@
 //! `pk = EVT#{eventId}#T2`, `sk = T2`, with `threshold`, `lineOrder` and `removed`. A partition
 //! of its own, so that an IAM condition on `dynamodb:LeadingKeys` lets the tier-2 role write it
 //! and no tier-1 item (docs/invariants.md#24). Items written before under `pk = EVT#{eventId}`
-//! (the tier-1 event's partition) are still read, and moved on the next write.
+//! (the tier-1 event's partition) are still read, and moved on the next write. Why tier 1's
+//! table rather than one of tier 2's: docs/adr/0025-tier2-registrations-in-the-tier1-table.md.
 
 use std::collections::HashMap;
 
@@ -22,19 +23,28 @@ pub struct DynamoRegistry {
 
 type Item = HashMap<String, AttributeValue>;
 
-fn key(event: &EventId) -> Item {
+/// A key as the SDK takes it. Both key builders below go through here, so each pattern is one
+/// line that docs/data.md names (the contract test compares them).
+fn key(pk: String, sk: &str) -> Item {
     HashMap::from([
-        ("pk".to_owned(), AttributeValue::S(format!("EVT#{event}#T2"))),
-        ("sk".to_owned(), AttributeValue::S("T2".to_owned())),
+        ("pk".to_owned(), AttributeValue::S(pk)),
+        ("sk".to_owned(), AttributeValue::S(sk.to_owned())),
     ])
 }
 
-/// Where registrations were kept before they had a partition of their own: read only.
-fn legacy_key(event: &EventId) -> Item {
-    HashMap::from([
-        ("pk".to_owned(), AttributeValue::S(format!("EVT#{event}"))),
-        ("sk".to_owned(), AttributeValue::S("T2".to_owned())),
-    ])
+/// The registration of event `e`, `EVT#{e}#T2` / `T2`: a partition of its own, because IAM
+/// conditions see the partition key alone — the tier-2 role's `dynamodb:LeadingKeys` grant
+/// (`EVT#*#T2`) then covers this item and no tier-1 item
+/// (docs/adr/0025-tier2-registrations-in-the-tier1-table.md).
+fn registration_key(e: &EventId) -> Item {
+    key(format!("EVT#{e}#T2"), "T2")
+}
+
+/// Where registrations were kept before they had a partition of their own, `EVT#{e}` / `T2`
+/// (the tier-1 event's partition): read, and copied to the new key by the next write; never
+/// written.
+fn legacy_registration_key(e: &EventId) -> Item {
+    key(format!("EVT#{e}"), "T2")
 }
 
 fn unavailable<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
@@ -85,13 +95,13 @@ impl DynamoRegistry {
     /// Copies a registration kept under the old key to its own partition, unless one is there
     /// already, so a write never loses its line order or tombstone.
     async fn move_legacy(&self, event: &EventId) -> Result<(), StoreError> {
-        if self.read(key(event)).await?.is_some() {
+        if self.read(registration_key(event)).await?.is_some() {
             return Ok(());
         }
-        let Some(mut item) = self.read(legacy_key(event)).await? else {
+        let Some(mut item) = self.read(legacy_registration_key(event)).await? else {
             return Ok(());
         };
-        item.extend(key(event));
+        item.extend(registration_key(event));
         let put = self
             .client
             .put_item()
@@ -121,7 +131,7 @@ impl DynamoRegistry {
             .client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(event)))
+            .set_key(Some(registration_key(event)))
             .update_expression(expr)
             .set_expression_attribute_values(Some(values))
             .return_values(ReturnValue::AllNew)
@@ -135,9 +145,9 @@ impl DynamoRegistry {
 #[async_trait]
 impl Registry for DynamoRegistry {
     async fn get(&self, event: &EventId) -> Result<Option<Registration>, StoreError> {
-        let item = match self.read(key(event)).await? {
+        let item = match self.read(registration_key(event)).await? {
             Some(item) => Some(item),
-            None => self.read(legacy_key(event)).await?,
+            None => self.read(legacy_registration_key(event)).await?,
         };
         item.as_ref().map(parse).transpose()
     }
@@ -197,5 +207,23 @@ impl Registry for DynamoRegistry {
         )
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pk_sk(item: &Item) -> (&str, &str) {
+        (item["pk"].as_s().unwrap(), item["sk"].as_s().unwrap())
+    }
+
+    /// Stored keys never change shape: registrations written by an older release must still be
+    /// found, and the IAM grant (`EVT#*#T2`) names this one.
+    #[test]
+    fn keys_keep_their_stored_shape() {
+        let e = EventId::parse("sale-1").unwrap();
+        assert_eq!(pk_sk(&registration_key(&e)), ("EVT#sale-1#T2", "T2"));
+        assert_eq!(pk_sk(&legacy_registration_key(&e)), ("EVT#sale-1", "T2"));
     }
 }

@@ -1,13 +1,11 @@
 //! The audit trail: one item per entry, written in the same transaction as the change it
 //! records (a taken `seq` fails the transaction), read oldest first.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use vwr_core::EventId;
 use vwr_tier1::model::{AuditEntry, StoreError};
 
-use super::items::{AuditItem, Item, audit_pk, audit_sk, decode, n, s};
+use super::items::{AuditItem, Item, audit_key, audit_pk, decode, n, s};
 use super::{DynamoStore, is_transaction_condition_failed, unavailable};
 
 impl DynamoStore {
@@ -41,9 +39,8 @@ impl DynamoStore {
     fn audit_put(&self, event: &EventId, entry: &AuditEntry) -> Result<Put, StoreError> {
         let json =
             |v: &serde_json::Value| serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()));
-        let item: Item = HashMap::from([
-            ("pk".to_owned(), s(audit_pk(event))),
-            ("sk".to_owned(), s(audit_sk(entry.seq))),
+        let mut item: Item = audit_key(event, entry.seq);
+        item.extend([
             ("seq".to_owned(), n(entry.seq)),
             ("at".to_owned(), n(entry.at)),
             ("actor".to_owned(), s(&entry.actor)),

@@ -1,6 +1,7 @@
 //! The shard counters (regular and pre-queue joins, redeemed, released), the seal of a
 //! pre-queue, and the redemption items: the admissions, their renewals and releases.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{
@@ -10,9 +11,7 @@ use serde::Deserialize;
 use vwr_core::EventId;
 use vwr_tier1::model::{Redemption, ShardCounts, StoreError, shard_of};
 
-use super::items::{
-    Item, RedemptionItem, ShardItem, decode, n, redemption_key, s, shard_key, shard_pk_prefix,
-};
+use super::items::{Item, RedemptionItem, ShardItem, decode, n, redemption_key, s, shard_key};
 use super::{DynamoStore, is_condition_failed, unavailable};
 
 /// BatchGetItem takes at most 100 keys.
@@ -175,7 +174,13 @@ pub(super) async fn shard_counts(
     event: &EventId,
     shards: u32,
 ) -> Result<ShardCounts, StoreError> {
-    let keys = (1..=u64::from(shards)).map(|k| shard_key(event, k)).collect();
+    let keys: Vec<Item> = (1..=u64::from(shards)).map(|k| shard_key(event, k)).collect();
+    // Which shard an item is, by its partition key (BatchGetItem answers in any order).
+    let shard_of_pk: HashMap<String, usize> = keys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, key)| Some((key.get("pk")?.as_s().ok()?.clone(), i)))
+        .collect();
     let items = store.batch_get(keys).await?;
     let mut counts = ShardCounts {
         issued: vec![0; shards as usize],
@@ -183,19 +188,14 @@ pub(super) async fn shard_counts(
         pre: vec![0; shards as usize],
         released: vec![0; shards as usize],
     };
-    let prefix = shard_pk_prefix(event);
     for item in &items {
         let it: ShardItem = decode(item, "shard item")?;
-        let k: usize = it
-            .pk
-            .strip_prefix(&prefix)
-            .and_then(|k| k.parse().ok())
-            .filter(|k| (1..=shards as usize).contains(k))
-            .ok_or_else(|| StoreError::Corrupt("unexpected shard item".into()))?;
-        counts.issued[k - 1] = it.n;
-        counts.redeemed[k - 1] = it.r;
-        counts.pre[k - 1] = it.pq;
-        counts.released[k - 1] = it.rl;
+        let &i =
+            shard_of_pk.get(&it.pk).ok_or_else(|| StoreError::Corrupt("unexpected shard item".into()))?;
+        counts.issued[i] = it.n;
+        counts.redeemed[i] = it.r;
+        counts.pre[i] = it.pq;
+        counts.released[i] = it.rl;
     }
     Ok(counts)
 }

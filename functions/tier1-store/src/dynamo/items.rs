@@ -1,6 +1,6 @@
 //! The items of the table: their keys — one builder per kind, here and nowhere else — and how
-//! they are read back ([`parse_event`], [`decode`]) and updated ([`Expr`]). The layout is in
-//! the module doc of `dynamo`.
+//! they are read back ([`parse_event`], [`decode`]) and updated ([`Expr`]). What each item
+//! holds, who writes and reads it, and when it expires: docs/data.md.
 
 use std::collections::HashMap;
 
@@ -30,34 +30,34 @@ pub(super) fn n(v: impl ToString) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
+/// A key as the SDK takes it. Every key builder below goes through here, so a kind's
+/// `pk` / `sk` pattern is one line that docs/data.md names (the contract test compares them).
+fn key(pk: String, sk: impl Into<String>) -> Item {
+    HashMap::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
+}
+
 /// The event item, `EVT#{e}` / `META`: the lifecycle fields, the serving counter and its
 /// samples. One item per event, read by every check (through the instance cache).
 pub(super) fn event_key(e: &EventId) -> Item {
-    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}"))), ("sk".to_owned(), s("META"))])
+    key(format!("EVT#{e}"), "META")
 }
 
 /// Shard `k` (1-based) of an event, `EVT#{e}#S#{k}` / `S`: its counters. A partition of its
 /// own per shard, so N shards take N × one item's write rate.
 pub(super) fn shard_key(e: &EventId, k: u64) -> Item {
-    HashMap::from([("pk".to_owned(), s(format!("{}{k}", shard_pk_prefix(e)))), ("sk".to_owned(), s("S"))])
-}
-
-/// What the partition key of every shard item of an event starts with, `EVT#{e}#S#`: the
-/// shard number follows (read back by `shard_counts`).
-pub(super) fn shard_pk_prefix(e: &EventId) -> String {
-    format!("EVT#{e}#S#")
+    key(format!("EVT#{e}#S#{k}"), "S")
 }
 
 /// The ticket an account holds, `EVT#{e}#A#{account}` / `A` (`account`: the digest the
 /// enqueue-token check answers, never the site's own id): one place per account.
 pub(super) fn account_key(e: &EventId, account: &str) -> Item {
-    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#A#{account}"))), ("sk".to_owned(), s("A"))])
+    key(format!("EVT#{e}#A#{account}"), "A")
 }
 
 /// A proof-of-work solution taken, `EVT#{e}#U#{digest}` / `U`: a conditional put makes it
 /// good once across all instances; `expiresAt` lets DynamoDB forget it.
 pub(super) fn proof_key(e: &EventId, digest: &str) -> Item {
-    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#U#{digest}"))), ("sk".to_owned(), s("U"))])
+    key(format!("EVT#{e}#U#{digest}"), "U")
 }
 
 /// The partition of an event's audit trail, `EVT#{e}#AUDIT`: one query reads it in order.
@@ -65,16 +65,16 @@ pub(super) fn audit_pk(e: &EventId) -> String {
     format!("EVT#{e}#AUDIT")
 }
 
-/// The sort key of audit entry `seq`: zero-padded to 12 digits, so the entries sort in write
-/// order as strings.
-pub(super) fn audit_sk(seq: u64) -> String {
-    format!("{seq:012}")
+/// Audit entry `seq` of an event, `EVT#{e}#AUDIT` / `{seq:012}`: the sort key zero-padded to
+/// 12 digits, so the entries sort in write order as strings.
+pub(super) fn audit_key(e: &EventId, seq: u64) -> Item {
+    key(audit_pk(e), format!("{seq:012}"))
 }
 
 /// The admission of `position`, `EVT#{e}#R#{position}` / `R`: its `jti`, token window and
 /// release; the conditional put that creates it is what makes an admission happen once.
 pub(super) fn redemption_key(e: &EventId, position: u64) -> Item {
-    HashMap::from([("pk".to_owned(), s(format!("EVT#{e}#R#{position}"))), ("sk".to_owned(), s("R"))])
+    key(format!("EVT#{e}#R#{position}"), "R")
 }
 
 /// An UpdateExpression under construction. Every attribute goes through a name alias, so
@@ -315,7 +315,7 @@ pub(super) fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
 mod tests {
     use super::*;
 
-    fn key(item: &Item) -> (&str, &str) {
+    fn pk_sk(item: &Item) -> (&str, &str) {
         (item["pk"].as_s().unwrap(), item["sk"].as_s().unwrap())
     }
 
@@ -323,16 +323,15 @@ mod tests {
     #[test]
     fn keys_keep_their_stored_shape() {
         let e = EventId::parse("sale-1").unwrap();
-        assert_eq!(key(&event_key(&e)), ("EVT#sale-1", "META"));
-        assert_eq!(key(&shard_key(&e, 3)), ("EVT#sale-1#S#3", "S"));
-        assert!(key(&shard_key(&e, 12)).0.starts_with(&shard_pk_prefix(&e)));
-        assert_eq!(shard_pk_prefix(&e), "EVT#sale-1#S#");
-        assert_eq!(key(&redemption_key(&e, 42)), ("EVT#sale-1#R#42", "R"));
-        assert_eq!(key(&account_key(&e, "abc")), ("EVT#sale-1#A#abc", "A"));
-        assert_eq!(key(&proof_key(&e, "d1g")), ("EVT#sale-1#U#d1g", "U"));
+        assert_eq!(pk_sk(&event_key(&e)), ("EVT#sale-1", "META"));
+        assert_eq!(pk_sk(&shard_key(&e, 3)), ("EVT#sale-1#S#3", "S"));
+        assert_eq!(pk_sk(&shard_key(&e, 12)), ("EVT#sale-1#S#12", "S"));
+        assert_eq!(pk_sk(&redemption_key(&e, 42)), ("EVT#sale-1#R#42", "R"));
+        assert_eq!(pk_sk(&account_key(&e, "abc")), ("EVT#sale-1#A#abc", "A"));
+        assert_eq!(pk_sk(&proof_key(&e, "d1g")), ("EVT#sale-1#U#d1g", "U"));
         assert_eq!(audit_pk(&e), "EVT#sale-1#AUDIT");
-        assert_eq!(audit_sk(7), "000000000007");
-        assert!(audit_sk(10) > audit_sk(9), "entries sort in write order");
+        assert_eq!(pk_sk(&audit_key(&e, 7)), ("EVT#sale-1#AUDIT", "000000000007"));
+        assert!(pk_sk(&audit_key(&e, 10)).1 > pk_sk(&audit_key(&e, 9)).1, "entries sort in write order");
         assert_eq!(ACTIVE, "ACTIVE");
     }
 }

@@ -1,21 +1,8 @@
 //! DynamoDB position store.
 //!
-//! One table (`pk`, `sk` strings) with a sparse global secondary index for active events:
-//! - event item `pk = EVT#{e}`, `sk = META`: `state`, configuration, schedule, `seed`,
-//!   `sealedCounts`, `message` (JSON), `rev`, `servingCounter`, `lastStepAt`, `samples`
-//!   (JSON), `active`, and `gsi1pk = ACTIVE` unless `inactive`;
-//! - shard items `pk = EVT#{e}#S#{k}`, `sk = S`: `n` (regular joins), `r` (redeemed), `rl`
-//!   (released), `pq` (pre-queue joins), `sealed`. Each shard has its own partition key, so N
-//!   shards take N × an item's write rate;
-//! - redemption items `pk = EVT#{e}#R#{position}`, `sk = R`: `jti`, `at`, `tokenIat` and
-//!   `tokenExp` once renewed, `releasedAt`, `expiresAt` (TTL);
-//! - account items `pk = EVT#{e}#A#{sha256(account)}`, `sk = A`: `ticket`, `expiresAt` (TTL):
-//!   one place per account (docs/abuse.md#one-place-per-account);
-//! - used-proof items `pk = EVT#{e}#U#{digest}`, `sk = U`: `expiresAt` (TTL): a proof-of-work
-//!   solution is taken once across all instances (docs/abuse.md#proof-of-work);
-//! - audit items `pk = EVT#{e}#AUDIT`, `sk = {seq:012}`: `at`, `actor`, `action`, `before`,
-//!   `after` (JSON). Written in the same transaction as the change they record; `auditSeq` on
-//!   the event item counts them.
+//! One table (`pk`, `sk` strings) with a sparse global secondary index of the active events
+//! (`active-index`). Every item kind — its key pattern, attributes, writers, readers and TTL —
+//! is in docs/data.md; its key is built by one function of `items.rs`.
 //!
 //! The store in rooms, each operation of [`PositionStore`] in the file of its concern (the
 //! trait's impl below only forwards):
