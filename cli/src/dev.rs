@@ -15,13 +15,15 @@ use vwr_core::EcKeyring;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::config::Env;
 use vwr_core::metrics::MetricsSink;
+use vwr_core::tiers::ActiveEvents;
 use vwr_core::time::{Clock, SystemClock};
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{ApiError, HmacKeyring};
-use vwr_tier1::Tier1Service;
+use vwr_tier1::config::Tier1Config;
 use vwr_tier1::store::PositionStore;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
-use vwr_tier2::Tier2Service;
+use vwr_tier2::config::Tier2Config;
 use vwr_tier2::entry_token::EntryTokens;
 use vwr_tier2::identity::Identity;
 use vwr_tier2::notices::{MemoryNotices, NoticeSink};
@@ -29,9 +31,9 @@ use vwr_tier2::protect::{Protector, require_entry_token};
 use vwr_tier2::registry::{MemoryRegistry, Registry};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2::worker::Worker;
+use vwr_tier2::{Tier2Clients, Tier2Service};
 use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
 use vwr_tier2_store::registry::DynamoRegistry;
-use vwr_tier2_store::sqs::SqsNotices;
 
 use crate::{devstate, site};
 
@@ -189,21 +191,20 @@ async fn admission_store(
     Ok((Arc::new(store), if opts.redis_cluster { "redis-cluster" } else { "redis" }))
 }
 
-async fn notice_sink(opts: &DevOptions, env: &Env) -> Result<Arc<dyn NoticeSink>, DevError> {
-    match &opts.sqs_queue_url {
-        None => Ok(Arc::new(MemoryNotices::default())),
-        Some(url) => {
+/// Where the worker sends admission notices: the SQS queue of `cfg` (`--sqs-queue-url`), or
+/// memory.
+async fn notice_sink(cfg: &Tier2Config) -> Arc<dyn NoticeSink> {
+    match &cfg.notice_queue_url {
+        None => Arc::new(MemoryNotices::default()),
+        Some(_) => {
             let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-            let timeout = Duration::from_millis(
-                env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)
-                    .map_err(|e| DevError::Config(e.to_string()))?,
-            );
-            Ok(Arc::new(SqsNotices::new(aws_sdk_sqs::Client::new(&sdk), url.clone(), timeout)))
+            vwr_tier2_store::notices(cfg, &sdk)
         }
     }
 }
 
-/// Builds the all-in-one router and services.
+/// Builds the all-in-one router and services: each tier assembled as its Lambdas assemble it
+/// (`vwr_tier1::assemble`, `vwr_tier2::assemble`), on the local clients.
 pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let state = devstate::load_or_create()?;
     let admin_key = env.get("VWR_ADMIN_KEY").map(str::to_owned).unwrap_or_else(|| state.admin_key.clone());
@@ -212,39 +213,31 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let mut cfg_env = env.clone();
     cfg_env.set("VWR_TIER1_KEYS", &tokens.ring().to_text());
     cfg_env.set("VWR_TIER1_SIGNING_KID", tokens.ring().signing_kid());
-    let cfg =
-        vwr_tier1::config::Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
-    let t2cfg = vwr_tier2::config::Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
+    let cfg = Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
+    let mut t2cfg = Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
+    t2cfg.notice_queue_url.clone_from(&opts.sqs_queue_url);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let (store, registry, store_name) = position_store(opts, env).await?;
-    let mut tier1 = Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock));
-    if let Some(v) = &cfg.enqueue {
-        tier1 = tier1.with_enqueue_verifier(v.clone());
-    }
-    let tier1 = Arc::new(tier1);
+    let tier1 =
+        Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), Tier1Clients::new(store, Arc::clone(&clock))));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
     let entry = tier2_tokens(env, &state)?;
-    let tier2 = Arc::new(
-        Tier2Service::new(
-            admissions,
-            entry.clone(),
-            t2cfg.settings,
-            Arc::clone(&tier1) as Arc<dyn vwr_core::tiers::ActiveEvents>,
-            Duration::from_secs(1),
-        )
-        .with_registry(registry)
-        .with_clock(Arc::clone(&clock))
-        .with_metrics(MetricsSink::Log),
-    );
-    let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(opts, env).await?, MetricsSink::Off));
-    let identity = Identity {
-        tier1: Some(tokens.link().clone()),
-        tier2: Some(entry.verifier()),
-        cookie_prefix: cfg.settings.cookie_prefix.clone(),
-        dev_user_header: !opts.no_dev_user_header,
+    let clients = Tier2Clients {
+        store: admissions,
+        registry,
+        // Tier 1 itself says which events it gates.
+        tier1: Arc::clone(&tier1) as Arc<dyn ActiveEvents>,
         clock: Arc::clone(&clock),
+        metrics: MetricsSink::Log,
+    };
+    let tier2 = Arc::new(vwr_tier2::assemble(&t2cfg, entry.clone(), clients));
+    let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(&t2cfg).await, MetricsSink::Off));
+    let link = (tokens.link().clone(), cfg.settings.cookie_prefix.clone());
+    let identity = Identity {
+        dev_user_header: !opts.no_dev_user_header,
+        ..Identity::new(Some(link), Some(entry.verifier()), Arc::clone(&clock))
     };
     let protector = Arc::new(Protector { verifier: entry.verifier(), identity: identity.clone() });
 

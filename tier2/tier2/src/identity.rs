@@ -117,6 +117,22 @@ fn position(c: &Tier1Claims) -> Option<u64> {
 }
 
 impl Identity {
+    /// Callers known by an upstream authorizer, by their tier-1 tokens (read with `tier1`'s
+    /// link keys, in the cookie of its prefix; `vwr_t1_` without) and by their tier-2 identity
+    /// cookies (verified with `tier2`); never by `X-User-Id` (`dev_user_header` turns that on,
+    /// in `vwr dev` only).
+    pub fn new(
+        tier1: Option<(Tier1Link, String)>,
+        tier2: Option<EntryVerifier>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let (tier1, cookie_prefix) = match tier1 {
+            Some((link, prefix)) => (Some(link), prefix),
+            None => (None, "vwr_t1_".to_owned()),
+        };
+        Self { tier1, tier2, cookie_prefix, dev_user_header: false, clock }
+    }
+
     /// The tier-1 tokens the caller brings for `event` (header first), at most a few.
     fn tier1_tokens<'a>(&self, headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());

@@ -135,8 +135,8 @@ impl From<LookupError> for Tier2Error {
 
 impl Tier2Service {
     /// A service with an in-memory registry, the system clock and no metrics; see the
-    /// `with_*` methods.
-    pub fn new(
+    /// `with_*` methods. [`crate::assemble()`] is the way to make one.
+    pub(crate) fn new(
         store: Arc<dyn AdmissionStore>,
         tokens: EntryTokens,
         settings: Tier2Settings,
@@ -156,18 +156,18 @@ impl Tier2Service {
     }
 
     /// Where registrations are kept durably (DynamoDB in AWS).
-    pub fn with_registry(mut self, registry: Arc<dyn Registry>) -> Self {
+    pub(crate) fn with_registry(mut self, registry: Arc<dyn Registry>) -> Self {
         self.registry = registry;
         self
     }
 
     /// The clock of identity cookies (tests move it).
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
-    pub fn with_metrics(mut self, metrics: MetricsSink) -> Self {
+    pub(crate) fn with_metrics(mut self, metrics: MetricsSink) -> Self {
         self.metrics = metrics;
         self
     }
