@@ -13,7 +13,7 @@ use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use vwr_cli::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_cli::dev::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
 use vwr_core::EventId;
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Claims;

@@ -3,6 +3,14 @@
 //! `/api/queue`, the admin APIs (bearer key), a demo origin (`/events/{eventId}`, protected
 //! `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
 //! default; DynamoDB (`--store dynamodb`) and Redis (`--redis`) on request.
+//!
+//! The local platform, one room each (arrows point down, to the tiers' crates):
+//! - this file: the options, both tiers put together on local clients as their Lambdas put
+//!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
+//! - [`site`]: the greeting, the waiting page's files and the demo origin (`demo/`);
+//! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
+//! - [`cdn`]: CloudFront's cache of the public status document;
+//! - [`state`]: the keys and admin key kept in `.vwr/dev.json`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,7 +43,10 @@ use vwr_tier2::{Tier2Clients, Tier2Service};
 use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
 use vwr_tier2_store::registry::DynamoRegistry;
 
-use crate::{devstate, site};
+pub mod cdn;
+pub mod edge;
+pub mod site;
+pub mod state;
 
 /// Which position store the local server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -94,7 +105,7 @@ pub enum EdgeMode {
 #[derive(Debug, thiserror::Error)]
 pub enum DevError {
     #[error(transparent)]
-    State(#[from] devstate::DevStateError),
+    State(#[from] state::DevStateError),
     #[error("configuration: {0}")]
     Config(String),
     #[error("DynamoDB at {endpoint}: {reason}")]
@@ -117,10 +128,10 @@ pub struct DevApp {
     pub store_name: &'static str,
     pub admission_store_name: &'static str,
     /// The emulated CDN cache of the status document (hits vs origin fetches).
-    pub status_cache: Arc<crate::cdn::StatusCache>,
+    pub status_cache: Arc<cdn::StatusCache>,
 }
 
-fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, DevError> {
+fn tier1_tokens(env: &Env, state: &state::DevState) -> Result<Tier1Tokens, DevError> {
     let ring = match env.get("VWR_TIER1_KEYS") {
         Some(text) => HmacKeyring::from_text(text, env.get("VWR_TIER1_SIGNING_KID")),
         None => HmacKeyring::from_text(&state.tier1_keys, None),
@@ -133,7 +144,7 @@ fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, De
     ))
 }
 
-fn tier2_tokens(env: &Env, state: &devstate::DevState) -> Result<EntryTokens, DevError> {
+fn tier2_tokens(env: &Env, state: &state::DevState) -> Result<EntryTokens, DevError> {
     let ring = match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
         (Some(text), _) => EcKeyring::from_text(text, env.get("VWR_TIER2_SIGNING_KID")),
         (None, Some(text)) => EcKeyring::from_text(text, None),
@@ -206,7 +217,7 @@ async fn notice_sink(cfg: &Tier2Config) -> Arc<dyn NoticeSink> {
 /// Builds the all-in-one router and services: each tier assembled as its Lambdas assemble it
 /// (`vwr_tier1::assemble`, `vwr_tier2::assemble`), on the local clients.
 pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
-    let state = devstate::load_or_create()?;
+    let state = state::load_or_create()?;
     let admin_key = env.get("VWR_ADMIN_KEY").map(str::to_owned).unwrap_or_else(|| state.admin_key.clone());
     let auth = AdminAuth::bearer(&admin_key).map_err(|e| DevError::Config(format!("VWR_ADMIN_KEY: {e}")))?;
     let tokens = tier1_tokens(env, &state)?;
@@ -257,14 +268,13 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found(ErrorCode::NotFound, "no such route") });
     // CloudFront's cache in front of the public status document (1 s, path-only key).
-    let status_cache = Arc::new(crate::cdn::StatusCache::new());
-    let router =
-        router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), crate::cdn::layer));
+    let status_cache = Arc::new(cdn::StatusCache::new());
+    let router = router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), cdn::layer));
     // The edge check runs in front of everything (the fallback included), as CloudFront's
     // viewer-request function does.
     let router = match opts.edge {
         EdgeMode::Native => {
-            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), crate::edge::edge_check))
+            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), edge::edge_check))
         }
         EdgeMode::Off => router,
     };
@@ -297,10 +307,10 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         addr = %opts.addr,
         store = app.store_name,
         admission_store = app.admission_store_name,
-        state_file = %devstate::path().display(),
+        state_file = %state::path().display(),
         "vwr dev listening on http://{} (admin key in {}; `vwr admin` reads it from there)",
         opts.addr,
-        devstate::path().display()
+        state::path().display()
     );
     let res = axum::serve(listener, app.router)
         .with_graceful_shutdown(async {
