@@ -25,14 +25,12 @@ use vwr_core::config::Env;
 use vwr_core::metrics::MetricsSink;
 use vwr_core::tiers::ActiveEvents;
 use vwr_core::time::{Clock, SystemClock};
-use vwr_core::token::Tier1Tokens;
 use vwr_core::{ApiError, HmacKeyring};
 use vwr_tier1::config::Tier1Config;
 use vwr_tier1::store::PositionStore;
 use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
 use vwr_tier2::config::Tier2Config;
-use vwr_tier2::entry_token::EntryTokens;
 use vwr_tier2::identity::Identity;
 use vwr_tier2::notices::{MemoryNotices, NoticeSink};
 use vwr_tier2::protect::{Protector, require_entry_token};
@@ -131,31 +129,25 @@ pub struct DevApp {
     pub status_cache: Arc<cdn::StatusCache>,
 }
 
-fn tier1_tokens(env: &Env, state: &state::DevState) -> Result<Tier1Tokens, DevError> {
-    let ring = match env.get("VWR_TIER1_KEYS") {
+/// The tier-1 master keys: `VWR_TIER1_KEYS` (signing with `VWR_TIER1_SIGNING_KID`), else the
+/// state file's.
+fn tier1_ring(env: &Env, state: &state::DevState) -> Result<HmacKeyring, DevError> {
+    match env.get("VWR_TIER1_KEYS") {
         Some(text) => HmacKeyring::from_text(text, env.get("VWR_TIER1_SIGNING_KID")),
         None => HmacKeyring::from_text(&state.tier1_keys, None),
     }
-    .map_err(|e| DevError::Config(format!("tier-1 keys: {e}")))?;
-    Ok(Tier1Tokens::new(
-        ring,
-        env.string("VWR_TOKEN_ISSUER", "vwr"),
-        env.string("VWR_TOKEN_AUDIENCE", "vwr-edge"),
-    ))
+    .map_err(|e| DevError::Config(format!("tier-1 keys: {e}")))
 }
 
-fn tier2_tokens(env: &Env, state: &state::DevState) -> Result<EntryTokens, DevError> {
-    let ring = match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
+/// The tier-2 keys: `VWR_TIER2_KEYS` (signing with `VWR_TIER2_SIGNING_KID`), else the state
+/// file's, else fresh ones.
+fn tier2_ring(env: &Env, state: &state::DevState) -> Result<EcKeyring, DevError> {
+    match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
         (Some(text), _) => EcKeyring::from_text(text, env.get("VWR_TIER2_SIGNING_KID")),
         (None, Some(text)) => EcKeyring::from_text(text, None),
         (None, None) => EcKeyring::generate("dev2"),
     }
-    .map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))?;
-    Ok(EntryTokens::new(
-        ring,
-        env.string("VWR_ENTRY_ISSUER", "vwr"),
-        env.string("VWR_ENTRY_AUDIENCE", "vwr-api"),
-    ))
+    .map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))
 }
 
 /// The tier-1 position store and, on the same backend, the durable copy of tier-2
@@ -220,11 +212,14 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let state = state::load_or_create()?;
     let admin_key = env.get("VWR_ADMIN_KEY").map(str::to_owned).unwrap_or_else(|| state.admin_key.clone());
     let auth = AdminAuth::bearer(&admin_key).map_err(|e| DevError::Config(format!("VWR_ADMIN_KEY: {e}")))?;
-    let tokens = tier1_tokens(env, &state)?;
+    // The keys of the state file unless the environment gives them, read as the Lambdas read
+    // theirs.
+    let ring = tier1_ring(env, &state)?;
     let mut cfg_env = env.clone();
-    cfg_env.set("VWR_TIER1_KEYS", &tokens.ring().to_text());
-    cfg_env.set("VWR_TIER1_SIGNING_KID", tokens.ring().signing_kid());
+    cfg_env.set("VWR_TIER1_KEYS", &ring.to_text());
+    cfg_env.set("VWR_TIER1_SIGNING_KID", ring.signing_kid());
     let cfg = Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
+    let tokens = cfg.tokens(ring);
     let mut t2cfg = Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
     t2cfg.notice_queue_url.clone_from(&opts.sqs_queue_url);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -234,7 +229,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), Tier1Clients::new(store, Arc::clone(&clock))));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
-    let entry = tier2_tokens(env, &state)?;
+    let entry = t2cfg.tokens(tier2_ring(env, &state)?);
     let clients = Tier2Clients {
         store: admissions,
         registry,
