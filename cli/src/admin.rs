@@ -7,7 +7,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use crate::client::{Auth, HttpClient};
-use crate::devstate;
+use crate::dev::state;
 
 /// Connection options of `vwr admin`.
 #[derive(Debug, Clone, clap::Args)]
@@ -244,7 +244,7 @@ pub async fn auth(target: &AdminTarget) -> Result<Auth, String> {
     }
     let key = match &target.key {
         Some(k) => k.clone(),
-        None => devstate::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
+        None => state::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
             "no admin key: pass --key, set VWR_ADMIN_KEY, or start `vwr dev` in this directory first",
         )?,
     };

@@ -1,13 +1,10 @@
-//! The `vwr` command line: local all-in-one server (`vwr dev`), table bootstrap, key
-//! generation and the admin client.
+//! The `vwr` command line: the local all-in-one server (`vwr dev`, in [`dev`]), the admin client
+//! ([`admin`]), the live console ([`watch`]), the load test ([`loadtest`]), the draw check
+//! ([`draw`]); table bootstrap and key generation are in `main.rs`.
 
 pub mod admin;
-pub mod cdn;
 pub mod client;
 pub mod dev;
-pub mod devstate;
 pub mod draw;
-pub mod edge;
 pub mod loadtest;
-pub mod site;
 pub mod watch;

@@ -78,7 +78,7 @@ fn default_kid() -> String {
 async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     let kid = kid.unwrap_or_else(default_kid);
     let ring = vwr_core::HmacKeyring::generate(&kid).map_err(|e| e.to_string())?;
-    let admin = vwr_cli::devstate::random_secret(24).map_err(|e| e.to_string())?;
+    let admin = vwr_cli::dev::state::random_secret(24).map_err(|e| e.to_string())?;
     println!("# Tier-1 HMAC key (HS256). Keep secret. To rotate, prepend the new key and keep the old");
     println!("# one until every ticket and token signed with it has expired.");
     println!("VWR_TIER1_KEYS={}", ring.to_text());

@@ -3,71 +3,15 @@
 //! on the in-memory store and on DynamoDB (moto server).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{Server, start};
 use http::Method;
 use serde_json::Value;
 use vwr_cli::client::{Auth, HttpClient};
-
-struct Server {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "vwr-test-{tag}-{}-{}",
-        std::process::id(),
-        vwr_core::time::now_millis()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-async fn start(tag: &str, extra: &[&str], env: &[(&str, String)]) -> Server {
-    let port = free_port();
-    let dir = temp_dir(tag);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vwr"));
-    cmd.args(["dev", "--addr", &format!("127.0.0.1:{port}")])
-        .args(extra)
-        .env("VWR_DEV_DIR", &dir)
-        .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("VWR_ADMIN_KEY")
-        .env_remove("VWR_TIER1_KEYS")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
-    let client = HttpClient::new(Duration::from_secs(2)).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
-            && r.status.is_success()
-        {
-            return server;
-        }
-        assert!(Instant::now() < deadline, "vwr dev did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 fn admin(server: &Server, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_vwr"))
@@ -144,10 +88,10 @@ async fn readme_walk_on_dynamodb() {
         std::env::var("VWR_TEST_AWS_ENDPOINT").expect("VWR_TEST_AWS_ENDPOINT (tests/run.sh sets it)");
     let table = format!("vwr-dev-{}-{}", std::process::id(), vwr_core::time::now_millis());
     let env = [
-        ("AWS_ENDPOINT_URL", endpoint),
-        ("AWS_ACCESS_KEY_ID", "test".to_owned()),
-        ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
-        ("AWS_REGION", "us-east-1".to_owned()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
     ];
     let server = start("ddb", &["--store", "dynamodb", "--table", &table], &env).await;
     walk(&server).await;
@@ -174,12 +118,9 @@ async fn tier2_walk_on_redis() {
     // Database 5 belongs to this test: the dev server's worker serves every event it finds.
     let redis = std::env::var("VWR_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let redis = format!("{}/5", redis.trim_end_matches('/'));
-    let server = start(
-        "t2",
-        &["--store", "memory", "--redis", &redis],
-        &[("VWR_ENTRY_TOKEN_TTL_SECONDS", "10".into())],
-    )
-    .await;
+    let server =
+        start("t2", &["--store", "memory", "--redis", &redis], &[("VWR_ENTRY_TOKEN_TTL_SECONDS", "10")])
+            .await;
     let event = format!("walk{}x{}", std::process::id(), vwr_core::time::now_millis());
     let t = admin(&server, &["threshold", &event, "--threshold", "2"]);
     assert_eq!(t["threshold"], 2);

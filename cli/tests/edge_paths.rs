@@ -3,6 +3,8 @@
 //! status, the same gated event, the same `Location` / `redirectTo`, for every vector.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -11,14 +13,12 @@ use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use vwr_cli::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_cli::dev::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_core::EventId;
 use vwr_core::time::ManualClock;
-use vwr_core::token::{Tier1Claims, Tier1Tokens};
-use vwr_core::{EventId, HmacKeyring};
+use vwr_core::token::Tier1Claims;
 use vwr_tier1::Tier1Service;
-use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
-use vwr_tier1::service::Tier1Settings;
 
 const NOW: u64 = 1_800_000_000;
 
@@ -44,10 +44,7 @@ fn encode_component(s: &str) -> String {
 }
 
 async fn service(active: &[EventId]) -> Arc<Tier1Service> {
-    let tokens = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
-    let settings = Tier1Settings { cache_ttl: std::time::Duration::ZERO, ..Tier1Settings::default() };
-    let svc =
-        Tier1Service::new(Arc::new(MemoryStore::new()), tokens, settings, Arc::new(ManualClock::new(NOW)));
+    let svc = common::memory_tier1(Arc::new(ManualClock::new(NOW)));
     for e in active {
         svc.activate(e, ConfigPatch::default(), "test").await.unwrap();
     }

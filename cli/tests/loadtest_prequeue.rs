@@ -6,17 +6,13 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Parser;
 use vwr_cli::loadtest::report::{Positions, Scenario};
 use vwr_cli::loadtest::{self, LoadOptions, Report};
+use vwr_core::EventId;
 use vwr_core::time::ManualClock;
-use vwr_core::token::Tier1Tokens;
-use vwr_core::{EventId, HmacKeyring};
-use vwr_tier1::Tier1Service;
-use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::service::{AssignResponse, CheckOutcome, ScheduleRequest, StepOutcome, Tier1Settings};
+use vwr_tier1::service::{AssignResponse, CheckOutcome, ScheduleRequest, StepOutcome};
 
 const KEY: &str = "loadtest-prequeue-admin-key-0123456789";
 
@@ -160,9 +156,7 @@ fn non_uniform(sales: &[[u64; JOINERS]]) -> Vec<String> {
 async fn draw_sales(shards: u32) -> Vec<[u64; JOINERS]> {
     const T0: u64 = 1_800_000_000;
     let clock = Arc::new(ManualClock::new(T0));
-    let settings = Tier1Settings { cache_ttl: Duration::ZERO, ..Tier1Settings::default() };
-    let tokens = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
-    let svc = Tier1Service::new(Arc::new(MemoryStore::new()), tokens, settings, Arc::clone(&clock) as _);
+    let svc = common::memory_tier1(Arc::clone(&clock) as _);
     let mut out = Vec::with_capacity(SALES);
     for n in 0..SALES {
         let event = EventId::parse(&format!("u{shards}x{n}x{}", vwr_core::time::now_millis())).unwrap();

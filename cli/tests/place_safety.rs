@@ -4,10 +4,11 @@
 //! test can build what tier 2 (or the attacker) would sign.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::Server;
 use http::Method;
 use serde_json::{Value, json};
 use vwr_cli::client::{Auth, HttpClient};
@@ -17,20 +18,6 @@ use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
 
 const KEY: &str = "place-safety-admin-key-0123456789";
 
-struct Server {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn table(tag: &str) -> String {
     format!("vwr-ps-{tag}-{}-{}", std::process::id(), vwr_core::time::now_millis())
 }
@@ -39,47 +26,18 @@ fn table(tag: &str) -> String {
 async fn start(tag: &str, table: &str, keys: &HmacKeyring, env: &[(&str, &str)]) -> Server {
     let endpoint =
         std::env::var("VWR_TEST_AWS_ENDPOINT").expect("VWR_TEST_AWS_ENDPOINT (tests/run.sh sets it)");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let dir = std::env::temp_dir().join(format!(
-        "vwr-test-ps-{tag}-{}-{}",
-        std::process::id(),
-        vwr_core::time::now_millis()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vwr"));
-    cmd.args(["dev", "--addr", &format!("127.0.0.1:{port}"), "--store", "dynamodb", "--table", table])
-        .env("VWR_DEV_DIR", &dir)
-        .env("VWR_ADMIN_KEY", KEY)
-        .env("VWR_TIER1_KEYS", keys.to_text())
-        .env("VWR_TIER1_SIGNING_KID", keys.signing_kid())
-        .env("AWS_ENDPOINT_URL", endpoint)
-        .env("AWS_ACCESS_KEY_ID", "test")
-        .env("AWS_SECRET_ACCESS_KEY", "test")
-        .env("AWS_REGION", "us-east-1")
-        .env("RUST_LOG", "warn")
-        .env_remove("VWR_REDIS_URL")
-        .env_remove("VWR_NOTICE_QUEUE_URL")
-        .env_remove("VWR_ADDR")
-        .env_remove("VWR_ENQUEUE_JWKS")
-        .env_remove("VWR_TICKET_TTL_SECONDS")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
-    let client = client();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(r) = client.send(Method::GET, &format!("{}/healthz", server.base), None, &Auth::None).await
-            && r.status.is_success()
-        {
-            return server;
-        }
-        assert!(Instant::now() < deadline, "vwr dev did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let text = keys.to_text();
+    let mut all = vec![
+        ("VWR_ADMIN_KEY", KEY),
+        ("VWR_TIER1_KEYS", text.as_str()),
+        ("VWR_TIER1_SIGNING_KID", keys.signing_kid()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    all.extend_from_slice(env);
+    common::start(&format!("ps-{tag}"), &["--store", "dynamodb", "--table", table], &all).await
 }
 
 fn client() -> HttpClient {

@@ -354,9 +354,9 @@ README_MAX_BYTES = 15_000
 README_MAX_LINES = 250
 ROUTES_MAP_HEADING = "### Routes → files"
 # Every `.route("…", method(…))` of these files is a route the routes map must name: tier 1's
-# public and admin routers, tier 2's, and what `vwr dev` serves besides (site.rs: the greeting,
-# the waiting page, the demo origin; dev.rs: /healthz).
-ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/site.rs", "cli/src/dev.rs")
+# public and admin routers, tier 2's, and what `vwr dev` serves besides (dev/site.rs: the
+# greeting, the waiting page, the demo origin; dev/mod.rs: /healthz).
+ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/dev/site.rs", "cli/src/dev/mod.rs")
 # The protected APIs are prefixes the authorizer knows, not routes: the map writes them `/api/seats/**`.
 PROTECT_RS = "tier2/tier2/src/protect.rs"
 SETTINGS_DOC = "docs/settings.md"
@@ -1924,7 +1924,7 @@ def check_verifier_behaviours(root: str, checks: Checks, modules: dict) -> None:
             elif len(runs) != len(variants):
                 problems.append(f"{name} behaviour {pattern} runs {runs or 'no verifier'}: want both variants {list(variants)} (x-vwr-* viewer headers must be deleted there)")
     minimal = sorted(p for p in free if not any(p != q and p.startswith(q) for q in free))
-    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
+    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/dev/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
         with open(os.path.join(root, path), encoding="utf-8") as fh:
             m = re.search(pat, fh.read())
         got = sorted(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1))) if m else None

@@ -17,7 +17,7 @@ use super::open::{self, OpenPlan};
 use super::options::{LoadOptions, Scenario, tier1_config};
 use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{Auth, HttpClient};
-use crate::devstate;
+use crate::dev::state;
 
 /// What the harness reaches vwr with.
 pub(crate) struct Harness {
@@ -52,7 +52,7 @@ impl Harness {
         let base = opts.base_url.trim_end_matches('/').to_owned();
         let key = match &opts.admin_key {
             Some(k) => k.clone(),
-            None => devstate::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
+            None => state::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
                 "no admin key: pass --admin-key, set VWR_ADMIN_KEY, or run in the directory of `vwr dev`",
             )?,
         };

@@ -1,15 +1,24 @@
-//! `vwr dev` as a child process for the load-test tests: a free port, in-memory stores, a
-//! known admin key, its own state directory (removed on drop).
+//! `vwr dev` as a child process for the tests that drive the real binary: a free port, its own
+//! state directory (removed on drop), in-memory stores and a known admin key unless told
+//! otherwise; and a tier-1 service assembled as `vwr dev`'s, for tests that need one in process.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use http::Method;
 use vwr_cli::client::{Auth, HttpClient};
 use vwr_cli::loadtest::LoadOptions;
+use vwr_core::HmacKeyring;
+use vwr_core::config::Env;
+use vwr_core::time::Clock;
+use vwr_core::token::Tier1Tokens;
+use vwr_tier1::config::Tier1Config;
+use vwr_tier1::memory::MemoryStore;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 
 pub struct Server {
     child: Child,
@@ -25,9 +34,10 @@ impl Drop for Server {
     }
 }
 
-/// Starts `vwr dev` (named `name` in its state directory) with admin key `key` and the extra
-/// environment `env`; answers once `/healthz` does.
-pub async fn start_dev(name: &str, key: &str, env: &[(&str, &str)]) -> Server {
+/// Starts `vwr dev ARGS…` (named `name` in its state directory) on a free port, with an
+/// environment scrubbed of what would reach beyond the test (an AWS endpoint, Redis, SQS,
+/// keys, an admin key) and then `env`; answers once `/healthz` does.
+pub async fn start(name: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dir = std::env::temp_dir().join(format!(
         "vwr-test-{name}-{}-{}",
@@ -36,16 +46,18 @@ pub async fn start_dev(name: &str, key: &str, env: &[(&str, &str)]) -> Server {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vwr"));
-    cmd.args(["dev", "--addr", &format!("127.0.0.1:{port}"), "--store", "memory"])
+    cmd.args(["dev", "--addr", &format!("127.0.0.1:{port}")])
+        .args(args)
         .env("VWR_DEV_DIR", &dir)
-        .env("VWR_ADMIN_KEY", key)
         .env("RUST_LOG", "warn")
         .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("VWR_ADMIN_KEY")
         .env_remove("VWR_REDIS_URL")
         .env_remove("VWR_NOTICE_QUEUE_URL")
         .env_remove("VWR_ADDR")
         .env_remove("VWR_TIER1_KEYS")
         .env_remove("VWR_ENQUEUE_JWKS")
+        .env_remove("VWR_TICKET_TTL_SECONDS")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     for (k, v) in env {
@@ -64,6 +76,23 @@ pub async fn start_dev(name: &str, key: &str, env: &[(&str, &str)]) -> Server {
         assert!(Instant::now() < deadline, "vwr dev did not start");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// [`start`] on the in-memory stores with the admin key `key` and the extra environment `env`.
+pub async fn start_dev(name: &str, key: &str, env: &[(&str, &str)]) -> Server {
+    let mut all = vec![("VWR_ADMIN_KEY", key)];
+    all.extend_from_slice(env);
+    start(name, &["--store", "memory"], &all).await
+}
+
+/// A tier-1 service on the in-memory store with `clock` and no cache, assembled as `vwr dev`
+/// assembles its own (from the configuration it reads).
+pub fn memory_tier1(clock: Arc<dyn Clock>) -> Tier1Service {
+    let tokens = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
+    let keys = tokens.ring().to_text();
+    let env = Env::from_pairs([("VWR_TIER1_KEYS", keys.as_str()), ("VWR_CACHE_TTL_MS", "0")]);
+    let cfg = Tier1Config::from_env(&env).unwrap();
+    vwr_tier1::assemble(&cfg, tokens, Tier1Clients::new(Arc::new(MemoryStore::new()), clock))
 }
 
 #[derive(Parser)]

@@ -2,6 +2,8 @@
 //! router additionally refuses any request that arrives without an IAM identity, or from a
 //! principal outside `VWR_ADMIN_PRINCIPALS`. The composition root.
 
+use std::sync::Arc;
+
 use vwr_core::config::Env;
 use vwr_lambda::{secrets, serve, startup_error};
 use vwr_tier1::config::{TIER1_KEYS, Tier1Config};
@@ -15,6 +17,6 @@ async fn main() -> Result<(), lambda_http::Error> {
     let cfg = Tier1Config::from_env(&env).map_err(|e| startup_error("tier-1 configuration", e))?;
     let ring =
         secrets::ring(&cfg.keys, TIER1_KEYS, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
-    let svc = vwr_tier1_store::service(&cfg, cfg.tokens(ring), &sdk);
+    let svc = Arc::new(vwr_tier1::assemble(&cfg, cfg.tokens(ring), vwr_tier1_store::clients(&cfg, &sdk)));
     serve(vwr_tier1::http::admin_router(svc, auth)).await
 }

@@ -19,22 +19,14 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let cfg = Tier1Config::from_env(&env).map_err(|e| startup_error("tier-1 configuration", e))?;
     let ring =
         secrets::ring(&cfg.keys, TIER1_KEYS, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
+    let svc = Arc::new(vwr_tier1::assemble(&cfg, cfg.tokens(ring), vwr_tier1_store::clients(&cfg, &sdk)));
     let tick = cfg.advancer_tick;
-    let svc = vwr_tier1_store::service(&cfg, cfg.tokens(ring), &sdk);
-
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| {
         let svc = Arc::clone(&svc);
         async move {
             let budget = vwr_lambda::scheduled_budget(ev.context.deadline);
-            // Heal any missed edge-configuration update (no-op without VWR_EDGE_KVS_ARN).
-            if let Err(e) = svc.reconcile_edge().await {
-                tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);
-            }
-            let summary = vwr_tier1::advancer::run(&svc, tick, Some(budget), MetricsSink::Emf).await;
-            tracing::info!(event = "tier1.advancer_run", ticks = summary.ticks, advanced = summary.advanced, served = summary.served, errors = summary.errors, stuck = summary.stuck);
-            Ok::<_, lambda_runtime::Error>(serde_json::json!({
-                "ticks": summary.ticks, "advanced": summary.advanced, "served": summary.served, "errors": summary.errors, "stuck": summary.stuck
-            }))
+            let reply = vwr_tier1::advancer::scheduled(&svc, tick, budget, MetricsSink::Emf).await;
+            Ok::<_, lambda_runtime::Error>(reply)
         }
     }))
     .await

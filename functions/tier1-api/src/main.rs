@@ -1,6 +1,8 @@
 //! Lambda: the public tier-1 API (`POST /vwr/assign/{eventId}`, `GET /vwr/check/{eventId}/{requestId}`).
 //! The composition root: configuration, keys, the DynamoDB service, the router.
 
+use std::sync::Arc;
+
 use vwr_core::config::Env;
 use vwr_lambda::{secrets, serve_with, startup_error};
 use vwr_tier1::config::{TIER1_KEYS, Tier1Config};
@@ -15,6 +17,6 @@ async fn main() -> Result<(), lambda_http::Error> {
         secrets::ring(&cfg.keys, TIER1_KEYS, &sdk).await.map_err(|e| startup_error("tier-1 keys", e))?;
     let origin =
         secrets::origin_secret(&env, &sdk).await.map_err(|e| startup_error("origin configuration", e))?;
-    let svc = vwr_tier1_store::service(&cfg, cfg.tokens(ring), &sdk);
+    let svc = Arc::new(vwr_tier1::assemble(&cfg, cfg.tokens(ring), vwr_tier1_store::clients(&cfg, &sdk)));
     serve_with(vwr_tier1::http::public_router(svc), origin).await
 }

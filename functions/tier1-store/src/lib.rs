@@ -1,8 +1,8 @@
 //! vwr tier 1, the adapters: the DynamoDB [`dynamo::DynamoStore`] (the real
 //! `vwr_tier1::store::PositionStore`) and the CloudFront KeyValueStore [`kvs::KvsEdgeConfig`]
-//! (the real `vwr_tier1::edge_sync::EdgeConfigStore`), and [`service`], which puts a tier-1
-//! service together on them for the Lambdas; [`gated_events`] tells tier 2 which events tier 1
-//! gates, without any tier-1 key.
+//! (the real `vwr_tier1::edge_sync::EdgeConfigStore`), and [`clients`], the Lambdas' clients
+//! of a tier-1 service on them (which `vwr_tier1::assemble` puts together); [`gated_events`]
+//! tells tier 2 which events tier 1 gates, without any tier-1 key.
 
 pub mod alarms;
 pub mod dynamo;
@@ -15,11 +15,11 @@ use async_trait::async_trait;
 use vwr_core::EventId;
 use vwr_core::cache::TtlCache;
 use vwr_core::tiers::{ActiveEvents, LookupError};
-use vwr_core::time::SystemClock;
-use vwr_core::token::Tier1Tokens;
-use vwr_tier1::Tier1Service;
+use vwr_core::time::{Clock, SystemClock};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::config::Tier1Config;
-use vwr_tier1::store::PositionStore;
+use vwr_tier1::edge_sync::EdgeConfigStore;
+use vwr_tier1::store::{HealthSignal, PositionStore};
 
 /// Which events tier 1 gates, read from its event items (cached per instance for
 /// `cache_ttl`, as tier 1 caches them, ADR 0006). For the tier-2 API: it needs no tier-1 key,
@@ -56,24 +56,19 @@ pub fn gated_events(table: &str, sdk: &aws_config::SdkConfig) -> Arc<dyn ActiveE
     Arc::new(GatedEvents::new(Arc::new(store), Duration::from_secs(1)))
 }
 
-/// The tier-1 service of the Lambdas: DynamoDB table `cfg.table`, the system clock, and the
-/// edge configuration kept in step when `cfg.edge_kvs_arn` is set.
-pub fn service(cfg: &Tier1Config, tokens: Tier1Tokens, sdk: &aws_config::SdkConfig) -> Arc<Tier1Service> {
+/// The clients of the Lambdas' tier-1 service: the DynamoDB table `cfg.table`, the system
+/// clock, the edge configuration kept in step when `cfg.edge_kvs_arn` is set, and CloudWatch
+/// holding the advancer when `cfg.health_alarms` name alarms.
+pub fn clients(cfg: &Tier1Config, sdk: &aws_config::SdkConfig) -> Tier1Clients {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(sdk), cfg.table.clone());
-    let mut svc = Tier1Service::new(Arc::new(store), tokens, cfg.settings.clone(), Arc::new(SystemClock));
-    if let Some(arn) = &cfg.edge_kvs_arn {
-        svc = svc.with_edge_sync(Arc::new(kvs::KvsEdgeConfig::new(sdk, arn.clone())));
-    }
-    if let Some(v) = &cfg.enqueue {
-        svc = svc.with_enqueue_verifier(v.clone());
-    }
-    if !cfg.health_alarms.is_empty() {
+    let edge = cfg
+        .edge_kvs_arn
+        .as_ref()
+        .map(|arn| -> Arc<dyn EdgeConfigStore> { Arc::new(kvs::KvsEdgeConfig::new(sdk, arn.clone())) });
+    let health = (!cfg.health_alarms.is_empty()).then(|| -> Arc<dyn HealthSignal> {
         let cw = aws_sdk_cloudwatch::Client::new(sdk);
-        svc = svc.with_health_signal(Arc::new(alarms::CloudWatchAlarms::new(
-            cw,
-            cfg.health_alarms.clone(),
-            Arc::new(SystemClock),
-        )));
-    }
-    Arc::new(svc)
+        Arc::new(alarms::CloudWatchAlarms::new(cw, cfg.health_alarms.clone(), Arc::clone(&clock)))
+    });
+    Tier1Clients { store: Arc::new(store), clock, edge, health }
 }

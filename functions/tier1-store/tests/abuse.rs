@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use common::ev;
 use vwr_core::keys::EcKeyring;
-use vwr_core::time::ManualClock;
+use vwr_core::time::{Clock, ManualClock};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
@@ -28,10 +29,9 @@ async fn racing_joins_of_one_account_get_one_ticket() {
     let jwks = serde_json::to_string(&site.jwks()).unwrap();
     for (name, store) in stores {
         let clock = Arc::new(ManualClock::new(T0));
-        let svc = Arc::new(
-            common::service(Arc::clone(&store), Arc::clone(&clock))
-                .with_enqueue_verifier(EnqueueVerifier::from_jwks(&jwks).unwrap()),
-        );
+        let verifier = EnqueueVerifier::from_jwks(&jwks).unwrap();
+        let clients = Tier1Clients::new(Arc::clone(&store), Arc::clone(&clock) as Arc<dyn Clock>);
+        let svc = Arc::new(common::service_with(clients, |c| c.enqueue = Some(verifier)));
         let event = ev("acct");
         let patch = ConfigPatch {
             enqueue_token_required: Some(true),

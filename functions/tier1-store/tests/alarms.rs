@@ -9,6 +9,7 @@ use std::sync::Arc;
 use aws_sdk_cloudwatch::types::{ComparisonOperator, StateValue, Statistic};
 use common::ev;
 use vwr_core::time::{Clock, ManualClock};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::config::HealthAlarms;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{ConfigPatch, HoldBy};
@@ -72,8 +73,11 @@ async fn an_alarm_in_alarm_holds_the_events_it_names() {
     assert_eq!(signal.alarm(&e2).await.unwrap().as_deref(), Some(global.as_str()));
 
     // Through the advancer: held while in ALARM, moving again once OK.
-    let svc = common::service(Arc::new(MemoryStore::new()), Arc::clone(&clock))
-        .with_health_signal(Arc::clone(&signal) as Arc<dyn HealthSignal>);
+    let clients = Tier1Clients {
+        health: Some(Arc::clone(&signal) as Arc<dyn HealthSignal>),
+        ..Tier1Clients::new(Arc::new(MemoryStore::new()), Arc::clone(&clock) as Arc<dyn Clock>)
+    };
+    let svc = common::service_with(clients, |_| {});
     let patch = ConfigPatch { batch_size: Some(5), interval_seconds: Some(1), ..Default::default() };
     svc.activate(&e2, patch, "test").await.unwrap();
     for _ in 0..20 {

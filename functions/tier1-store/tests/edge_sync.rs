@@ -13,11 +13,11 @@ use async_trait::async_trait;
 use common::ev;
 use vwr_core::EventId;
 use vwr_core::time::ManualClock;
-use vwr_tier1::Tier1Service;
 use vwr_tier1::edge_sync::{EdgeConfigStore, EdgeSyncError};
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{AuditEntry, ConfigPatch, EventRecord, Redemption, ShardCounts, StoreError};
 use vwr_tier1::store::{PositionStore, ServingUpdate};
+use vwr_tier1::{Tier1Clients, Tier1Service};
 
 const T0: u64 = 1_800_000_000;
 
@@ -217,7 +217,9 @@ impl EdgeConfigStore for RecordingEdge {
 fn instance(store: &Arc<LaggingIndex>, edge: &Arc<RecordingEdge>) -> Tier1Service {
     let store: Arc<dyn PositionStore> = store.clone();
     let edge: Arc<dyn EdgeConfigStore> = edge.clone();
-    common::service(store, Arc::new(ManualClock::new(T0))).with_edge_sync(edge)
+    let clients =
+        Tier1Clients { edge: Some(edge), ..Tier1Clients::new(store, Arc::new(ManualClock::new(T0))) };
+    common::service_with(clients, |_| {})
 }
 
 /// One instance activates an event the index does not show yet; another reconciles from the

@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::ev;
 use vwr_core::time::ManualClock;
-use vwr_tier1::Tier1Service;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
 use vwr_tier1::service::{CheckOutcome, StepOutcome};
 use vwr_tier1::store::PositionStore;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 
 const T0: u64 = 1_800_000_000;
 
@@ -330,17 +330,10 @@ async fn racing_checks_redeem_once() {
         let mut tasks = Vec::new();
         for _ in 0..16 {
             // Separate instances (no shared cache), all with the same keys.
-            let settings = vwr_tier1::service::Tier1Settings {
-                cache_ttl: std::time::Duration::ZERO,
-                ..Default::default()
-            };
             let tokens = svc0.tokens().clone();
-            let svc = Tier1Service::new(
-                Arc::clone(&store),
-                tokens.clone(),
-                settings,
-                Arc::clone(&clock) as Arc<dyn vwr_core::time::Clock>,
-            );
+            let clients =
+                Tier1Clients::new(Arc::clone(&store), Arc::clone(&clock) as Arc<dyn vwr_core::time::Clock>);
+            let svc = vwr_tier1::assemble(&common::config(&tokens), tokens.clone(), clients);
             let (event, ticket) = (event.clone(), ticket.clone());
             tasks.push(tokio::spawn(async move {
                 match svc.check(&event, &ticket, svc.request_secret(&ticket).as_deref()).await.unwrap() {

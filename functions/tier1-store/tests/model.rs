@@ -19,12 +19,12 @@ use vwr_core::keys::EcKeyring;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link};
 use vwr_core::{EventId, HmacKeyring};
-use vwr_tier1::Tier1Service;
 use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{CloseReason, ConfigPatch, Message, OutflowMode};
 use vwr_tier1::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Settings};
 use vwr_tier1::store::PositionStore;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
 
 const T0: u64 = 1_800_000_000;
@@ -182,13 +182,11 @@ fn side(
     };
     let verifier = EnqueueVerifier::from_jwks(&serde_json::to_string(&site.jwks()).unwrap()).unwrap();
     let instance = || {
-        Tier1Service::new(
-            Arc::clone(&store),
-            tokens.clone(),
-            settings.clone(),
-            Arc::clone(&clock) as Arc<dyn Clock>,
-        )
-        .with_enqueue_verifier(verifier.clone())
+        let mut cfg = common::config(tokens);
+        cfg.settings = settings.clone();
+        cfg.enqueue = Some(verifier.clone());
+        let clients = Tier1Clients::new(Arc::clone(&store), Arc::clone(&clock) as Arc<dyn Clock>);
+        vwr_tier1::assemble(&cfg, tokens.clone(), clients)
     };
     Side {
         svc: instance(),

@@ -17,15 +17,13 @@ use vwr_core::keys::EcKeyring;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
-use vwr_tier1::Tier1Service;
 use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
-use vwr_tier1::service::{
-    AssignResponse, CheckOutcome, JoinProof, ScheduleRequest, StepOutcome, Tier1Error, Tier1Settings,
-};
+use vwr_tier1::service::{AssignResponse, CheckOutcome, JoinProof, ScheduleRequest, StepOutcome, Tier1Error};
 use vwr_tier1::store::PositionStore;
 use vwr_tier1::ticket::TicketError;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
 
 const T0: u64 = 1_800_000_000;
@@ -38,14 +36,19 @@ async fn stores(name: &str) -> Vec<(&'static str, Arc<dyn PositionStore>, Option
     vec![("memory", Arc::new(MemoryStore::new()), None), ("dynamodb", Arc::new(dynamo.clone()), Some(dynamo))]
 }
 
-/// A service instance over `store` (instances of one deployment share the keys).
-fn instance(store: &Arc<dyn PositionStore>, clock: &Arc<ManualClock>, tokens: &Tier1Tokens) -> Tier1Service {
-    let settings = Tier1Settings {
-        cache_ttl: std::time::Duration::ZERO,
-        ticket_ttl_secs: TTL,
-        ..Tier1Settings::default()
-    };
-    Tier1Service::new(Arc::clone(store), tokens.clone(), settings, Arc::clone(clock) as Arc<dyn Clock>)
+/// A service instance over `store` (instances of one deployment share the keys), with the
+/// site's enqueue keys `site` if any.
+fn instance(
+    store: &Arc<dyn PositionStore>,
+    clock: &Arc<ManualClock>,
+    tokens: &Tier1Tokens,
+    site: Option<&EnqueueVerifier>,
+) -> Tier1Service {
+    let mut cfg = common::config(tokens);
+    cfg.settings.ticket_ttl_secs = TTL;
+    cfg.enqueue = site.cloned();
+    let clients = Tier1Clients::new(Arc::clone(store), Arc::clone(clock) as Arc<dyn Clock>);
+    vwr_tier1::assemble(&cfg, tokens.clone(), clients)
 }
 
 fn site() -> (EcKeyring, EnqueueVerifier) {
@@ -92,7 +95,7 @@ async fn a_prequeue_longer_than_the_ticket_life_keeps_its_tickets() {
     let (site, verifier) = site();
     for (name, store, dynamo) in stores("pq-life").await {
         let clock = Arc::new(ManualClock::new(T0));
-        let svc = instance(&store, &clock, &common::tokens()).with_enqueue_verifier(verifier.clone());
+        let svc = instance(&store, &clock, &common::tokens(), Some(&verifier));
         let e = ev("early");
         let open_at = T0 + 2 * TTL;
         let req = ScheduleRequest {
@@ -168,9 +171,8 @@ async fn an_account_whose_ticket_expired_gets_one_fresh_ticket() {
     for (name, store, dynamo) in stores("acct-exp").await {
         let clock = Arc::new(ManualClock::new(T0));
         let tokens = common::tokens();
-        let services: Vec<Arc<Tier1Service>> = (0..4)
-            .map(|_| Arc::new(instance(&store, &clock, &tokens).with_enqueue_verifier(verifier.clone())))
-            .collect();
+        let services: Vec<Arc<Tier1Service>> =
+            (0..4).map(|_| Arc::new(instance(&store, &clock, &tokens, Some(&verifier)))).collect();
         let e = ev("acct-exp");
         let patch =
             ConfigPatch { enqueue_token_required: Some(true), batch_size: Some(0), ..Default::default() };
@@ -228,7 +230,7 @@ async fn a_proof_of_work_is_accepted_once_across_instances() {
         let clock = Arc::new(ManualClock::new(T0));
         let tokens = common::tokens();
         let services: Vec<Arc<Tier1Service>> =
-            (0..4).map(|_| Arc::new(instance(&store, &clock, &tokens))).collect();
+            (0..4).map(|_| Arc::new(instance(&store, &clock, &tokens, None))).collect();
         let e = ev("pow-once");
         let patch = ConfigPatch { pow_difficulty: Some(8), batch_size: Some(0), ..Default::default() };
         services[0].activate(&e, patch, "test").await.unwrap();
@@ -290,7 +292,7 @@ async fn only_the_admissions_own_token_releases_it() {
     for (name, store, _) in stores("release-jti").await {
         let clock = Arc::new(ManualClock::new(T0));
         let tokens = common::tokens();
-        let svc = instance(&store, &clock, &tokens);
+        let svc = instance(&store, &clock, &tokens, None);
         let e = ev("rel-jti");
         let pairs = admitted(&svc, &e, ConfigPatch { batch_size: Some(0), ..Default::default() }, 2).await;
         let (rid, token) = &pairs[0];
@@ -354,7 +356,7 @@ async fn a_session_tier2_holds_is_admitted_with_its_renewed_token() {
     for (name, store, _) in stores("t2-held").await {
         let clock = Arc::new(ManualClock::new(T0));
         let tokens = common::tokens();
-        let svc = Arc::new(instance(&store, &clock, &tokens));
+        let svc = Arc::new(instance(&store, &clock, &tokens, None));
         let router = vwr_tier1::http::public_router(Arc::clone(&svc));
         let e = ev("held");
         let patch = ConfigPatch {

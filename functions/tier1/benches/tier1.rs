@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use vwr_core::config::Env;
 use vwr_core::time::SystemClock;
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
-use vwr_tier1::Tier1Service;
+use vwr_tier1::config::Tier1Config;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::ConfigPatch;
-use vwr_tier1::service::Tier1Settings;
 use vwr_tier1::ticket::{Ticket, TicketSigner};
+use vwr_tier1::{Tier1Clients, Tier1Service};
 
 fn tokens() -> Tier1Tokens {
     Tier1Tokens::new(HmacKeyring::generate("b1").unwrap(), "vwr", "vwr-edge")
@@ -70,8 +71,12 @@ fn crypto(c: &mut Criterion) {
 }
 
 fn service(cache: Duration) -> Arc<Tier1Service> {
-    let settings = Tier1Settings { cache_ttl: cache, ..Default::default() };
-    Arc::new(Tier1Service::new(Arc::new(MemoryStore::new()), tokens(), settings, Arc::new(SystemClock)))
+    let tokens = tokens();
+    let keys = tokens.ring().to_text();
+    let mut cfg = Tier1Config::from_env(&Env::from_pairs([("VWR_TIER1_KEYS", keys.as_str())])).unwrap();
+    cfg.settings.cache_ttl = cache;
+    let clients = Tier1Clients::new(Arc::new(MemoryStore::new()), Arc::new(SystemClock));
+    Arc::new(vwr_tier1::assemble(&cfg, tokens, clients))
 }
 
 fn api(c: &mut Criterion) {

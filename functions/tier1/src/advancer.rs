@@ -133,6 +133,32 @@ pub async fn run(
     total.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
+/// One scheduled invocation (the advancer Lambda): heals a missed edge-configuration update
+/// (a no-op without the edge list), ticks on whole `tick_every` boundaries for `budget`,
+/// logs the totals (`tier1.advancer_run`) and answers them.
+pub async fn scheduled(
+    svc: &Tier1Service,
+    tick_every: Duration,
+    budget: Duration,
+    metrics: MetricsSink,
+) -> serde_json::Value {
+    if let Err(e) = svc.reconcile_edge().await {
+        tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);
+    }
+    let s = run(svc, tick_every, Some(budget), metrics).await;
+    tracing::info!(
+        event = "tier1.advancer_run",
+        ticks = s.ticks,
+        advanced = s.advanced,
+        served = s.served,
+        errors = s.errors,
+        stuck = s.stuck
+    );
+    serde_json::json!({
+        "ticks": s.ticks, "advanced": s.advanced, "served": s.served, "errors": s.errors, "stuck": s.stuck
+    })
+}
+
 /// Ticks forever (local server).
 pub async fn run_forever(svc: Arc<Tier1Service>, tick_every: Duration, metrics: MetricsSink) {
     run(&svc, tick_every, None, metrics).await;

@@ -2,7 +2,8 @@
 //! DynamoDB store and the KeyValueStore are in `vwr-tier1-store` (docs/adr/0014-workspace-layout.md).
 //!
 //! - [`store::PositionStore`], with [`memory::MemoryStore`] (the local default and the model);
-//! - [`service::Tier1Service`]: assign, check, admin operations, advancer steps;
+//! - [`service::Tier1Service`]: assign, check, admin operations, advancer steps, put
+//!   together in one way only, by [`assemble()`] (the Lambdas, `vwr dev`, the tests);
 //! - [`http`]: the public and admin axum routers;
 //! - [`advancer`]: the loop run by the scheduled Lambda and by `vwr dev`;
 //! - [`config`]: start-up configuration from the environment;
@@ -10,6 +11,7 @@
 //!   [`pow`] (proof of work) and [`enqueue`] tokens of the site (one place per account).
 
 pub mod advancer;
+mod assemble;
 pub mod config;
 pub mod draw;
 pub mod edge_sync;
@@ -24,4 +26,5 @@ pub mod service;
 pub mod store;
 pub mod ticket;
 
+pub use assemble::{Tier1Clients, assemble};
 pub use service::Tier1Service;

@@ -12,7 +12,8 @@ use http::StatusCode;
 use serde_json::{Value, json};
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::keys::EcKeyring;
-use vwr_core::time::ManualClock;
+use vwr_core::time::{Clock, ManualClock};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::http::{admin_router, public_router};
 use vwr_tier1::memory::MemoryStore;
@@ -24,9 +25,8 @@ fn site_token(site: &EcKeyring, account: &str, event: &str, exp: u64) -> String 
 fn app_with_site(site: &EcKeyring) -> App {
     let clock = Arc::new(ManualClock::new(T0));
     let verifier = EnqueueVerifier::from_jwks(&serde_json::to_string(&site.jwks()).unwrap()).unwrap();
-    let svc = Arc::new(
-        common::service(Arc::new(MemoryStore::new()), Arc::clone(&clock)).with_enqueue_verifier(verifier),
-    );
+    let clients = Tier1Clients::new(Arc::new(MemoryStore::new()), Arc::clone(&clock) as Arc<dyn Clock>);
+    let svc = Arc::new(common::service_with(clients, |c| c.enqueue = Some(verifier)));
     let router: Router = public_router(Arc::clone(&svc))
         .merge(admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()))
         .fallback(vwr_core::error::not_found_fallback);

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::time::ManualClock;
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::http::admin_router;
 use vwr_tier1::memory::MemoryStore;
 
@@ -375,7 +376,9 @@ async fn unknown_routes_are_404_json() {
 async fn activation_publishes_active_events_to_the_edge_config() {
     let clock = Arc::new(ManualClock::new(T0));
     let edge = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new(r#"{"rules":[],"failMode":"closed"}"#));
-    let svc = common::service(Arc::new(MemoryStore::new()), clock).with_edge_sync(edge.clone());
+    let clients =
+        Tier1Clients { edge: Some(edge.clone()), ..Tier1Clients::new(Arc::new(MemoryStore::new()), clock) };
+    let svc = common::service_with(clients, |_| {});
     let events = |v: String| serde_json::from_str::<Value>(&v).unwrap()["events"].clone();
     svc.activate(&common::ev("b"), Default::default(), "test").await.unwrap();
     svc.activate(&common::ev("a"), Default::default(), "test").await.unwrap();
@@ -386,8 +389,11 @@ async fn activation_publishes_active_events_to_the_edge_config() {
     assert_eq!(events(edge.value()), json!(["a"]));
     // An unusable edge config fails the admin call with 503 (the change itself is stored).
     let broken = Arc::new(vwr_tier1::edge_sync::MemoryEdgeConfig::new("oops"));
-    let svc =
-        common::service(Arc::new(MemoryStore::new()), Arc::new(ManualClock::new(T0))).with_edge_sync(broken);
+    let clients = Tier1Clients {
+        edge: Some(broken),
+        ..Tier1Clients::new(Arc::new(MemoryStore::new()), Arc::new(ManualClock::new(T0)))
+    };
+    let svc = common::service_with(clients, |_| {});
     let err = vwr_core::ApiError::from(
         svc.activate(&common::ev("c"), Default::default(), "test").await.unwrap_err(),
     );

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use vwr_core::config::{ConfigError, Env, TIER2_KEYS};
+use vwr_core::config::{Env, TIER2_KEYS};
 use vwr_core::keys::EcKey;
 use vwr_core::tiers::{ActiveEvents, NoActiveEvents};
 use vwr_core::time::SystemClock;
@@ -24,37 +24,23 @@ async fn main() -> Result<(), lambda_http::Error> {
     let origin =
         secrets::origin_secret(&env, &sdk).await.map_err(|e| startup_error("origin configuration", e))?;
     let cfg = Tier2Config::from_env(&env).map_err(|e| startup_error("tier-2 configuration", e))?;
-    let keys = cfg.keys.clone().ok_or_else(|| {
-        startup_error(
-            "tier-2 keys",
-            ConfigError::Missing {
-                name: "VWR_TIER2_KEYS".into(),
-                hint: "set VWR_TIER2_KEYS or VWR_TIER2_KEYS_SECRET_ID (`vwr keys generate`)".into(),
-            },
-        )
-    })?;
+    let keys = cfg.required_keys().map_err(|e| startup_error("tier-2 keys", e))?;
     let ring =
-        secrets::ring::<EcKey>(&keys, TIER2_KEYS, &sdk).await.map_err(|e| startup_error("tier-2 keys", e))?;
-    let tokens = cfg.tokens(ring);
+        secrets::ring::<EcKey>(keys, TIER2_KEYS, &sdk).await.map_err(|e| startup_error("tier-2 keys", e))?;
     let (url, var) = secrets::redis_url(&env, &sdk).await.map_err(|e| startup_error("Redis", e))?;
     let redis = RedisConfig::from_env(&env, &url, var).map_err(|e| startup_error("Redis", e))?;
     let tier1 = secrets::tier1_link(&env, &sdk).await.map_err(|e| startup_error("tier-1 link keys", e))?;
     // Events tier 1 gates are known to tier 2 implicitly: read from tier 1's table.
-    let active: Arc<dyn ActiveEvents> = match (&tier1, env.get("VWR_TABLE")) {
+    let gated: Arc<dyn ActiveEvents> = match (&tier1, &cfg.table) {
         (Some(_), Some(table)) => vwr_tier1_store::gated_events(table, &sdk),
         _ => Arc::new(NoActiveEvents),
     };
-    let identity = Identity {
-        cookie_prefix: tier1.as_ref().map_or_else(|| "vwr_t1_".to_owned(), |(_, p)| p.clone()),
-        tier1: tier1.map(|(t, _)| t),
-        tier2: Some(tokens.verifier()),
-        dev_user_header: false,
-        clock: Arc::new(SystemClock),
-    };
-    let parts = vwr_tier2_store::service(&env, &cfg, tokens, &redis, &sdk, active)
+    let clients = vwr_tier2_store::clients(&cfg, &redis, &sdk, gated)
         .await
         .map_err(|e| startup_error("tier-2 configuration", e))?;
-    let router = vwr_tier2::http::public_router(Arc::clone(&parts.service), identity)
-        .merge(vwr_tier2::http::admin_router(parts.service, auth));
+    let svc = Arc::new(vwr_tier2::assemble(&cfg, cfg.tokens(ring), clients));
+    let identity = Identity::new(tier1, Some(svc.tokens().verifier()), Arc::new(SystemClock));
+    let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
+        .merge(vwr_tier2::http::admin_router(svc, auth));
     serve_with(router, origin).await
 }

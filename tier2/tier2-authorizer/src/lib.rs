@@ -8,7 +8,38 @@ use aws_lambda_events::apigw::{
 use aws_lambda_events::iam::{IamPolicyEffect, IamPolicyStatement};
 use vwr_core::ApiError;
 use vwr_core::ErrorCode;
+use vwr_core::config::{ConfigError, Env, KeySource};
+use vwr_tier2::config::Tier2Config;
+use vwr_tier2::entry_token::EntryVerifier;
 use vwr_tier2::protect::Protector;
+
+/// Where the authorizer's public keys come from.
+#[derive(Debug)]
+pub enum Keys<'a> {
+    /// `VWR_TIER2_JWKS`, parsed (the usual way: no secret).
+    Jwks(EntryVerifier),
+    /// The tier-2 key ring (its public half), from the environment or Secrets Manager.
+    Ring(&'a KeySource),
+}
+
+/// The authorizer's keys: `VWR_TIER2_JWKS` first, else the tier-2 keys; an error naming the
+/// variable when the JWKS does not parse or neither is set.
+pub fn keys<'a>(env: &Env, cfg: &'a Tier2Config) -> Result<Keys<'a>, ConfigError> {
+    match (env.get("VWR_TIER2_JWKS"), &cfg.keys) {
+        (Some(jwks), _) => EntryVerifier::from_jwks(jwks, &cfg.issuer, &cfg.audience)
+            .map(Keys::Jwks)
+            .map_err(|e| ConfigError::Invalid {
+                name: "VWR_TIER2_JWKS".into(),
+                value: "…".into(),
+                reason: e.to_string(),
+            }),
+        (None, Some(keys)) => Ok(Keys::Ring(keys)),
+        (None, None) => Err(ConfigError::Missing {
+            name: "VWR_TIER2_JWKS".into(),
+            hint: "set VWR_TIER2_JWKS (the public JWKS) or VWR_TIER2_KEYS".into(),
+        }),
+    }
+}
 
 fn policy(effect: IamPolicyEffect, method_arn: &str) -> ApiGatewayCustomAuthorizerPolicy {
     let mut statement = IamPolicyStatement::default();

@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use aws_lambda_events::apigw::ApiGatewayCustomAuthorizerRequestTypeRequest;
 use vwr_core::EcKeyring;
-use vwr_core::tiers::NoActiveEvents;
+use vwr_core::config::Env;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
-use vwr_tier2::Tier2Service;
+use vwr_tier2::Tier2Clients;
+use vwr_tier2::config::Tier2Config;
 use vwr_tier2::entry_token::EntryTokens;
 use vwr_tier2::identity::{Caller, Identity, Source};
 use vwr_tier2::memory::MemoryStore;
-use vwr_tier2::model::Tier2Settings;
 use vwr_tier2::protect::Protector;
 
 #[tokio::test]
@@ -23,9 +23,10 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
     let store = Arc::new(MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>));
     let tokens = EntryTokens::new(EcKeyring::generate("t2").unwrap(), "vwr", "vwr-api");
-    let svc =
-        Tier2Service::new(store, tokens, Tier2Settings::default(), Arc::new(NoActiveEvents), Duration::ZERO)
-            .with_clock(Arc::clone(&clock) as Arc<dyn Clock>);
+    let mut cfg = Tier2Config::from_env(&Env::default()).unwrap();
+    cfg.registration_cache_ttl = Duration::ZERO;
+    let clients = Tier2Clients { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..Tier2Clients::new(store) };
+    let svc = vwr_tier2::assemble(&cfg, tokens, clients);
     let e1 = EventId::parse("e1").unwrap();
     svc.set_threshold(&e1, 5, None).await.unwrap();
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
@@ -48,13 +49,8 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let user = vwr_core::identity::tier1_user_id("ticket-7");
     let caller = Caller { user: user.clone(), tier1_position: Some(7), source: Source::Tier1Token };
     let entry = svc.check(&e1, &caller).await.unwrap().entry_token.unwrap();
-    let identity = Identity {
-        tier1: Some(tier1.into()),
-        tier2: Some(svc.tokens().verifier()),
-        cookie_prefix: "vwr_t1_".into(),
-        dev_user_header: false,
-        clock: Arc::clone(&clock) as Arc<dyn Clock>,
-    };
+    let link = Some((tier1.into(), "vwr_t1_".to_owned()));
+    let identity = Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>);
     let p = Protector { verifier: svc.tokens().verifier(), identity };
     let arn = "arn:aws:execute-api:eu-west-1:123:api/prod/GET/api/seats/e1";
     let ev = |value: serde_json::Value| -> ApiGatewayCustomAuthorizerRequestTypeRequest {

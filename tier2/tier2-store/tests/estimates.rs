@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use vwr_core::time::Clock;
+use vwr_tier2::Tier2Clients;
 use vwr_tier2::identity::{Caller, Source};
 use vwr_tier2::memory::MemoryStore;
 use vwr_tier2::model::{LineOrder, Tier2Settings};
@@ -41,7 +42,11 @@ async fn estimates_use_the_configured_rate_until_the_first_admission_is_a_minute
     for store in
         [Arc::clone(&memory) as Arc<dyn AdmissionStore>, Arc::clone(&redis) as Arc<dyn AdmissionStore>]
     {
-        let svc = common::service(Arc::clone(&store), s).with_clock(Arc::clone(&clock) as Arc<dyn Clock>);
+        let clients = Tier2Clients {
+            clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            ..Tier2Clients::new(Arc::clone(&store))
+        };
+        let svc = common::service_with(clients, s);
         let at = |secs: u64| {
             clock.set(t0 + secs);
             redis.set_time_offset_ms(clock.now_millis() as i64 - vwr_core::time::now_millis() as i64);

@@ -176,11 +176,8 @@ async fn redis_down_is_503_then_service_resumes() {
         RedisStore::connect(&RedisConfig::single(&format!("redis://127.0.0.1:{port}"))).await.unwrap();
     let svc = Arc::new(common::service(Arc::new(store), Tier2Settings::default()));
     let identity = vwr_tier2::identity::Identity {
-        tier1: None,
-        tier2: None,
-        cookie_prefix: "vwr_t1_".into(),
         dev_user_header: true,
-        clock: Arc::new(vwr_core::time::SystemClock),
+        ..vwr_tier2::identity::Identity::new(None, None, Arc::new(vwr_core::time::SystemClock))
     };
     let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity);
     svc.set_threshold(&vwr_core::EventId::parse("e1").unwrap(), 1, None).await.unwrap();

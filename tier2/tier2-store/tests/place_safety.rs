@@ -16,7 +16,6 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -25,10 +24,10 @@ use serde_json::Value;
 use tower::ServiceExt;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::identity::{UpstreamUser, tier1_user_id};
-use vwr_core::tiers::NoActiveEvents;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
+use vwr_tier2::Tier2Clients;
 use vwr_tier2::Tier2Service;
 use vwr_tier2::identity::Identity;
 use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
@@ -68,24 +67,12 @@ async fn harness(backend: Backend) -> H {
             ("cluster", Arc::new(r.clone()), Some(r))
         }
     };
-    let svc = Arc::new(
-        Tier2Service::new(
-            Arc::clone(&store),
-            common::entry_tokens(),
-            Tier2Settings::default(),
-            Arc::new(NoActiveEvents),
-            Duration::ZERO,
-        )
-        .with_clock(Arc::clone(&clock) as Arc<dyn Clock>),
-    );
+    let clients =
+        Tier2Clients { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..Tier2Clients::new(Arc::clone(&store)) };
+    let svc = Arc::new(common::service_with(clients, Tier2Settings::default()));
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
-    let identity = Identity {
-        tier1: Some(tier1.clone().into()),
-        tier2: Some(svc.tokens().verifier()),
-        cookie_prefix: "vwr_t1_".into(),
-        dev_user_header: false,
-        clock: Arc::clone(&clock) as Arc<dyn Clock>,
-    };
+    let link = Some((tier1.clone().into(), "vwr_t1_".to_owned()));
+    let identity = Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>);
     let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
         .merge(vwr_tier2::http::admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()));
     let h = H { name, store, svc, router, tier1, clock, redis };

@@ -17,7 +17,7 @@ use vwr_core::EventId;
 use vwr_core::metrics::MetricsSink;
 use vwr_core::tiers::{ActiveEvents, LookupError};
 use vwr_core::time::Clock;
-use vwr_tier2::Tier2Service;
+use vwr_tier2::Tier2Clients;
 use vwr_tier2::identity::{Caller, Source};
 use vwr_tier2::model::{LineOrder, LineScore, PendingNotice, RegisterMode, Tier2Settings};
 use vwr_tier2::notices::NoticeSink;
@@ -254,8 +254,10 @@ async fn idle_events_leave_the_index_and_come_back() {
 #[tokio::test]
 async fn unregister_is_final_until_an_admin_registers() {
     let store = Arc::new(common::redis().await);
-    let svc =
-        Tier2Service::new(store.clone(), common::entry_tokens(), settings(), Arc::new(Gated), Duration::ZERO);
+    let svc = common::service_with(
+        Tier2Clients { tier1: Arc::new(Gated), ..Tier2Clients::new(store.clone()) },
+        settings(),
+    );
     let e = common::unique_event("unreg");
     assert_eq!(svc.check(&e, &caller("u1", 1)).await.unwrap().status, "active", "implicit registration");
     assert!(svc.unregister(&e).await.unwrap());
@@ -343,9 +345,12 @@ async fn registrations_have_a_partition_of_their_own() {
 async fn redis_data_loss_keeps_the_threshold() {
     let store = Arc::new(common::redis_db(9).await);
     let registry: Arc<dyn Registry> = Arc::new(moto_registry().await);
-    let svc =
-        Tier2Service::new(store.clone(), common::entry_tokens(), settings(), Arc::new(Gated), Duration::ZERO)
-            .with_registry(Arc::clone(&registry));
+    let clients = Tier2Clients {
+        tier1: Arc::new(Gated),
+        registry: Arc::clone(&registry),
+        ..Tier2Clients::new(store.clone())
+    };
+    let svc = common::service_with(clients, settings());
     let e = common::unique_event("flush");
     svc.set_threshold(&e, 2, None).await.unwrap();
     for i in 1..=2 {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use lambda_runtime::{LambdaEvent, service_fn};
-use vwr_core::config::{ConfigError, Env, TIER2_KEYS};
+use vwr_core::config::{Env, TIER2_KEYS};
 use vwr_core::keys::EcKey;
 use vwr_core::metrics::MetricsSink;
 use vwr_core::tiers::NoActiveEvents;
@@ -20,34 +20,22 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let sdk = vwr_lambda::sdk_config().await;
     let env = Env::from_process();
     let cfg = Tier2Config::from_env(&env).map_err(|e| startup_error("tier-2 configuration", e))?;
-    let keys = cfg.keys.clone().ok_or_else(|| {
-        startup_error(
-            "tier-2 keys",
-            ConfigError::Missing {
-                name: "VWR_TIER2_KEYS".into(),
-                hint: "set VWR_TIER2_KEYS or VWR_TIER2_KEYS_SECRET_ID (`vwr keys generate`)".into(),
-            },
-        )
-    })?;
+    let keys = cfg.required_keys().map_err(|e| startup_error("tier-2 keys", e))?;
     let ring =
-        secrets::ring::<EcKey>(&keys, TIER2_KEYS, &sdk).await.map_err(|e| startup_error("tier-2 keys", e))?;
+        secrets::ring::<EcKey>(keys, TIER2_KEYS, &sdk).await.map_err(|e| startup_error("tier-2 keys", e))?;
     let (url, var) = secrets::redis_url(&env, &sdk).await.map_err(|e| startup_error("Redis", e))?;
     let redis = RedisConfig::from_env(&env, &url, var).map_err(|e| startup_error("Redis", e))?;
-    let parts =
-        vwr_tier2_store::service(&env, &cfg, cfg.tokens(ring), &redis, &sdk, Arc::new(NoActiveEvents))
-            .await
-            .map_err(|e| startup_error("tier-2 configuration", e))?;
+    let clients = vwr_tier2_store::clients(&cfg, &redis, &sdk, Arc::new(NoActiveEvents))
+        .await
+        .map_err(|e| startup_error("tier-2 configuration", e))?;
+    let svc = Arc::new(vwr_tier2::assemble(&cfg, cfg.tokens(ring), clients));
+    let worker = Arc::new(Worker::new(svc, vwr_tier2_store::notices(&cfg, &sdk), MetricsSink::Emf));
     let tick = cfg.worker_tick;
-    let worker = Arc::new(Worker::new(parts.service, parts.notices, MetricsSink::Emf));
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<serde_json::Value>| {
         let worker = Arc::clone(&worker);
         async move {
             let budget = vwr_lambda::scheduled_budget(ev.context.deadline);
-            let r = worker.run(tick, Some(budget)).await;
-            tracing::info!(event = "tier2.worker_run", events = r.events, admitted = r.admitted, notices_sent = r.notices_sent, notices_failed = r.notices_failed, errors = r.errors);
-            Ok::<_, lambda_runtime::Error>(serde_json::json!({
-                "admitted": r.admitted, "noticesSent": r.notices_sent, "noticesFailed": r.notices_failed, "errors": r.errors
-            }))
+            Ok::<_, lambda_runtime::Error>(worker.scheduled(tick, budget).await)
         }
     }))
     .await

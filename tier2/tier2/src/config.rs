@@ -43,6 +43,12 @@ pub struct Tier2Config {
     pub notice_queue_url: Option<String>,
     pub notice_timeout: Duration,
     pub worker_tick: Duration,
+    /// The tier-1 table (`VWR_TABLE`): events tier 1 gates, and the durable copy of
+    /// registrations.
+    pub table: Option<String>,
+    /// How long an event's registration is cached per instance: 1 s, not configurable
+    /// (docs/settings.md); the tests set 0 to see writes at once.
+    pub registration_cache_ttl: Duration,
 }
 
 fn invalid(name: &str, reason: impl Into<String>) -> ConfigError {
@@ -87,6 +93,16 @@ impl Tier2Config {
             notice_queue_url: env.get("VWR_NOTICE_QUEUE_URL").map(str::to_owned),
             notice_timeout: Duration::from_millis(env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)?),
             worker_tick: Duration::from_secs(tick_secs),
+            table: env.get("VWR_TABLE").map(str::to_owned),
+            registration_cache_ttl: Duration::from_secs(1),
+        })
+    }
+
+    /// The key source, without which the tier-2 API and worker do not start.
+    pub fn required_keys(&self) -> Result<&KeySource, ConfigError> {
+        self.keys.as_ref().ok_or_else(|| ConfigError::Missing {
+            name: TIER2_KEYS.keys.into(),
+            hint: "set VWR_TIER2_KEYS or VWR_TIER2_KEYS_SECRET_ID (`vwr keys generate`)".into(),
         })
     }
 

@@ -1,4 +1,7 @@
 //! Axum routers of tier 2: `/api/queue/...` (public), the JWKS, and the tier-2 admin routes.
+//! The only place where tier-2 errors become HTTP answers, and where the service's typed
+//! answers become headers and cookies (the identity cookie and the renewed tier-1 cookie are
+//! made here).
 
 use std::sync::Arc;
 
@@ -14,7 +17,7 @@ use vwr_core::admin_auth::{AdminAuth, require_admin};
 use vwr_core::http::{EventPath, json_body, no_store};
 use vwr_core::{ApiError, ErrorCode, EventId};
 
-use crate::identity::{Caller, Identity, IdentityError};
+use crate::identity::{Caller, IDENTITY_COOKIE_PREFIX, Identity, IdentityError, Source};
 use crate::model::{LineOrder, StoreError};
 use crate::service::{Tier2Error, Tier2Service};
 
@@ -129,6 +132,22 @@ fn with_cookie(mut res: Response, cookie: Option<String>) -> Result<Response, Ap
     Ok(res)
 }
 
+/// The `Set-Cookie` value of a token cookie `name` for `max_age` seconds, sent back on every
+/// path of the site (the tier-2 identity cookie, the renewed tier-1 cookie).
+fn token_cookie(name: &str, token: &str, max_age: u64) -> String {
+    format!("{name}={token}; Max-Age={max_age}; Path=/; Secure; HttpOnly; SameSite=Lax")
+}
+
+/// The name of the tier-2 identity cookie of `event`.
+fn identity_cookie_name(event: &EventId) -> String {
+    format!("{IDENTITY_COOKIE_PREFIX}{event}")
+}
+
+/// The `Set-Cookie` value that removes the identity cookie of `event` (after `leave`).
+fn cleared_identity_cookie(event: &EventId) -> String {
+    format!("{}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax", identity_cookie_name(event))
+}
+
 /// A successful answer (tier 2 holds the caller) refreshes the caller's tier-2 identity
 /// cookie, and renews their tier-1 cookie so the protected paths stay open for as long as tier
 /// 2 holds them (docs/invariants.md#20).
@@ -139,9 +158,13 @@ fn answered(
     parts: &Parts,
     res: Response,
 ) -> Result<Response, ApiError> {
-    let res = with_cookie(no_store(res), st.svc.identity_cookie(event, caller)?)?;
+    let identity = st.svc.identity_token(event, caller)?;
+    let identity = identity.map(|i| token_cookie(&identity_cookie_name(event), &i.token, i.ttl_secs));
+    let res = with_cookie(no_store(res), identity)?;
     let window = st.svc.settings().identity_ttl_ms() / 1000;
-    with_cookie(res, st.identity.renewed_tier1_cookie(&parts.headers, event, &caller.user, window))
+    let renewed = st.identity.renewed_tier1_token(&parts.headers, event, &caller.user, window);
+    let renewed = renewed.map(|t| token_cookie(&st.identity.tier1_cookie_name(event), &t, window));
+    with_cookie(res, renewed)
 }
 
 async fn check(
@@ -184,8 +207,7 @@ async fn leave(
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, Some(&body))?;
     st.svc.leave(&event, &caller.user).await?;
-    let clear = (caller.source != crate::identity::Source::DevHeader)
-        .then(|| Tier2Service::clear_identity_cookie(&event));
+    let clear = (caller.source != Source::DevHeader).then(|| cleared_identity_cookie(&event));
     with_cookie(no_store(StatusCode::NO_CONTENT.into_response()), clear)
 }
 
@@ -255,4 +277,26 @@ async fn unregister(
         return Err(ApiError::not_found(ErrorCode::EventNotFound, "this event has no waiting room"));
     }
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cleared_identity_cookie, identity_cookie_name, token_cookie};
+
+    #[test]
+    fn tier2_cookies_keep_their_wire_format() {
+        let e1 = vwr_core::EventId::parse("e1").unwrap();
+        assert_eq!(
+            token_cookie(&identity_cookie_name(&e1), "h.p.s", 210),
+            "vwr_t2_e1=h.p.s; Max-Age=210; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        assert_eq!(
+            cleared_identity_cookie(&e1),
+            "vwr_t2_e1=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        assert_eq!(
+            token_cookie("vwr_t1_e1", "h.p.s", 210),
+            "vwr_t1_e1=h.p.s; Max-Age=210; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+    }
 }

@@ -117,6 +117,22 @@ fn position(c: &Tier1Claims) -> Option<u64> {
 }
 
 impl Identity {
+    /// Callers known by an upstream authorizer, by their tier-1 tokens (read with `tier1`'s
+    /// link keys, in the cookie of its prefix; `vwr_t1_` without) and by their tier-2 identity
+    /// cookies (verified with `tier2`); never by `X-User-Id` (`dev_user_header` turns that on,
+    /// in `vwr dev` only).
+    pub fn new(
+        tier1: Option<(Tier1Link, String)>,
+        tier2: Option<EntryVerifier>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let (tier1, cookie_prefix) = match tier1 {
+            Some((link, prefix)) => (Some(link), prefix),
+            None => (None, "vwr_t1_".to_owned()),
+        };
+        Self { tier1, tier2, cookie_prefix, dev_user_header: false, clock }
+    }
+
     /// The tier-1 tokens the caller brings for `event` (header first), at most a few.
     fn tier1_tokens<'a>(&self, headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         let from_header = headers.get(TIER1_TOKEN_HEADER).and_then(|v| v.to_str().ok());
@@ -128,7 +144,7 @@ impl Identity {
     pub fn tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
         let link = self.tier1.as_ref()?;
         let now = self.clock.now_secs();
-        let name = format!("{}{}", self.cookie_prefix, event);
+        let name = self.tier1_cookie_name(event);
         self.tier1_tokens(headers, &name).find_map(|t| link.verify(t, event, now).ok())
     }
 
@@ -136,7 +152,7 @@ impl Identity {
     pub fn lapsed_tier1_claims(&self, headers: &HeaderMap, event: &EventId) -> Option<Tier1Claims> {
         let link = self.tier1.as_ref()?;
         let now = self.clock.now_secs();
-        let name = format!("{}{}", self.cookie_prefix, event);
+        let name = self.tier1_cookie_name(event);
         self.tier1_tokens(headers, &name).find_map(|t| link.verify_lapsed(t, event, now).ok())
     }
 
@@ -148,11 +164,12 @@ impl Identity {
         cookie_values(headers, &name).find_map(|t| verifier.verify_identity(t, event, now).ok())
     }
 
-    /// The tier-1 cookie of `user`, renewed for a visitor tier 2 holds (docs/tokens.md#tier-2-holds):
+    /// The tier-1 token of `user`, renewed for a visitor tier 2 holds (docs/tokens.md#tier-2-holds):
     /// from the tier-1 token the caller brings (expired or not) whose subject's digest is
     /// `user`, the same claims with `exp` = max(old `exp`, now + `window_secs`), re-signed with
-    /// the edge key. `None` when the caller brings no such token, or its `exp` would not move.
-    pub fn renewed_tier1_cookie(
+    /// the edge key; `http` sends it as the tier-1 cookie for `window_secs`. `None` when the
+    /// caller brings no such token, or its `exp` would not move.
+    pub fn renewed_tier1_token(
         &self,
         headers: &HeaderMap,
         event: &EventId,
@@ -161,7 +178,7 @@ impl Identity {
     ) -> Option<String> {
         let link = self.tier1.as_ref()?;
         let now = self.clock.now_secs();
-        let name = format!("{}{}", self.cookie_prefix, event);
+        let name = self.tier1_cookie_name(event);
         let claims = self
             .tier1_tokens(headers, &name)
             .filter_map(|t| link.verify_lapsed(t, event, now).ok())
@@ -170,8 +187,12 @@ impl Identity {
         if claims.exp >= exp {
             return None;
         }
-        let token = link.resign(&Tier1Claims { exp, ..claims }).ok()?;
-        Some(format!("{name}={token}; Max-Age={window_secs}; Path=/; Secure; HttpOnly; SameSite=Lax"))
+        link.resign(&Tier1Claims { exp, ..claims }).ok()
+    }
+
+    /// The name of the caller's tier-1 cookie of `event`: `{prefix}{eventId}`.
+    pub fn tier1_cookie_name(&self, event: &EventId) -> String {
+        format!("{}{}", self.cookie_prefix, event)
     }
 
     /// Resolves the caller for `event`.

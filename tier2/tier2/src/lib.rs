@@ -6,11 +6,13 @@
 //! - [`store::AdmissionStore`] with [`memory::MemoryStore`] (the local default and the model);
 //! - [`registry::Registry`]: the durable copy of registrations, with [`registry::MemoryRegistry`];
 //! - [`service::Tier2Service`]: check / status / heartbeat / leave, entry tokens, estimates;
+//!   put together in one way only, by [`assemble()`] (the Lambdas, `vwr dev`, the tests);
 //! - [`worker::Worker`]: admissions, cleanup, SQS FIFO notices ([`notices`]);
 //! - [`entry_token`]: ES256 entry tokens and the JWKS; [`protect`]: the check in front of
 //!   protected APIs; [`identity`]: who the caller is;
 //! - [`http`]: the axum routers.
 
+mod assemble;
 pub mod config;
 pub mod entry_token;
 pub mod http;
@@ -25,4 +27,5 @@ pub mod service;
 pub mod store;
 pub mod worker;
 
+pub use assemble::{Tier2Clients, assemble};
 pub use service::Tier2Service;

@@ -27,12 +27,14 @@ pub struct Protector {
 }
 
 /// Whether a path is in the one form every server reads alike: no empty, `.` or `..`
-/// segment, no percent-encoded dot, slash or backslash, no backslash and no `;` parameter.
-/// Anything else could be resolved by the backend to another event's path than the one the
-/// check read (`/api/seats/e1/../../reservations/e2`), so it is refused outright.
+/// segment, no percent-encoded dot, slash or backslash, no escaped `%` (`%25`, which a second
+/// decoding turns into dots and slashes) and no `%u` escape (IIS-style), no backslash and no
+/// `;` parameter — what the edge refuses too (docs/invariants.md#25). Anything else could be
+/// resolved by the backend to another event's path than the one the check read
+/// (`/api/seats/e1/../../reservations/e2`), so it is refused outright.
 pub fn is_canonical(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    let encoded = ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e));
+    let encoded = ["%2e", "%2f", "%5c", "%25", "%u"].iter().any(|e| lower.contains(e));
     let odd = path.contains('\\') || path.contains(';');
     let segments = path.strip_prefix('/').map(|p| p.split('/').collect::<Vec<_>>());
     let bad_segment = match &segments {
@@ -131,5 +133,28 @@ mod tests {
         ] {
             assert!(event_of_path(path).is_none(), "{path}");
         }
+    }
+
+    /// Review finding (issue 20): the edge refuses an escaped `%` and a `%u` escape
+    /// (docs/invariants.md#25), which a backend that decodes twice, or IIS-style, turns into
+    /// dots and slashes; the protected-API check let them through.
+    #[test]
+    fn double_encoded_and_u_escaped_paths_are_refused() {
+        for path in [
+            "/api/seats/e1/%252e%252e/%252e%252e/reservations/e2",
+            "/api/seats/e1/..%252f..%252freservations%252fe2",
+            "/api/seats/e1%252f..%252f..%252freservations%252fe2",
+            "/api/seats/e1/%2525",
+            "/api/seats/e1/%25",
+            "/api/seats/e1/%u002e%u002e/%U002E%U002E/reservations/e2",
+            "/api/seats/e1/..%u2215..%u2215reservations%u2215e2",
+            "/api/seats/e1/%U",
+        ] {
+            assert!(!is_canonical(path), "{path}");
+            assert!(event_of_path(path).is_none(), "{path}");
+        }
+        // A percent-escape of anything else stays as it was: refused only where the event id
+        // is not an id, read as written elsewhere.
+        assert_eq!(event_of_path("/api/seats/e1/A%2012").map(|e| e.to_string()), Some("e1".into()));
     }
 }

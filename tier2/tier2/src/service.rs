@@ -1,6 +1,7 @@
 //! Tier-2 behaviour: check / status / heartbeat / leave, entry tokens, identity cookies, wait
 //! estimates, registration (with its durable copy). HTTP-agnostic: failures are
-//! [`Tier2Error`]s, mapped to answers in `http`.
+//! [`Tier2Error`]s, mapped to answers in `http`; the answers are typed data, and `http` alone
+//! turns them into headers and cookies.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use vwr_core::time::{Clock, SystemClock};
 use vwr_core::{ApiError, EventId};
 
 use crate::entry_token::{EntryClaims, EntryTokens, IDENTITY_AUDIENCE, IdentityClaims};
-use crate::identity::{Caller, IDENTITY_COOKIE_PREFIX, Source};
+use crate::identity::{Caller, Source};
 use crate::model::{
     EventMeta, Figures, LineOrder, LineScore, MAX_THRESHOLD, Place, RegisterMode, Snapshot, StoreError,
     Tier2Settings,
@@ -75,6 +76,14 @@ pub struct QueueAnswer {
     pub restored: bool,
 }
 
+/// A signed tier-2 identity (docs/tokens.md) and how long it lasts: `http` sends it as the
+/// identity cookie `vwr_t2_{eventId}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityToken {
+    pub token: String,
+    pub ttl_secs: u64,
+}
+
 /// Tier-2 figures for the admin status.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -126,8 +135,8 @@ impl From<LookupError> for Tier2Error {
 
 impl Tier2Service {
     /// A service with an in-memory registry, the system clock and no metrics; see the
-    /// `with_*` methods.
-    pub fn new(
+    /// `with_*` methods. [`crate::assemble()`] is the way to make one.
+    pub(crate) fn new(
         store: Arc<dyn AdmissionStore>,
         tokens: EntryTokens,
         settings: Tier2Settings,
@@ -147,18 +156,18 @@ impl Tier2Service {
     }
 
     /// Where registrations are kept durably (DynamoDB in AWS).
-    pub fn with_registry(mut self, registry: Arc<dyn Registry>) -> Self {
+    pub(crate) fn with_registry(mut self, registry: Arc<dyn Registry>) -> Self {
         self.registry = registry;
         self
     }
 
     /// The clock of identity cookies (tests move it).
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
-    pub fn with_metrics(mut self, metrics: MetricsSink) -> Self {
+    pub(crate) fn with_metrics(mut self, metrics: MetricsSink) -> Self {
         self.metrics = metrics;
         self
     }
@@ -324,14 +333,18 @@ impl Tier2Service {
         }
     }
 
-    /// The tier-2 identity cookie for `caller` (refreshed at every call that finds them in
-    /// tier 2), or `None` for local dev-header callers.
-    pub fn identity_cookie(&self, event: &EventId, caller: &Caller) -> Result<Option<String>, Tier2Error> {
+    /// The tier-2 identity of `caller`, signed afresh at every call that finds them in tier 2
+    /// (`http` sends it as the identity cookie), or `None` for local dev-header callers.
+    pub fn identity_token(
+        &self,
+        event: &EventId,
+        caller: &Caller,
+    ) -> Result<Option<IdentityToken>, Tier2Error> {
         if caller.source == Source::DevHeader {
             return Ok(None);
         }
         let now = self.clock.now_secs();
-        let ttl = self.settings.identity_ttl_ms() / 1000;
+        let ttl_secs = self.settings.identity_ttl_ms() / 1000;
         let claims = IdentityClaims {
             iss: self.tokens.issuer().to_owned(),
             aud: IDENTITY_AUDIENCE.to_owned(),
@@ -340,20 +353,13 @@ impl Tier2Service {
             pos: caller.tier1_position,
             tier: 2,
             iat: now,
-            exp: now + ttl,
+            exp: now + ttl_secs,
         };
         let token = self
             .tokens
             .sign_identity(&claims)
             .map_err(|_| Tier2Error::Internal("could not sign the identity"))?;
-        Ok(Some(format!(
-            "{IDENTITY_COOKIE_PREFIX}{event}={token}; Max-Age={ttl}; Path=/; Secure; HttpOnly; SameSite=Lax"
-        )))
-    }
-
-    /// The cookie that removes the identity cookie (after `leave`).
-    pub fn clear_identity_cookie(event: &EventId) -> String {
-        format!("{IDENTITY_COOKIE_PREFIX}{event}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax")
+        Ok(Some(IdentityToken { token, ttl_secs }))
     }
 
     /// Runs `op`; if the store lost the event's registration since it was cached, drops the

@@ -338,6 +338,23 @@ impl Worker {
         total.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One scheduled invocation (the worker Lambda): ticks on whole `every` boundaries for
+    /// `budget`, logs the totals (`tier2.worker_run`) and answers them.
+    pub async fn scheduled(&self, every: Duration, budget: Duration) -> serde_json::Value {
+        let r = self.run(every, Some(budget)).await;
+        tracing::info!(
+            event = "tier2.worker_run",
+            events = r.events,
+            admitted = r.admitted,
+            notices_sent = r.notices_sent,
+            notices_failed = r.notices_failed,
+            errors = r.errors
+        );
+        serde_json::json!({
+            "admitted": r.admitted, "noticesSent": r.notices_sent, "noticesFailed": r.notices_failed, "errors": r.errors
+        })
+    }
+
     /// Ticks forever (local server).
     pub async fn run_forever(self: Arc<Self>, every: Duration) {
         self.run(every, None).await;

@@ -5,7 +5,6 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -15,10 +14,10 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::identity::UpstreamUser;
-use vwr_core::tiers::NoActiveEvents;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Tokens};
 use vwr_core::{EventId, HmacKeyring};
+use vwr_tier2::Tier2Clients;
 use vwr_tier2::Tier2Service;
 use vwr_tier2::entry_token::EntryVerifier;
 use vwr_tier2::identity::Identity;
@@ -40,23 +39,13 @@ struct App {
 fn app(dev_header: bool) -> App {
     let clock = common::manual_clock();
     let store = Arc::new(MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>));
-    let svc = Arc::new(
-        Tier2Service::new(
-            store,
-            common::entry_tokens(),
-            Tier2Settings::default(),
-            Arc::new(NoActiveEvents),
-            Duration::ZERO,
-        )
-        .with_clock(Arc::clone(&clock) as Arc<dyn Clock>),
-    );
+    let clients = Tier2Clients { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..Tier2Clients::new(store) };
+    let svc = Arc::new(common::service_with(clients, Tier2Settings::default()));
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
+    let link = Some((tier1.clone().into(), "vwr_t1_".to_owned()));
     let identity = Identity {
-        tier1: Some(tier1.clone().into()),
-        tier2: Some(svc.tokens().verifier()),
-        cookie_prefix: "vwr_t1_".into(),
         dev_user_header: dev_header,
-        clock: Arc::clone(&clock) as Arc<dyn Clock>,
+        ..Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>)
     };
     let protector = Arc::new(Protector { verifier: svc.tokens().verifier(), identity: identity.clone() });
     let seats = Router::new()

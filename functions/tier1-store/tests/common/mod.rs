@@ -5,11 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use vwr_core::config::Env;
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{EventId, HmacKeyring};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::Tier1Service;
-use vwr_tier1::service::Tier1Settings;
+use vwr_tier1::config::Tier1Config;
 use vwr_tier1::store::PositionStore;
 use vwr_tier1_store::dynamo::DynamoStore;
 
@@ -57,8 +59,24 @@ pub fn tokens() -> Tier1Tokens {
     Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge")
 }
 
-/// A service over `store` with a manual clock and no cache (tests see writes at once).
+/// The configuration the Lambdas read from the environment, with the keys of `tokens` and no
+/// cache (tests see writes at once).
+pub fn config(tokens: &Tier1Tokens) -> Tier1Config {
+    let keys = tokens.ring().to_text();
+    Tier1Config::from_env(&Env::from_pairs([("VWR_TIER1_KEYS", keys.as_str()), ("VWR_CACHE_TTL_MS", "0")]))
+        .unwrap()
+}
+
+/// A service over `store` with a manual clock and no cache, assembled as the Lambdas' is.
 pub fn service(store: Arc<dyn PositionStore>, clock: Arc<ManualClock>) -> Tier1Service {
-    let settings = Tier1Settings { cache_ttl: std::time::Duration::ZERO, ..Tier1Settings::default() };
-    Tier1Service::new(store, tokens(), settings, clock)
+    service_with(Tier1Clients::new(store, clock), |_| {})
+}
+
+/// A service on `clients` (fakes of the edge list, the health signal) from [`config`] as
+/// `edit` changes it.
+pub fn service_with(clients: Tier1Clients, edit: impl FnOnce(&mut Tier1Config)) -> Tier1Service {
+    let tokens = tokens();
+    let mut cfg = config(&tokens);
+    edit(&mut cfg);
+    vwr_tier1::assemble(&cfg, tokens, clients)
 }

@@ -102,7 +102,8 @@ pub struct Tier1Service {
 }
 
 impl Tier1Service {
-    pub fn new(
+    /// The service on `store`; [`crate::assemble()`] is the way to make one.
+    pub(crate) fn new(
         store: Arc<dyn PositionStore>,
         tokens: Tier1Tokens,
         settings: Tier1Settings,
@@ -136,7 +137,7 @@ impl Tier1Service {
     }
 
     /// Verifies the site's enqueue tokens with these public keys (one place per account).
-    pub fn with_enqueue_verifier(mut self, verifier: crate::enqueue::EnqueueVerifier) -> Self {
+    pub(crate) fn with_enqueue_verifier(mut self, verifier: crate::enqueue::EnqueueVerifier) -> Self {
         self.enqueue = Some(verifier);
         self
     }
@@ -147,13 +148,13 @@ impl Tier1Service {
     }
 
     /// Holds the advancer while one of these alarms is in ALARM.
-    pub fn with_health_signal(mut self, health: Arc<dyn HealthSignal>) -> Self {
+    pub(crate) fn with_health_signal(mut self, health: Arc<dyn HealthSignal>) -> Self {
         self.health = Some(health);
         self
     }
 
     /// Keeps the edge verifier's event list in step with the events' states.
-    pub fn with_edge_sync(mut self, edge: Arc<dyn EdgeConfigStore>) -> Self {
+    pub(crate) fn with_edge_sync(mut self, edge: Arc<dyn EdgeConfigStore>) -> Self {
         self.edge = Some(edge);
         self
     }

@@ -10,13 +10,15 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 use vwr_core::admin_auth::AdminAuth;
+use vwr_core::config::Env;
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Tokens;
 use vwr_core::{EventId, HmacKeyring};
+use vwr_tier1::Tier1Clients;
 use vwr_tier1::Tier1Service;
+use vwr_tier1::config::Tier1Config;
 use vwr_tier1::http::{admin_router, public_router};
 use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::service::Tier1Settings;
 use vwr_tier1::store::PositionStore;
 
 pub fn ev(s: &str) -> EventId {
@@ -27,10 +29,26 @@ pub fn tokens() -> Tier1Tokens {
     Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge")
 }
 
-/// A service over `store` with a manual clock and no cache (tests see writes at once).
+/// The configuration the Lambdas read from the environment, with the keys of `tokens` and no
+/// cache (tests see writes at once).
+pub fn config(tokens: &Tier1Tokens) -> Tier1Config {
+    let keys = tokens.ring().to_text();
+    Tier1Config::from_env(&Env::from_pairs([("VWR_TIER1_KEYS", keys.as_str()), ("VWR_CACHE_TTL_MS", "0")]))
+        .unwrap()
+}
+
+/// A service over `store` with a manual clock and no cache, assembled as the Lambdas' is.
 pub fn service(store: Arc<dyn PositionStore>, clock: Arc<ManualClock>) -> Tier1Service {
-    let settings = Tier1Settings { cache_ttl: std::time::Duration::ZERO, ..Tier1Settings::default() };
-    Tier1Service::new(store, tokens(), settings, clock)
+    service_with(Tier1Clients::new(store, clock), |_| {})
+}
+
+/// A service on `clients` (fakes of the edge list, the health signal) from [`config`] as
+/// `edit` changes it.
+pub fn service_with(clients: Tier1Clients, edit: impl FnOnce(&mut Tier1Config)) -> Tier1Service {
+    let tokens = tokens();
+    let mut cfg = config(&tokens);
+    edit(&mut cfg);
+    vwr_tier1::assemble(&cfg, tokens, clients)
 }
 
 pub const KEY: &str = "test-admin-key-0123456789";

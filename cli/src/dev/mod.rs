@@ -3,6 +3,14 @@
 //! `/api/queue`, the admin APIs (bearer key), a demo origin (`/events/{eventId}`, protected
 //! `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
 //! default; DynamoDB (`--store dynamodb`) and Redis (`--redis`) on request.
+//!
+//! The local platform, one room each (arrows point down, to the tiers' crates):
+//! - this file: the options, both tiers put together on local clients as their Lambdas put
+//!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
+//! - [`site`]: the greeting, the waiting page's files and the demo origin (`demo/`);
+//! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
+//! - [`cdn`]: CloudFront's cache of the public status document;
+//! - [`state`]: the keys and admin key kept in `.vwr/dev.json`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,25 +23,28 @@ use vwr_core::EcKeyring;
 use vwr_core::admin_auth::AdminAuth;
 use vwr_core::config::Env;
 use vwr_core::metrics::MetricsSink;
+use vwr_core::tiers::ActiveEvents;
 use vwr_core::time::{Clock, SystemClock};
-use vwr_core::token::Tier1Tokens;
 use vwr_core::{ApiError, HmacKeyring};
-use vwr_tier1::Tier1Service;
+use vwr_tier1::config::Tier1Config;
 use vwr_tier1::store::PositionStore;
+use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
-use vwr_tier2::Tier2Service;
-use vwr_tier2::entry_token::EntryTokens;
+use vwr_tier2::config::Tier2Config;
 use vwr_tier2::identity::Identity;
 use vwr_tier2::notices::{MemoryNotices, NoticeSink};
 use vwr_tier2::protect::{Protector, require_entry_token};
 use vwr_tier2::registry::{MemoryRegistry, Registry};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2::worker::Worker;
+use vwr_tier2::{Tier2Clients, Tier2Service};
 use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
 use vwr_tier2_store::registry::DynamoRegistry;
-use vwr_tier2_store::sqs::SqsNotices;
 
-use crate::{devstate, site};
+pub mod cdn;
+pub mod edge;
+pub mod site;
+pub mod state;
 
 /// Which position store the local server uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,7 +103,7 @@ pub enum EdgeMode {
 #[derive(Debug, thiserror::Error)]
 pub enum DevError {
     #[error(transparent)]
-    State(#[from] devstate::DevStateError),
+    State(#[from] state::DevStateError),
     #[error("configuration: {0}")]
     Config(String),
     #[error("DynamoDB at {endpoint}: {reason}")]
@@ -115,34 +126,28 @@ pub struct DevApp {
     pub store_name: &'static str,
     pub admission_store_name: &'static str,
     /// The emulated CDN cache of the status document (hits vs origin fetches).
-    pub status_cache: Arc<crate::cdn::StatusCache>,
+    pub status_cache: Arc<cdn::StatusCache>,
 }
 
-fn tier1_tokens(env: &Env, state: &devstate::DevState) -> Result<Tier1Tokens, DevError> {
-    let ring = match env.get("VWR_TIER1_KEYS") {
+/// The tier-1 master keys: `VWR_TIER1_KEYS` (signing with `VWR_TIER1_SIGNING_KID`), else the
+/// state file's.
+fn tier1_ring(env: &Env, state: &state::DevState) -> Result<HmacKeyring, DevError> {
+    match env.get("VWR_TIER1_KEYS") {
         Some(text) => HmacKeyring::from_text(text, env.get("VWR_TIER1_SIGNING_KID")),
         None => HmacKeyring::from_text(&state.tier1_keys, None),
     }
-    .map_err(|e| DevError::Config(format!("tier-1 keys: {e}")))?;
-    Ok(Tier1Tokens::new(
-        ring,
-        env.string("VWR_TOKEN_ISSUER", "vwr"),
-        env.string("VWR_TOKEN_AUDIENCE", "vwr-edge"),
-    ))
+    .map_err(|e| DevError::Config(format!("tier-1 keys: {e}")))
 }
 
-fn tier2_tokens(env: &Env, state: &devstate::DevState) -> Result<EntryTokens, DevError> {
-    let ring = match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
+/// The tier-2 keys: `VWR_TIER2_KEYS` (signing with `VWR_TIER2_SIGNING_KID`), else the state
+/// file's, else fresh ones.
+fn tier2_ring(env: &Env, state: &state::DevState) -> Result<EcKeyring, DevError> {
+    match (env.get("VWR_TIER2_KEYS"), &state.tier2_keys) {
         (Some(text), _) => EcKeyring::from_text(text, env.get("VWR_TIER2_SIGNING_KID")),
         (None, Some(text)) => EcKeyring::from_text(text, None),
         (None, None) => EcKeyring::generate("dev2"),
     }
-    .map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))?;
-    Ok(EntryTokens::new(
-        ring,
-        env.string("VWR_ENTRY_ISSUER", "vwr"),
-        env.string("VWR_ENTRY_AUDIENCE", "vwr-api"),
-    ))
+    .map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))
 }
 
 /// The tier-1 position store and, on the same backend, the durable copy of tier-2
@@ -189,62 +194,56 @@ async fn admission_store(
     Ok((Arc::new(store), if opts.redis_cluster { "redis-cluster" } else { "redis" }))
 }
 
-async fn notice_sink(opts: &DevOptions, env: &Env) -> Result<Arc<dyn NoticeSink>, DevError> {
-    match &opts.sqs_queue_url {
-        None => Ok(Arc::new(MemoryNotices::default())),
-        Some(url) => {
+/// Where the worker sends admission notices: the SQS queue of `cfg` (`--sqs-queue-url`), or
+/// memory.
+async fn notice_sink(cfg: &Tier2Config) -> Arc<dyn NoticeSink> {
+    match &cfg.notice_queue_url {
+        None => Arc::new(MemoryNotices::default()),
+        Some(_) => {
             let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-            let timeout = Duration::from_millis(
-                env.u64_in("VWR_NOTICE_TIMEOUT_MS", 2000, 100..=30_000)
-                    .map_err(|e| DevError::Config(e.to_string()))?,
-            );
-            Ok(Arc::new(SqsNotices::new(aws_sdk_sqs::Client::new(&sdk), url.clone(), timeout)))
+            vwr_tier2_store::notices(cfg, &sdk)
         }
     }
 }
 
-/// Builds the all-in-one router and services.
+/// Builds the all-in-one router and services: each tier assembled as its Lambdas assemble it
+/// (`vwr_tier1::assemble`, `vwr_tier2::assemble`), on the local clients.
 pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
-    let state = devstate::load_or_create()?;
+    let state = state::load_or_create()?;
     let admin_key = env.get("VWR_ADMIN_KEY").map(str::to_owned).unwrap_or_else(|| state.admin_key.clone());
     let auth = AdminAuth::bearer(&admin_key).map_err(|e| DevError::Config(format!("VWR_ADMIN_KEY: {e}")))?;
-    let tokens = tier1_tokens(env, &state)?;
+    // The keys of the state file unless the environment gives them, read as the Lambdas read
+    // theirs.
+    let ring = tier1_ring(env, &state)?;
     let mut cfg_env = env.clone();
-    cfg_env.set("VWR_TIER1_KEYS", &tokens.ring().to_text());
-    cfg_env.set("VWR_TIER1_SIGNING_KID", tokens.ring().signing_kid());
-    let cfg =
-        vwr_tier1::config::Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
-    let t2cfg = vwr_tier2::config::Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
+    cfg_env.set("VWR_TIER1_KEYS", &ring.to_text());
+    cfg_env.set("VWR_TIER1_SIGNING_KID", ring.signing_kid());
+    let cfg = Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
+    let tokens = cfg.tokens(ring);
+    let mut t2cfg = Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
+    t2cfg.notice_queue_url.clone_from(&opts.sqs_queue_url);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let (store, registry, store_name) = position_store(opts, env).await?;
-    let mut tier1 = Tier1Service::new(store, tokens.clone(), cfg.settings.clone(), Arc::clone(&clock));
-    if let Some(v) = &cfg.enqueue {
-        tier1 = tier1.with_enqueue_verifier(v.clone());
-    }
-    let tier1 = Arc::new(tier1);
+    let tier1 =
+        Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), Tier1Clients::new(store, Arc::clone(&clock))));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
-    let entry = tier2_tokens(env, &state)?;
-    let tier2 = Arc::new(
-        Tier2Service::new(
-            admissions,
-            entry.clone(),
-            t2cfg.settings,
-            Arc::clone(&tier1) as Arc<dyn vwr_core::tiers::ActiveEvents>,
-            Duration::from_secs(1),
-        )
-        .with_registry(registry)
-        .with_clock(Arc::clone(&clock))
-        .with_metrics(MetricsSink::Log),
-    );
-    let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(opts, env).await?, MetricsSink::Off));
-    let identity = Identity {
-        tier1: Some(tokens.link().clone()),
-        tier2: Some(entry.verifier()),
-        cookie_prefix: cfg.settings.cookie_prefix.clone(),
-        dev_user_header: !opts.no_dev_user_header,
+    let entry = t2cfg.tokens(tier2_ring(env, &state)?);
+    let clients = Tier2Clients {
+        store: admissions,
+        registry,
+        // Tier 1 itself says which events it gates.
+        tier1: Arc::clone(&tier1) as Arc<dyn ActiveEvents>,
         clock: Arc::clone(&clock),
+        metrics: MetricsSink::Log,
+    };
+    let tier2 = Arc::new(vwr_tier2::assemble(&t2cfg, entry.clone(), clients));
+    let worker = Arc::new(Worker::new(Arc::clone(&tier2), notice_sink(&t2cfg).await, MetricsSink::Off));
+    let link = (tokens.link().clone(), cfg.settings.cookie_prefix.clone());
+    let identity = Identity {
+        dev_user_header: !opts.no_dev_user_header,
+        ..Identity::new(Some(link), Some(entry.verifier()), Arc::clone(&clock))
     };
     let protector = Arc::new(Protector { verifier: entry.verifier(), identity: identity.clone() });
 
@@ -264,14 +263,13 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found(ErrorCode::NotFound, "no such route") });
     // CloudFront's cache in front of the public status document (1 s, path-only key).
-    let status_cache = Arc::new(crate::cdn::StatusCache::new());
-    let router =
-        router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), crate::cdn::layer));
+    let status_cache = Arc::new(cdn::StatusCache::new());
+    let router = router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), cdn::layer));
     // The edge check runs in front of everything (the fallback included), as CloudFront's
     // viewer-request function does.
     let router = match opts.edge {
         EdgeMode::Native => {
-            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), crate::edge::edge_check))
+            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), edge::edge_check))
         }
         EdgeMode::Off => router,
     };
@@ -304,10 +302,10 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         addr = %opts.addr,
         store = app.store_name,
         admission_store = app.admission_store_name,
-        state_file = %devstate::path().display(),
+        state_file = %state::path().display(),
         "vwr dev listening on http://{} (admin key in {}; `vwr admin` reads it from there)",
         opts.addr,
-        devstate::path().display()
+        state::path().display()
     );
     let res = axum::serve(listener, app.router)
         .with_graceful_shutdown(async {

@@ -13,13 +13,13 @@ use vwr_core::ErrorCode;
 use vwr_core::{ApiError, EventId};
 use vwr_tier1::Tier1Service;
 
-const INDEX: &str = include_str!("../../static/index.html");
-const APP_JS: &str = include_str!("../../static/assets/app.js");
-const STYLE: &str = include_str!("../../static/assets/style.css");
-const POW_WORKER: &str = include_str!("../../static/assets/pow-worker.js");
-const DRAW_JS: &str = include_str!("../../static/assets/draw.js");
-const VERIFY_HTML: &str = include_str!("../../static/assets/verify.html");
-const VERIFY_JS: &str = include_str!("../../static/assets/verify.js");
+const INDEX: &str = include_str!("../../../static/index.html");
+const APP_JS: &str = include_str!("../../../static/assets/app.js");
+const STYLE: &str = include_str!("../../../static/assets/style.css");
+const POW_WORKER: &str = include_str!("../../../static/assets/pow-worker.js");
+const DRAW_JS: &str = include_str!("../../../static/assets/draw.js");
+const VERIFY_HTML: &str = include_str!("../../../static/assets/verify.html");
+const VERIFY_JS: &str = include_str!("../../../static/assets/verify.js");
 const EVENT_PAGE: &str = include_str!("demo/event.html");
 
 fn with_type(body: &'static str, content_type: &'static str, cache: &'static str) -> Response {
