@@ -3,7 +3,9 @@
 -- ARGV[2] batch max, ARGV[3] active TTL ms, ARGV[4] active heartbeat timeout ms,
 -- ARGV[5] waiting heartbeat timeout ms, ARGV[6] jti prefix (random, per call),
 -- ARGV[7] notice list cap, ARGV[8] cleanup limit per kind, ARGV[9] silence bound ms,
--- ARGV[10] silence crowd, ARGV[11] ghost TTL ms.
+-- ARGV[10] silence crowd, ARGV[11] ghost TTL ms, ARGV[12] collect ms (an admission no call
+-- collected for this long frees its slot: its heartbeat starts heartbeat timeout - collect
+-- before now).
 -- Reply: {'unknown'} |
 --        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, restored,
 --         user1, jti1, ...}
@@ -54,7 +56,8 @@ if n > 0 then
     for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
     -- After cleanup the held set holds only slots still counted: none counted, none held.
     if #users > 0 then
-      dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0)
+      local seen_at = now - math.max(0, tonumber(ARGV[4]) - tonumber(ARGV[12]))
+      dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0, seen_at)
     end
     for k = 1, #users do
       reply[#reply + 1] = users[k]

@@ -7,7 +7,8 @@
 --   KEYS[1]  waiting   ZSET user -> place in line (tier-1 position, or arrival stamp in µs)
 --   KEYS[2]  active    ZSET user -> end of the admission (ms)
 --   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms); an admitted
---                      user's stays until it is stale, see cleanup
+--                      user's stays until it is stale, see cleanup; empty without a waiting
+--                      timeout (waiting users are not heard from while they wait)
 --   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms)
 --   KEYS[5]  meta      HASH threshold, order ('tier1' | 'arrival'), createdAt, full (checks
 --                      that found the event full), dropped (notices trimmed), last (last
@@ -288,15 +289,18 @@ local function sweep_rate(now, m)
 end
 
 -- Moves `users` into the active set and records their admissions (jti, rate, notice): the
--- i-th user gets jtis[i]. For a tier-1-ordered line, marks them as admitted once (a later
+-- i-th user gets jtis[i]. Their heartbeat starts at `seen_at` (default now): the worker's
+-- admissions start so far back that the heartbeat timeout frees the slot `collect` ms after
+-- the admission unless a call collects it (docs/invariants.md#26). For a tier-1-ordered line, marks them as admitted once (a later
 -- re-entry goes to the back). Notices beyond `notice_cap` are dropped from the front; returns
 -- how many (the caller counts them in meta `dropped`). One command per key for all users, and
 -- what is the same for all of them formatted once. `no_held`: the caller knows the held set is
 -- empty (nobody to take out of it).
-local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
+local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, seen_at)
   need(m, 'order', 'first')
   local exp = now + ttl
   local at, ends = string.format('%d', now), string.format('%d', exp)
+  local seen_text = seen_at and string.format('%d', seen_at) or at
   if not m.first then
     redis.call('HSET', K_META, 'first', at)
     m.first = at
@@ -307,7 +311,7 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
   for i, user in ipairs(users) do
     act[2 * i - 1], act[2 * i] = ends, user
-    seen[2 * i - 1], seen[2 * i] = at, user
+    seen[2 * i - 1], seen[2 * i] = seen_text, user
     recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
     if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
@@ -379,6 +383,23 @@ local function describe(user, now, tok_ttl, m)
   local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
   if exp and exp > now then return admitted(user, exp, now, tok_ttl, m) end
   return nil
+end
+
+-- The 0-based ranks the line document marks in a line of `size`: MAX_MARKS spread evenly, the
+-- first and the last included (memory.rs `mark_ranks`).
+local MAX_MARKS = 16
+
+local function mark_ranks(size)
+  local out = {}
+  if size <= MAX_MARKS then
+    for r = 0, size - 1 do out[#out + 1] = r end
+    return out
+  end
+  for i = 0, MAX_MARKS - 1 do
+    local r = math.floor(i * (size - 1) / (MAX_MARKS - 1))
+    if out[#out] ~= r then out[#out + 1] = r end
+  end
+  return out
 end
 
 -- Server silences (docs/invariants.md#23): meta `sil` holds the recent spans "from-to" (ms),
@@ -471,7 +492,12 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
     'LIMIT', 0, limit)
   release_actives(evicted, now, q.ghost_ttl)
-  local stale = remove_stale_waitings(audible_cutoff(now, wait_timeout, sil), limit, now, q.ghost_ttl)
+  -- Without a waiting timeout (0) waiting users are not heard from while they wait: none is
+  -- stale, and the heartbeat set stays empty.
+  local stale = 0
+  if wait_timeout > 0 then
+    stale = remove_stale_waitings(audible_cutoff(now, wait_timeout, sil), limit, now, q.ghost_ttl)
+  end
   redis.call('ZREMRANGEBYSCORE', K_HELD, '-inf', now)
   local gone = redis.call('ZRANGEBYSCORE', K_GHOSTEND, '-inf', now, 'LIMIT', 0, limit)
   if #gone > 0 then

@@ -9,8 +9,8 @@ use vwr_core::EventId;
 use vwr_core::time::Clock;
 
 use crate::model::{
-    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, PendingNotice,
-    Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
+    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, LineView,
+    MAX_LINE_MARKS, PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use crate::ranked::RankedSet;
 use crate::store::{AdmissionStore, Retire};
@@ -193,9 +193,12 @@ impl MemoryStore {
         let reindex = std::mem::take(&mut ev.retired);
         let lost = || StoreError::Protocol("lost user".into());
         let mut used_arrival = false;
-        let place = if ev.waiting.score(user).is_some() {
-            ev.wseen.add(now, user);
-            Ok(ev.describe(user, now, 0).ok_or_else(lost)?)
+        let track = s.waiting_timeout_ms > 0;
+        let place = if let Some(score) = ev.waiting.score(user) {
+            if track {
+                ev.wseen.add(now, user);
+            }
+            Ok(with_score(ev.describe(user, now, 0).ok_or_else(lost)?, score))
         } else {
             match ev.active.score(user) {
                 Some(exp) if exp > now => {
@@ -239,7 +242,7 @@ impl MemoryStore {
                                 _ => return Err(StoreError::Protocol("admission lost".into())),
                             }
                         } else {
-                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
+                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap, now);
                             match ev.describe(user, now, s.entry_token_ttl_ms) {
                                 Some(Place::Active { admission, figures, .. }) => {
                                     Ok(Place::Active { admission, fresh: true, restored, figures })
@@ -267,10 +270,13 @@ impl MemoryStore {
                             }
                         };
                         ev.waiting.add_nx(line_score, user);
-                        ev.wseen.add(now, user);
+                        if track {
+                            ev.wseen.add(now, user);
+                        }
+                        let score = ev.waiting.score(user).unwrap_or(line_score);
                         match ev.describe(user, now, 0).ok_or_else(lost)? {
                             Place::Queued { position, figures, .. } => {
-                                Ok(Place::Queued { position, figures, restored })
+                                Ok(Place::Queued { position, figures, restored, score: Some(score) })
                             }
                             other => Ok(other),
                         }
@@ -285,6 +291,16 @@ impl MemoryStore {
             st.index.insert(event.clone());
         }
         place
+    }
+}
+
+/// A queued place with the user's line score (what `check` answers).
+fn with_score(place: Place, line_score: u64) -> Place {
+    match place {
+        Place::Queued { position, figures, restored, .. } => {
+            Place::Queued { position, figures, restored, score: Some(line_score) }
+        }
+        other => other,
     }
 }
 
@@ -377,6 +393,7 @@ impl Event {
                 position: rank as u64 + 1,
                 figures: self.figures(now),
                 restored: false,
+                score: None,
             });
         }
         match self.active.score(u) {
@@ -400,10 +417,14 @@ impl Event {
         }
     }
 
-    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64) {
+    /// `admit_all` of lib.lua for one user; `seen`: the heartbeat it starts with (now for an
+    /// admission its caller collects at once; for the worker's, so much earlier that the
+    /// heartbeat timeout frees the slot `collect_ms` after the admission unless a call
+    /// collects it).
+    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64, seen: u64) {
         let exp = now + ttl;
         self.active.add(exp, u);
-        self.aseen.add(now, u);
+        self.aseen.add(seen, u);
         self.held.rem(u);
         self.jti.insert(
             u.to_owned(),
@@ -448,7 +469,8 @@ impl Event {
         // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
         // admitted since (an admission leaves them) go uncounted. Each leaves a ghost.
         let cutoff = audible_cutoff(now, s.waiting_timeout_ms, &self.silences);
-        let old = self.wseen.below(cutoff, true, limit);
+        // Without a waiting timeout, waiting users are not heard from: none goes stale.
+        let old = if s.waiting_timeout_ms == 0 { Vec::new() } else { self.wseen.below(cutoff, true, limit) };
         let mut stale = Vec::new();
         for u in old {
             self.wseen.rem(&u);
@@ -480,6 +502,18 @@ impl Event {
     fn registered(&self) -> bool {
         self.meta.is_some()
     }
+}
+
+/// The 0-based ranks the line document marks in a line of `size` (lib.lua `mark_ranks`):
+/// [`MAX_LINE_MARKS`] spread evenly, the first and the last included.
+pub fn mark_ranks(size: u64) -> Vec<u64> {
+    let k = MAX_LINE_MARKS as u64;
+    if size <= k {
+        return (0..size).collect();
+    }
+    let mut out: Vec<u64> = (0..k).map(|i| i * (size - 1) / (k - 1)).collect();
+    out.dedup();
+    out
 }
 
 fn registered<'a>(st: &'a mut State, event: &EventId) -> Result<&'a mut Event, StoreError> {
@@ -554,7 +588,7 @@ impl AdmissionStore for MemoryStore {
         &self,
         event: &EventId,
         user: &str,
-        touch: bool,
+        touch: Touch,
         token_ttl_ms: u64,
     ) -> Result<Option<Place>, StoreError> {
         let now = self.clock.now_millis();
@@ -562,14 +596,25 @@ impl AdmissionStore for MemoryStore {
         let ev = registered(&mut st, event)?;
         ev.heard_sec = Some(now / 1000);
         let place = ev.describe(user, now, token_ttl_ms);
-        if touch {
-            match &place {
-                Some(Place::Queued { .. }) => ev.wseen.add(now, user),
-                Some(Place::Active { .. }) => ev.aseen.add(now, user),
-                None => {}
-            }
+        match (&place, touch) {
+            (Some(Place::Queued { .. }), Touch::Any) => ev.wseen.add(now, user),
+            (Some(Place::Active { .. }), Touch::Any | Touch::Active) => ev.aseen.add(now, user),
+            _ => {}
         }
         Ok(place)
+    }
+
+    async fn line(&self, event: &EventId) -> Result<LineView, StoreError> {
+        let now = self.clock.now_millis();
+        let mut st = self.lock();
+        let ev = registered(&mut st, event)?;
+        ev.heard_sec = Some(now / 1000);
+        let size = ev.waiting.len();
+        let marks: Vec<(u64, u64)> = mark_ranks(size)
+            .into_iter()
+            .filter_map(|r| ev.waiting.order.nth(usize::try_from(r).ok()?).map(|(sc, _)| (r + 1, *sc)))
+            .collect();
+        Ok(LineView { figures: ev.figures(now), front: marks.first().map(|m| m.1), marks })
     }
 
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError> {
@@ -621,7 +666,8 @@ impl AdmissionStore for MemoryStore {
                 continue;
             }
             let jti = format!("{jti_prefix}.{}", admitted.len() + 1);
-            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap);
+            let seen = now.saturating_sub(s.active_heartbeat_timeout_ms.saturating_sub(s.collect_ms));
+            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap, seen);
             admitted.push(Admitted { user, jti });
         }
         Ok(AdmitReport {
