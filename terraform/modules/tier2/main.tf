@@ -257,6 +257,7 @@ locals {
     status    = "GET /api/queue/status/{eventId}"
     heartbeat = "POST /api/queue/heartbeat/{eventId}"
     leave     = "POST /api/queue/leave/{eventId}"
+    line      = "GET /api/queue/line/{eventId}"
     jwks      = "GET /api/queue/.well-known/jwks.json"
   }
   admin_routes = {
