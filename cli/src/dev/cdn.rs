@@ -164,6 +164,10 @@ mod tests {
                     }
                 }),
             )
+            .route(
+                "/api/queue/line/{e}",
+                get(|| async { ([(header::CACHE_CONTROL, "public, max-age=1")], "{\"line\":1}") }),
+            )
             .route("/other", get(|| async { "x" }))
             .layer(axum::middleware::from_fn_with_state(cache, layer))
     }
@@ -190,6 +194,11 @@ mod tests {
             let (b, x) = get_body(&app, uri, cookie).await;
             assert_eq!((b.as_str(), x.as_deref()), ("{\"n\":1}", Some("Hit from vwr-dev")));
         }
+        // Tier 2's line document is cached the same way.
+        let (l, x) = get_body(&app, "/api/queue/line/e1", Some("vwr_t2_e1=a")).await;
+        assert_eq!((l.as_str(), x.as_deref()), ("{\"line\":1}", Some("Miss from vwr-dev")));
+        let (_, x) = get_body(&app, "/api/queue/line/e1", None).await;
+        assert_eq!(x.as_deref(), Some("Hit from vwr-dev"));
         let (c, _) = get_body(&app, "/vwr-api/vwr/status/e2", None).await;
         assert_eq!(c, "{\"n\":2}", "another path is another object");
         // Concurrent misses collapse into one origin call.
@@ -202,7 +211,7 @@ mod tests {
         for t in tasks {
             assert_eq!(t.await.unwrap(), "{\"n\":3}");
         }
-        assert_eq!((cache.hits(), cache.misses()), (21, 3));
+        assert_eq!((cache.hits(), cache.misses()), (22, 4));
     }
 
     #[tokio::test]

@@ -573,10 +573,13 @@ async fn line_document_tells_who_left(h: H) {
         assert_eq!(r.body["status"], if i == 0 { "active" } else { "queued" }, "{}: {:?}", h.name, r.body);
         assert_eq!(r.body["lineScore"].is_u64(), i > 0, "{}: {:?}", h.name, r.body);
         scores.push(r.body["lineScore"].as_u64().unwrap_or(0));
+        assert_eq!(r.body["checkedAt"].as_u64().is_some(), i > 0, "{}: {:?}", h.name, r.body);
     }
     let (sb, sc) = (scores[1], scores[2]);
     assert!(sb < sc, "{}", h.name);
+    h.advance(1);
     let doc = h.send(line(&e)).await;
+    assert!(doc.body["updatedAt"].as_u64() >= Some(h.clock.now_millis()), "{}: a fresh read", h.name);
     assert_eq!(doc.status, StatusCode::OK, "{}: {:?}", h.name, doc.body);
     assert_eq!(doc.headers[header::CACHE_CONTROL], "public, max-age=1", "{}", h.name);
     assert!(doc.headers.get(header::SET_COOKIE).is_none(), "{}: the document is the same for all", h.name);

@@ -79,6 +79,11 @@ pub struct QueueAnswer {
     /// `null`), the caller has left the line and asks `status` (docs/api.md#the-line-document).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_score: Option<u64>,
+    /// With `lineScore`: when this answer was made (milliseconds since the epoch). A line
+    /// document tells about the caller only if its `updatedAt` is not earlier: an older one was
+    /// read before the caller joined, and its `front` may have passed a score not yet in line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<u64>,
     /// Active: when the admission was made (milliseconds since the epoch, the store's clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admitted_at: Option<u64>,
@@ -104,7 +109,8 @@ pub struct LineDocument {
     pub admitted_per_second: f64,
     /// The rate wait estimates use (admissions per second; docs/api.md#poll-hints-and-estimates).
     pub estimate_rate: Option<f64>,
-    /// When this document was made (milliseconds since the epoch).
+    /// When the read behind this document began (milliseconds since the epoch): it knows of
+    /// every join answered (`checkedAt`) before then.
     pub updated_at: u64,
 }
 
@@ -343,6 +349,7 @@ impl Tier2Service {
                     admission_ends_at: None,
                     restored: *restored,
                     line_score: *score,
+                    checked_at: score.map(|_| self.clock.now_millis()),
                     admitted_at: None,
                 })
             }
@@ -383,6 +390,7 @@ impl Tier2Service {
                     admission_ends_at: Some(admission.expires_at_ms / 1000),
                     restored: *restored,
                     line_score: None,
+                    checked_at: None,
                     admitted_at: Some(admission.admitted_at_ms),
                 })
             }
@@ -501,8 +509,11 @@ impl Tier2Service {
         if let Some(d) = self.line_cache.get(event) {
             return Ok(d);
         }
+        // Stamped before the read: a document stamped at or after a `check` answer's
+        // `checkedAt` was read after that join.
+        let now = self.clock.now_millis();
         let view = self.with_meta(event, |_| self.store.line(event)).await?;
-        let doc = LineDocument::of(event, &view, self.settings.active_ttl_ms, self.clock.now_millis());
+        let doc = LineDocument::of(event, &view, self.settings.active_ttl_ms, now);
         self.line_cache.insert(event.clone(), doc.clone());
         Ok(doc)
     }

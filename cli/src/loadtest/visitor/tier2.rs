@@ -147,7 +147,9 @@ impl Visitor<'_> {
     /// Reads the line document until its front passes `score` (the visitor has left the line:
     /// admitted, most likely); `Ok(false)` when the document could not be read as such (the
     /// caller asks tier 2 instead).
-    async fn wait_on_line(&mut self, score: u64, started: Instant) -> Result<bool, Stop> {
+    /// Only a document read after the join (`updatedAt` ≥ the check's `checkedAt`) can tell:
+    /// an older one may not have the visitor in line yet.
+    async fn wait_on_line(&mut self, score: u64, checked_at: u64, started: Instant) -> Result<bool, Stop> {
         let ctx = self.ctx;
         let path = format!("/api/queue/line/{}", ctx.event);
         loop {
@@ -161,6 +163,11 @@ impl Visitor<'_> {
             let doc = r.json();
             if !r.status.is_success() || !doc["waiting"].is_u64() {
                 return Ok(false);
+            }
+            if doc["updatedAt"].as_u64().unwrap_or(0) < checked_at {
+                // Read before this visitor joined: the next one will not be (a second's cache).
+                tokio::time::sleep(self.rng.jitter(0.5)).await;
+                continue;
             }
             let front = doc["front"].as_u64();
             if front.is_none_or(|f| f > score) {
@@ -235,7 +242,8 @@ impl Visitor<'_> {
                 // server's hints, as before (ADR 0026).
                 match body["lineScore"].as_u64() {
                     Some(score) if !ctx.legacy_tier2 => {
-                        let left = self.wait_on_line(score, started).await?;
+                        let checked_at = body["checkedAt"].as_u64().unwrap_or(0);
+                        let left = self.wait_on_line(score, checked_at, started).await?;
                         check_in = true;
                         if !left {
                             tokio::time::sleep(self.rng.jitter(1.0)).await;
@@ -312,5 +320,32 @@ impl Visitor<'_> {
         self.tier2_call("tier2.leave", Method::POST, &format!("/api/queue/leave/{e}")).await?;
         Counters::inc(&ctx.counters.done);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_hint, place_from_marks};
+
+    #[test]
+    fn a_place_is_read_between_the_marks_around_the_score() {
+        let marks = [(1, 100), (11, 200), (21, 400)];
+        assert_eq!(place_from_marks(&marks, 50), 1, "ahead of the front: next");
+        assert_eq!(place_from_marks(&marks, 100), 1);
+        assert_eq!(place_from_marks(&marks, 150), 6);
+        assert_eq!(place_from_marks(&marks, 300), 16);
+        assert_eq!(place_from_marks(&marks, 400), 21);
+        assert_eq!(place_from_marks(&marks, 900), 21, "behind the last mark: last");
+        assert_eq!(place_from_marks(&[], 5), 1);
+    }
+
+    #[test]
+    fn the_document_is_read_every_second_near_the_front_and_by_the_wait_beyond() {
+        assert_eq!(line_hint(1, 400, Some(1.0)), 1.0);
+        assert_eq!(line_hint(400, 400, None), 1.0, "any of the first threshold may go next");
+        assert_eq!(line_hint(410, 400, Some(1.0)), 2.5, "a quarter of the wait beyond them");
+        assert_eq!(line_hint(400 + 1000, 400, Some(1.0)), 30.0);
+        assert_eq!(line_hint(402, 400, Some(10.0)), 2.0);
+        assert_eq!(line_hint(5000, 400, None), 5.0);
     }
 }
