@@ -71,6 +71,7 @@ fn settings() -> Tier2Settings {
         active_ttl_ms: HOUR_MS,
         active_heartbeat_timeout_ms: HOUR_MS,
         waiting_timeout_ms: HOUR_MS,
+        collect_ms: HOUR_MS,
         notice_cap: 10_000_000,
         ..Tier2Settings::default()
     }

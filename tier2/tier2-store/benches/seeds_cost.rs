@@ -84,7 +84,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
 use vwr_core::EventId;
-use vwr_tier2::model::{LineOrder, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::model::{LineOrder, Place, RegisterMode, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
@@ -109,6 +109,7 @@ fn settings() -> Tier2Settings {
         active_ttl_ms: HOUR_MS,
         active_heartbeat_timeout_ms: HOUR_MS,
         waiting_timeout_ms: HOUR_MS,
+        collect_ms: HOUR_MS,
         silence_after_ms: HOUR_MS,
         notice_cap: 10_000_000,
         ..Tier2Settings::default()
@@ -245,7 +246,7 @@ impl Set {
     async fn poll(&self, user: &str, token_ttl_ms: u64, threshold: u64) -> bool {
         match &self.side {
             Side::Vwr(st) => matches!(
-                st.status(&self.event, user, true, token_ttl_ms).await.unwrap(),
+                st.status(&self.event, user, Touch::Any, token_ttl_ms).await.unwrap(),
                 Some(Place::Queued { .. })
             ),
             Side::Seeds(s) => {
