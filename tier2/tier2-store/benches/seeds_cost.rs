@@ -1,7 +1,7 @@
 //! Redis CPU of vwr's tier-2 store side by side with the scripts of the design vwr started
 //! from (the "seeds": the queue service of the public repository `cchriscode/URR`), on the same
 //! line: a waiting user's status poll, and an admission (per admitted user, in worker steps of
-//! 500 and of 5).
+//! 500 and of 5); and, vwr only, the line document (ADR 0026) that replaced most polls.
 //!
 //! `VWR_BENCH_URR_DIR=<a checkout of URR> cargo bench -p vwr-tier2-store --bench seeds_cost`
 //!
@@ -9,6 +9,20 @@
 //! at run time from `$VWR_BENCH_URR_DIR/services-spring/queue-service/src/main/resources/redis/`
 //! (`queue_check.lua`, `admission_control.lua`). Without the variable, or without the files,
 //! it says what to set and exits 0 (skips).
+//!
+//! **Mode.** By default vwr runs as deployed by default (ADR 0026, invariant 26): no waiting
+//! timeout (`Tier2Settings::default().waiting_timeout_ms`, 0), so waiting users are not heard
+//! from while they wait: the poll is `status` as `Tier2Service::status` calls it
+//! (`Tier2Settings::touch()`, here `Touch::Active`: an active user's heartbeat only, and the
+//! entry-token TTL), the store never writes waiting heartbeats (vwr's line is filled without
+//! them), the admission steps' cleanup reads none, and nothing of an admission is left for
+//! later. `VWR_BENCH_WAITING_TIMEOUT=<seconds>` (> 0) runs vwr as before ADR 0026 instead: that
+//! waiting timeout, `Touch::Any` (the poll is also the waiting user's heartbeat), vwr's line
+//! filled with waiting heartbeats like the seeds', and the deferred cleanup of admitted users'
+//! waiting heartbeats measured and added (below). It must outlast the run by more than ten
+//! minutes (the admitted users' heartbeats are that much older; a shorter one would let the
+//! steps' cleanup take waiting users): 3600, what the bench used then. The seeds' side is the
+//! same in both modes (their poll is their heartbeat). The output says which mode ran.
 //!
 //! The bench starts its own throwaway `redis-server` on a free loopback port (never the one
 //! the tests use), with no persistence, and kills it at the end. Side by side in it:
@@ -22,15 +36,20 @@
 //! - `vwr_scripts` (unless `VWR_BENCH_SCRIPTS=0`): the same store made to run its Lua as
 //!   scripts (`EVALSHA`, as where Redis refuses functions), the seeds' way of calling Redis.
 //!
+//! vwr's other settings: active TTL and heartbeat timeout of an hour, and a collect window
+//! (`collect_ms`) equal to that heartbeat timeout, so that no admission of the run is freed for
+//! not being collected mid-run (the bench collects none); a silence bound of an hour, so that
+//! the pauses between phases are not taken for an outage.
+//!
 //! Fill (not measured): each side's line gets the same `VWR_BENCH_WAITING` users plus those the
 //! rounds admit, 36-character ids, by pipelined `ZADD`s of 1,000 members, as
 //! `benches/redis_cost.rs` fills vwr's: the line in arrival order (distinct stamps: µs for vwr,
 //! as `check` writes them, ms for the seeds, as their service writes them; the same order, so
-//! both lines are sorted sets of the same shape), the waiting heartbeats spread over the last
-//! minute (the same ms on both sides). The users the rounds admit have heartbeats ten minutes
-//! older (see the deferred cleanup below). vwr's rate hash is given one bucket for each of the
-//! last 121 seconds before each round, what a worker admitting every second leaves
-//! (`VWR_BENCH_RATE_BUCKETS`).
+//! both lines are sorted sets of the same shape), and the waiting heartbeats (the seeds', and
+//! vwr's only with a waiting timeout) spread over the last minute (the same ms on both sides).
+//! The users the rounds admit have heartbeats ten minutes older (see the deferred cleanup
+//! below). vwr's rate hash is given one bucket for each of the last 121 seconds before each
+//! round, what a worker admitting every second leaves (`VWR_BENCH_RATE_BUCKETS`).
 //!
 //! Phases, in each of `VWR_BENCH_ROUNDS` rounds, each sample run on every side in turn, the
 //! order rotating from one sample to the next so that no side always goes first:
@@ -42,30 +61,39 @@
 //!   finds nothing (the steady state), and the seeds' expiry pass inside theirs too.
 //! - **poll**: `VWR_BENCH_OPS` status polls of waiting users spread over the line
 //!   (`VWR_BENCH_CONCURRENCY` clients at once), each user once in the whole run. vwr:
-//!   `RedisStore::status(event, user, true, entry-token TTL)`, as the service's status route
-//!   calls it; seeds: `queue_check`, as their status route calls it.
+//!   `RedisStore::status(event, user, settings.touch(), entry-token TTL)`, as the service's
+//!   status route calls it; seeds: `queue_check`, as their status route calls it.
+//! - **line document** (vwr only): `VWR_BENCH_LINE_CALLS` calls of `RedisStore::line(event)`
+//!   (the same clients at once), per call. One call serves every waiting visitor of the event
+//!   for a second through the CDN (about one per second per edge location and event), so the
+//!   row is what the shared document costs per second per event. Its once-a-second write (meta
+//!   `hd`, as in `status`) falls on few of the bench's calls, on a larger share in production.
 //!
-//! After the rounds, **the deferred part of vwr's admissions**: vwr leaves an admitted user's
-//! waiting heartbeat to the cleanup (which takes the stale front of the heartbeat set as one
-//! range) where the seeds remove it in the admission. Cleanup passes (each takes up to 1,000)
-//! with a waiting timeout that reaches back to between the admitted users' heartbeats and
-//! everybody else's take exactly those leftovers, in `VWR_BENCH_SAMPLES` samples; the cost per
-//! heartbeat taken is shown on its own and added to the admission rows ("with vwr's deferred
-//! cleanup"). The seeds leave nothing behind.
+//! After the rounds, with a waiting timeout only, **the deferred part of vwr's admissions**: vwr
+//! then leaves an admitted user's waiting heartbeat to the cleanup (which takes the stale front
+//! of the heartbeat set as one range) where the seeds remove it in the admission. Cleanup
+//! passes (each takes up to 1,000) with a waiting timeout that reaches back to between the
+//! admitted users' heartbeats and everybody else's take exactly those leftovers, in
+//! `VWR_BENCH_SAMPLES` samples; the cost per heartbeat taken is shown on its own and added to
+//! the admission rows ("with vwr's deferred cleanup"). The seeds leave nothing behind; nor does
+//! vwr by default (there are no waiting heartbeats), and the phase and its rows are left out.
 //!
 //! The figure: each sample is `CONFIG RESETSTAT`, the operations, then `INFO commandstats`:
 //! the `usec` of the script commands (`evalsha`, `eval`, `fcall`, nested commands included)
-//! divided by the operations (polls, or admitted users) — Redis's own time in the scripts. The
-//! server's whole `used_cpu_user + used_cpu_sys` over the sample (networking and parsing
-//! included) is the cross-check. The table shows, per side, the lowest sample (the least
-//! disturbed by other work on the machine) and the ratio of the medians; the JSON has every
-//! sample and, per phase and side, every command's calls and µs per operation over all samples
-//! (where the time goes). Only the scripts are counted: the commands the seeds' worker sends
-//! around its script (a lock, the threshold, the line's size) and vwr's registry are not run.
+//! divided by the operations (polls, admitted users, or line documents) — Redis's own time in
+//! the scripts. The server's whole `used_cpu_user + used_cpu_sys` over the sample (networking
+//! and parsing included) is the cross-check. The table shows, per side, the lowest sample (the
+//! least disturbed by other work on the machine) and the ratio of the medians; the JSON has
+//! every sample and, per phase and side, every command's calls and µs per operation over all
+//! samples (where the time goes). Only the scripts are counted: the commands the seeds' worker
+//! sends around its script (a lock, the threshold, the line's size) and vwr's registry are not
+//! run.
 //!
-//! Env: `VWR_BENCH_URR_DIR` (required, else the bench skips), `VWR_BENCH_WAITING` (1000000),
-//! `VWR_BENCH_OPS` (polls per round, 10000), `VWR_BENCH_ADMISSIONS` (per round, in steps of
-//! 500: 20000), `VWR_BENCH_SMALL_ADMISSIONS` (per round, in steps of 5: a quarter of those),
+//! Env: `VWR_BENCH_URR_DIR` (required, else the bench skips), `VWR_BENCH_WAITING_TIMEOUT`
+//! (seconds; 0, the default: none, as deployed), `VWR_BENCH_WAITING` (1000000),
+//! `VWR_BENCH_OPS` (polls per round, 10000), `VWR_BENCH_LINE_CALLS` (line documents per round,
+//! 2000), `VWR_BENCH_ADMISSIONS` (per round, in steps of 500: 20000),
+//! `VWR_BENCH_SMALL_ADMISSIONS` (per round, in steps of 5: a quarter of those),
 //! `VWR_BENCH_ROUNDS` (3), `VWR_BENCH_SAMPLES` (per phase and round, 5),
 //! `VWR_BENCH_CONCURRENCY` (8), `VWR_BENCH_USER_ID_LEN` (36, a UUID), `VWR_BENCH_RATE_BUCKETS`
 //! (121), `VWR_BENCH_SCRIPTS` (1; 0 leaves `vwr_scripts` out), `VWR_BENCH_REDIS_SERVER`
@@ -76,15 +104,15 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
 use vwr_core::EventId;
-use vwr_tier2::model::{LineOrder, Place, RegisterMode, Tier2Settings, Touch};
+use vwr_tier2::model::{LineOrder, Place, RegisterMode, Tier2Settings};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
@@ -101,14 +129,22 @@ const WARM_ADMISSIONS: u64 = 5;
 /// Where their scripts are in a checkout of their repository.
 const URR_SCRIPTS: &str = "services-spring/queue-service/src/main/resources/redis";
 
-/// vwr's settings in the bench: timeouts of an hour, so that nothing goes stale or expires
-/// during the run; a silence bound of an hour, so that the pauses between phases (no worker
+/// vwr's waiting timeout in the bench (`VWR_BENCH_WAITING_TIMEOUT`, seconds): 0 (none, the
+/// default and as deployed by default), or the mode of before ADR 0026.
+static WAITING_TIMEOUT_MS: LazyLock<u64> = LazyLock::new(|| {
+    env_u64("VWR_BENCH_WAITING_TIMEOUT", Tier2Settings::default().waiting_timeout_ms / 1000) * 1000
+});
+
+/// vwr's settings in the bench: the waiting timeout of the mode (none by default); other
+/// timeouts of an hour, so that nothing goes stale or expires during the run, and a collect
+/// window as long as the heartbeat timeout, so that no admission is freed for not being
+/// collected mid-run; a silence bound of an hour, so that the pauses between phases (no worker
 /// step, no poll) are not taken for an outage: the path of a worker stepping every second.
 fn settings() -> Tier2Settings {
     Tier2Settings {
         active_ttl_ms: HOUR_MS,
         active_heartbeat_timeout_ms: HOUR_MS,
-        waiting_timeout_ms: HOUR_MS,
+        waiting_timeout_ms: *WAITING_TIMEOUT_MS,
         collect_ms: HOUR_MS,
         silence_after_ms: HOUR_MS,
         notice_cap: 10_000_000,
@@ -242,11 +278,18 @@ impl Set {
         redis::cmd("ZCARD").arg(self.line_keys().0).query_async(admin).await.unwrap()
     }
 
-    /// A waiting user's status poll; whether they were found in the line.
+    /// Whether the store keeps waiting users' heartbeats: the seeds always (their poll is the
+    /// heartbeat), vwr only with a waiting timeout.
+    fn keeps_waiting_heartbeats(&self) -> bool {
+        !self.is_vwr() || *WAITING_TIMEOUT_MS > 0
+    }
+
+    /// A waiting user's status poll; whether they were found in the line. vwr: as
+    /// `Tier2Service::status` calls it (the heartbeat of `Tier2Settings::touch`).
     async fn poll(&self, user: &str, token_ttl_ms: u64, threshold: u64) -> bool {
         match &self.side {
             Side::Vwr(st) => matches!(
-                st.status(&self.event, user, Touch::Any, token_ttl_ms).await.unwrap(),
+                st.status(&self.event, user, settings().touch(), token_ttl_ms).await.unwrap(),
                 Some(Place::Queued { .. })
             ),
             Side::Seeds(s) => {
@@ -282,6 +325,12 @@ impl Set {
                 }
             }
         }
+    }
+
+    /// vwr: the line document; how many are in line.
+    async fn line(&self) -> u64 {
+        let Side::Vwr(st) = &self.side else { unreachable!() };
+        st.line(&self.event).await.unwrap().figures.queue_size
     }
 
     /// vwr: one cleanup pass with the given waiting timeout; how many waiting users it removed.
@@ -475,7 +524,8 @@ fn user(i: u64, len: usize) -> String {
 }
 
 /// Fills the line of `set` with users `0..n`: arrival stamps before now, in order and distinct
-/// (µs for vwr, ms for the seeds), heartbeats in ms spread over the last minute (all heartbeats
+/// (µs for vwr, ms for the seeds), and, where the store keeps them (the seeds; vwr with a
+/// waiting timeout), heartbeats in ms spread over the last minute (all heartbeats
 /// in one millisecond would make the heartbeat set a list ordered by user id, where every step
 /// compares ids: a cost no real line has). The first `front` users, the ones the rounds admit,
 /// have heartbeats ten minutes older: the cleanup after the rounds can then tell vwr's leftover
@@ -483,6 +533,7 @@ fn user(i: u64, len: usize) -> String {
 /// every side, so that both get the same heartbeats.
 async fn fill(conn: &mut MultiplexedConnection, set: &Set, n: u64, front: u64, id_len: usize, now_ms: u64) {
     let (line, seen) = set.line_keys();
+    let heartbeats = set.keeps_waiting_heartbeats();
     let first = if set.is_vwr() { (now_ms - 60_000) * 1000 - n } else { now_ms - 60_000 - n };
     let chunk = 1000u64;
     let mut i = 0;
@@ -504,7 +555,9 @@ async fn fill(conn: &mut MultiplexedConnection, set: &Set, n: u64, front: u64, i
                 ws.arg(now_ms - older - (j * 7_919) % 60_000).arg(&u);
             }
             pipe.add_command(w).ignore();
-            pipe.add_command(ws).ignore();
+            if heartbeats {
+                pipe.add_command(ws).ignore();
+            }
             i = end;
         }
         let _: () = pipe.query_async(conn).await.unwrap();
@@ -568,12 +621,19 @@ fn out_path() -> PathBuf {
     })
 }
 
-const PHASES: [(&str, &str); 4] = [
+const PHASES: [(&str, &str); 5] = [
     ("poll", "**poll**: status of a waiting user"),
     ("admission", "**admission**, steps of 500, per admitted user"),
     ("admission_small", "**admission**, steps of 5, per admitted user"),
     ("admission_cleanup", "vwr's deferred cleanup of admitted users' waiting heartbeats, per admitted user"),
+    (
+        "line",
+        "**line document build**: `line(event)`, per call (serves every waiting visitor of the event for a second)",
+    ),
 ];
+
+/// What to print where a side has no figure (the seeds have no line document).
+const NONE: &str = "—";
 
 #[tokio::main]
 async fn main() {
@@ -586,6 +646,7 @@ async fn main() {
     };
     let waiting = env_u64("VWR_BENCH_WAITING", 1_000_000);
     let ops = env_u64("VWR_BENCH_OPS", 10_000).max(1);
+    let line_calls = env_u64("VWR_BENCH_LINE_CALLS", 2000).max(1);
     let admissions = env_u64("VWR_BENCH_ADMISSIONS", 20_000).max(1);
     let small = env_u64("VWR_BENCH_SMALL_ADMISSIONS", admissions / 4).max(5);
     let rounds = env_u64("VWR_BENCH_ROUNDS", 3).max(1);
@@ -594,6 +655,26 @@ async fn main() {
     let id_len = env_u64("VWR_BENCH_USER_ID_LEN", 36) as usize;
     let rate_buckets = env_u64("VWR_BENCH_RATE_BUCKETS", 121);
     let with_scripts = env_u64("VWR_BENCH_SCRIPTS", 1) == 1;
+    let waiting_timeout_ms = *WAITING_TIMEOUT_MS;
+    if waiting_timeout_ms > 0 && waiting_timeout_ms < 2 * FRONT_HEARTBEAT_AGE_MS {
+        println!(
+            "seeds_cost: VWR_BENCH_WAITING_TIMEOUT must outlast the run by more than ten minutes \
+             (3600, as before ADR 0026), else the steps' cleanup takes waiting users; 0: none, as deployed"
+        );
+        return;
+    }
+    let mode = if waiting_timeout_ms == 0 {
+        "as deployed by default (ADR 0026): no waiting timeout, status touches active users only \
+         (Touch::Active), no waiting heartbeats, nothing deferred"
+            .to_owned()
+    } else {
+        format!(
+            "before ADR 0026: waiting timeout {} s, status touches waiting users too (Touch::Any), \
+             waiting heartbeats kept, admitted users' left to the cleanup (measured and added)",
+            waiting_timeout_ms / 1000
+        )
+    };
+    eprintln!("mode: {mode}");
 
     let server = RedisServer::start();
     let url = server.url();
@@ -653,7 +734,8 @@ async fn main() {
         assert!(!set.poll("warm-up", s.entry_token_ttl_ms, threshold).await);
         assert_eq!(set.admit("warm", WARM_ADMISSIONS, threshold).await, WARM_ADMISSIONS, "{}", set.name);
         if set.is_vwr() {
-            assert_eq!(set.cleanup(HOUR_MS).await, 0, "{}", set.name);
+            assert_eq!(set.cleanup(waiting_timeout_ms).await, 0, "{}", set.name);
+            assert_eq!(set.line().await, line - WARM_ADMISSIONS, "{}: line document", set.name);
         }
     }
 
@@ -724,14 +806,41 @@ async fn main() {
                 record(name, "poll", c);
             }
         }
+        // Line documents (vwr only), in as many samples, the same clients at once.
+        for sample in 0..samples {
+            let part = line_calls / samples + u64::from(sample < line_calls % samples);
+            if part == 0 {
+                continue;
+            }
+            for si in order() {
+                if !sets[si].is_vwr() {
+                    continue;
+                }
+                let name = sets[si].name;
+                let sets = Arc::clone(&sets);
+                let calls = (0..part).map(|i| i.to_string()).collect();
+                let c = measure(&mut admin, || {
+                    run_all(calls, conc, move |_| {
+                        let sets = Arc::clone(&sets);
+                        async move {
+                            let set = &sets[si];
+                            assert!(set.line().await > 0, "{}: empty line document", set.name);
+                        }
+                    })
+                })
+                .await;
+                record(name, "line", c);
+            }
+        }
     }
-    // vwr's deferred part of the admissions: a waiting timeout that reaches back to between the
-    // admitted users' heartbeats and everybody else's (see `fill`) makes the cleanup find
-    // exactly the admitted users' leftover heartbeats; each sample is a share of the passes it
-    // takes, per heartbeat taken.
+    // vwr's deferred part of the admissions (with a waiting timeout only: by default there are
+    // no waiting heartbeats, and nothing is deferred): a waiting timeout that reaches back to
+    // between the admitted users' heartbeats and everybody else's (see `fill`) makes the
+    // cleanup find exactly the admitted users' leftover heartbeats; each sample is a share of
+    // the passes it takes, per heartbeat taken.
     let since_fill_ms = vwr_core::time::now_millis() - fill_ms;
     let cutoff_age = since_fill_ms + FRONT_HEARTBEAT_AGE_MS / 2;
-    let passes = front.div_ceil(s.cleanup_limit);
+    let passes = if waiting_timeout_ms > 0 { front.div_ceil(s.cleanup_limit) } else { 0 };
     let per_sample = passes.div_ceil(samples).max(1);
     let mut done = 0;
     while done < passes {
@@ -756,6 +865,12 @@ async fn main() {
         done += k;
     }
     for set in sets.iter().filter(|s| s.is_vwr()) {
+        if waiting_timeout_ms == 0 {
+            // As deployed by default the store writes no waiting heartbeat.
+            let seen: u64 = redis::cmd("ZCARD").arg(set.line_keys().1).query_async(&mut admin).await.unwrap();
+            assert_eq!(seen, 0, "{}: waiting heartbeats without a waiting timeout", set.name);
+            continue;
+        }
         assert_eq!(set.cleanup(cutoff_age).await, 0, "{}: a waiting user was stale", set.name);
         let left: u64 = redis::cmd("ZCOUNT")
             .arg(set.line_keys().1)
@@ -780,24 +895,28 @@ async fn main() {
     let stats = |set: &str, phase: &str| results.get(&(set, phase)).map(|v| Stats::of(v));
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let cpu = cpu_model();
+    println!("\nMode of vwr: {mode}.");
     println!(
-        "\nRedis time per operation, vwr against the seeds' scripts: {waiting} waiting ({line} before the admissions), \
+        "Redis time per operation, vwr against the seeds' scripts: {waiting} waiting ({line} before the admissions), \
          ids of {id_len} chars; Redis {redis_version}; {cpu}, {cores} cores; {rounds} rounds × {samples} samples \
-         of {ops} polls / {admissions} + {small} admissions; {conc} clients. µs/op: script time (INFO commandstats), \
+         of {ops} polls / {admissions} + {small} admissions / {line_calls} line documents; {conc} clients. µs/op: script time (INFO commandstats), \
          lowest sample; server CPU: used_cpu_user+sys, lowest sample.\n"
     );
     println!(
         "| operation | seeds µs | vwr µs | vwr ÷ seeds (lowest) | vwr ÷ seeds (medians) | vwr as scripts µs | server CPU seeds | server CPU vwr |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    let f1 = |x: Option<f64>| x.map_or("–".to_owned(), |x| format!("{x:.1}"));
+    let f1 = |x: Option<f64>| x.map_or(NONE.to_owned(), |x| format!("{x:.1}"));
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
-        _ => "–".into(),
+        _ => NONE.into(),
     };
     let mut table = serde_json::Map::new();
     for (phase, label) in PHASES {
         let (seeds, vwr, scr) = (stats("seeds", phase), stats("vwr", phase), stats("vwr_scripts", phase));
+        if seeds.is_none() && vwr.is_none() && scr.is_none() {
+            continue; // not run in this mode
+        }
         println!(
             "| {label} | {} | {} | {} | {} | {} | {} | {} |",
             f1(seeds.as_ref().map(|s| s.best)),
@@ -845,7 +964,9 @@ async fn main() {
                     "ratio_vwr_over_seeds": round2(v / sd.best), "ratio_of_medians": round2(vm / sd.median) }),
         );
     }
-    table.insert("admission_with_cleanup".into(), serde_json::Value::Object(totals));
+    if !totals.is_empty() {
+        table.insert("admission_with_cleanup".into(), serde_json::Value::Object(totals));
+    }
 
     // Where the time goes: every command's calls (per script call) and µs (per operation), over
     // all samples; what the script command's µs holds beyond its commands is the call itself and
@@ -883,11 +1004,13 @@ async fn main() {
         "bench": "seeds_cost",
         "machine": { "cpu": cpu, "cores": cores, "redis_version": redis_version },
         "config": {
+            "mode": mode, "waiting_timeout_ms": waiting_timeout_ms, "touch": format!("{:?}", s.touch()),
+            "line_calls_per_round": line_calls,
             "waiting": waiting, "line": line, "ops_per_round": ops, "admissions_per_round": admissions,
             "small_admissions_per_round": small, "rounds": rounds, "samples_per_round": samples,
             "concurrency": conc, "user_id_len": id_len, "rate_buckets": rate_buckets, "threshold": threshold,
-            "fill": "pipelined ZADD of the line and heartbeat sets; the same members and heartbeats on every side; heartbeats spread over the last minute, those of the users the rounds admit ten minutes older",
-            "figure": "script usec (INFO commandstats evalsha+eval+fcall) per operation; lowest and median sample",
+            "fill": "pipelined ZADD of the line and heartbeat sets; the same members on every side, the same heartbeats where the store keeps them (vwr: with a waiting timeout only); heartbeats spread over the last minute, those of the users the rounds admit ten minutes older",
+            "figure": "script usec (INFO commandstats evalsha+eval+fcall) per operation (poll, admitted user, line document); lowest and median sample",
         },
         "phases": table,
     });
