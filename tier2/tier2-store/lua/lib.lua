@@ -9,7 +9,8 @@
 --   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms); an admitted
 --                      user's stays until it is stale, see cleanup; empty without a waiting
 --                      timeout (waiting users are not heard from while they wait)
---   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms)
+--   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms); none for an admission
+--                      the worker made until a call collects it
 --   KEYS[5]  meta      HASH threshold, order ('tier1' | 'arrival'), createdAt, full (checks
 --                      that found the event full), dropped (notices trimmed), last (last
 --                      check, ms), retired (1 = out of the worker's index), tail (last score
@@ -18,8 +19,10 @@
 --                      for second r60s, see rate60), rsw (every rate bucket before this
 --                      second is deleted, see sweep_rate), first (the event's first
 --                      admission, ms; set once), clean (the last cleanup, ms), hd (the last
---                      second a status or heartbeat reached the store), sil (recent spans in
---                      which the servers could not hear visitors, see hear)
+--                      second a status, heartbeat or line document reached the store), sil
+--                      (recent spans in which the servers could not hear visitors, see hear),
+--                      cc (the admission end up to which uncollected admissions were judged,
+--                      see collect_uncollected)
 --   KEYS[6]  jti       HASH user -> "jti|admittedAtMs|expiresAtMs|tokenExpMs" of the current
 --                      admission (tokenExpMs: the latest entry token handed out ends then)
 --   KEYS[7]  rate      HASH second -> admissions in that second (sliding 60 s rate)
@@ -289,18 +292,27 @@ local function sweep_rate(now, m)
 end
 
 -- Moves `users` into the active set and records their admissions (jti, rate, notice): the
--- i-th user gets jtis[i]. Their heartbeat starts at `seen_at` (default now): the worker's
--- admissions start so far back that the heartbeat timeout frees the slot `collect` ms after
--- the admission unless a call collects it (docs/invariants.md#26). For a tier-1-ordered line, marks them as admitted once (a later
+-- i-th user gets jtis[i]. Their heartbeat starts now, unless `uncollected` (the worker's
+-- admissions, which nobody has come for yet): those get theirs from the first call that finds
+-- them, and the cleanup frees the slots of those nobody came for (collect_uncollected,
+-- docs/invariants.md#26). For a tier-1-ordered line, marks them as admitted once (a later
 -- re-entry goes to the back). Notices beyond `notice_cap` are dropped from the front; returns
 -- how many (the caller counts them in meta `dropped`). One command per key for all users, and
 -- what is the same for all of them formatted once. `no_held`: the caller knows the held set is
 -- empty (nobody to take out of it).
-local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, seen_at)
+-- `s` as a JSON string, as cjson writes it: quoted as it is when nothing in it needs escaping
+-- (cjson escapes '"', '\', '/' and control characters), which is every user id but a few;
+-- encoding costs about twice the concatenation. (A jti needs none: a random URL-safe prefix
+-- and a number.)
+local function json_text(s)
+  if string.find(s, '[%c"\\/]') then return cjson.encode(s) end
+  return '"' .. s .. '"'
+end
+
+local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollected)
   need(m, 'order', 'first')
   local exp = now + ttl
   local at, ends = string.format('%d', now), string.format('%d', exp)
-  local seen_text = seen_at and string.format('%d', seen_at) or at
   if not m.first then
     redis.call('HSET', K_META, 'first', at)
     m.first = at
@@ -311,15 +323,15 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, seen_at)
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
   for i, user in ipairs(users) do
     act[2 * i - 1], act[2 * i] = ends, user
-    seen[2 * i - 1], seen[2 * i] = seen_text, user
+    seen[2 * i - 1], seen[2 * i] = at, user
     recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
     if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
     -- form (which orders notices of equal lease) is the same in both stores.
-    notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":' .. cjson.encode(jtis[i]) .. notice_tail
+    notices[i] = '{"userId":' .. json_text(user) .. ',"jti":"' .. jtis[i] .. '"' .. notice_tail
   end
   each_chunk('ZADD', K_ACT, act)
-  each_chunk('ZADD', K_ASEEN, seen)
+  if not uncollected then each_chunk('ZADD', K_ASEEN, seen) end
   if not no_held then each_chunk('ZREM', K_HELD, users) end
   each_chunk('HSET', K_JTI, recs)
   rate_add(now, #users, m)
@@ -485,6 +497,47 @@ end
 -- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
 -- released slots whose last token has expired, and ghosts whose time is up. Heartbeat ages
 -- leave out the silences (hear). `q`: {bound, crowd, ghost_ttl}.
+-- Frees the slots of the worker's admissions that no call has collected (they have no
+-- heartbeat yet) `collect` ms of audible time after they were made, each leaving a ghost of its
+-- admission (docs/invariants.md#26). Every admission lasts `ttl`, so its end tells when it was
+-- made: the admissions due are the active set's members ending after the mark `cc` (meta; the
+-- end up to which they were judged) and by the cutoff + `ttl`, a second's worth per step; one
+-- ZMSCORE tells which of them have a heartbeat. A worker step's admissions share one end, so
+-- when `limit` cuts the range, the mark stays before the last end read, and its admissions are
+-- judged whole by the next pass (only a single end shared by more than `limit` admissions is
+-- judged in part). Returns how many were freed.
+local function collect_uncollected(now, collect, ttl, limit, sil, m, ghost_ttl)
+  need(m, 'cc')
+  local upto = audible_cutoff(now, collect, sil) + ttl
+  local from = tonumber(m.cc)
+  if from and from >= upto then return 0 end
+  local due = redis.call('ZRANGEBYSCORE', K_ACT, from and ('(' .. string.format('%d', from)) or '-inf',
+    string.format('%d', upto), 'WITHSCORES', 'LIMIT', 0, limit)
+  local users, gone = {}, {}
+  for i = 1, #due, 2 do users[#users + 1] = due[i] end
+  if #users > 0 then
+    for i = 1, #users, 1000 do
+      local part = { unpack(users, i, math.min(i + 999, #users)) }
+      local seen = redis.call('ZMSCORE', K_ASEEN, unpack(part))
+      for j, user in ipairs(part) do
+        if not seen[j] then gone[#gone + 1] = user end
+      end
+    end
+    release_actives(gone, now, ghost_ttl)
+  end
+  local mark = string.format('%d', upto)
+  if #users == limit then
+    -- Back to the end before the last one read, if there is one.
+    mark = due[#due]
+    for i = #due - 2, 2, -2 do
+      if due[i] ~= due[#due] then mark = due[i]; break end
+    end
+  end
+  redis.call('HSET', K_META, 'cc', mark)
+  m.cc = mark
+  return #gone
+end
+
 local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, limit)
   remove_actives(expired)
@@ -492,6 +545,7 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
     'LIMIT', 0, limit)
   release_actives(evicted, now, q.ghost_ttl)
+  local uncollected = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m, q.ghost_ttl)
   -- Without a waiting timeout (0) waiting users are not heard from while they wait: none is
   -- stale, and the heartbeat set stays empty.
   local stale = 0
@@ -505,5 +559,5 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
     each_chunk('ZREM', K_GHOSTEND, gone)
   end
   sweep_rate(now, m)
-  return #expired, #evicted, stale
+  return #expired, #evicted + uncollected, stale
 end

@@ -152,7 +152,7 @@ fn as_score(v: &Value) -> Result<u64, StoreError> {
     }
     let text = as_string(v)?;
     match text.parse::<f64>() {
-        Ok(f) if f.is_finite() && f >= 0.0 && f < 9.007_199_254_740_992e15 => Ok(f as u64),
+        Ok(f) if (0.0..9.007_199_254_740_992e15).contains(&f) => Ok(f as u64),
         _ => Err(proto(format!("bad score {text:?}"))),
     }
 }
@@ -627,10 +627,12 @@ impl AdmissionStore for RedisStore {
         let v = as_array(self.run(Op::Admit, event, &args, "admit").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
-            Some("done") if v.len() >= 10 && v.len() % 2 == 0 => {
-                let mut admitted = Vec::new();
-                for pair in v[10..].chunks(2) {
-                    admitted.push(Admitted { user: as_string(&pair[0])?, jti: as_string(&pair[1])? });
+            Some("done") if v.len() >= 10 => {
+                // The script names the users only: the k-th one's jti is `{prefix}.{k}`.
+                let mut admitted = Vec::with_capacity(v.len() - 10);
+                for (k, user) in v[10..].iter().enumerate() {
+                    admitted
+                        .push(Admitted { user: as_string(user)?, jti: format!("{jti_prefix}.{}", k + 1) });
                 }
                 Ok(AdmitReport {
                     expired: as_u64(&v[1])?,
@@ -657,6 +659,8 @@ impl AdmissionStore for RedisStore {
             s.silence_after_ms.to_string(),
             s.silence_crowd.to_string(),
             s.ghost_ttl_ms.to_string(),
+            s.collect_ms.to_string(),
+            s.active_ttl_ms.to_string(),
         ];
         let v = as_array(self.run(Op::Cleanup, event, &args, "cleanup").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {

@@ -465,3 +465,53 @@ async fn rate_figures_stay_exact_when_the_clock_moves_back() {
     assert_eq!(seen[0], [1, 2, 2, 0, 1, 1, 1, 0], "the model's counts");
     assert_eq!(seen[1], seen[0], "Redis against the model");
 }
+
+/// The worker's admissions that nobody comes for are judged a step's worth at a time
+/// (lua/lib.lua `collect_uncollected`): when the pass's limit cuts the range, the mark stays
+/// before the last admission end it read, so that step's admissions are judged whole by the
+/// next pass. x (admitted by its check, collected) and two steps of 8 admissions, a pass limit
+/// of 10 (10 × a cleanup limit of 1): the first pass reads x, the first step's 8 and one of the
+/// second's, frees the 9 nobody came for and keeps its mark at the first step's end; the second
+/// pass frees the second step's other 7; nothing is left for a third. The model answers alike.
+#[tokio::test]
+async fn uncollected_admissions_are_judged_a_step_at_a_time() {
+    let server = Server::start();
+    let redis = server.store(None).await;
+    let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
+    let memory = MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>);
+    let s = Tier2Settings { cleanup_limit: 1, collect_ms: 2_000, batch_max: 500, ..settings() };
+    let at = |secs: u64| {
+        clock.advance(secs);
+        let offset = clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
+        redis.set_time_offset_ms(offset.max(redis.time_offset_ms()));
+    };
+    let e = EventId::parse("collect").unwrap();
+    let stores: [&dyn AdmissionStore; 2] = [&memory, &redis];
+    let mut seen = Vec::new();
+    for store in stores {
+        at(0);
+        store.register(&e, 1, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+        store.check(&e, "x", LineScore::Arrival, "jx", &s).await.unwrap();
+        for i in 0..16 {
+            store.check(&e, &format!("u{i:02}"), LineScore::Arrival, "j", &s).await.unwrap();
+        }
+        let mut steps = Vec::new();
+        for threshold in [9, 17] {
+            store.register(&e, threshold, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+            steps.push(store.admit(&e, &format!("w{threshold}"), &s).await.unwrap().admitted.len());
+            at(1);
+        }
+        at(2);
+        let first = store.cleanup(&e, &s).await.unwrap().evicted;
+        let second = store.cleanup(&e, &s).await.unwrap().evicted;
+        let third = store.cleanup(&e, &s).await.unwrap().evicted;
+        let snap = store.snapshot(&e).await.unwrap();
+        seen.push(format!(
+            "{steps:?} {first} {second} {third} active={} ghosts={}",
+            snap.active, snap.ghosts
+        ));
+        at(1_000);
+    }
+    assert_eq!(seen[0], "[8, 8] 9 7 0 active=1 ghosts=16", "x, collected by its check, stays");
+    assert_eq!(seen[1], seen[0], "Redis against the model");
+}

@@ -129,7 +129,7 @@ async fn apply(
     i: usize,
     s: &Tier2Settings,
 ) -> String {
-    let s = s.clone();
+    let s = *s;
     let user = |u: u8| format!("user{u}");
     match op {
         Op::Check { user: u, borrow } => {

@@ -130,6 +130,8 @@ struct Event {
     clean: Option<u64>,
     /// The last second a status or heartbeat reached the store (meta `hd`).
     heard_sec: Option<u64>,
+    /// The admission end up to which uncollected admissions were judged (meta `cc`).
+    collect_mark: Option<u64>,
     /// Spans (from, to) in which the servers could not hear visitors, oldest first (meta `sil`).
     silences: Vec<(u64, u64)>,
     /// What timeouts took (`:gh`); an admission stays while its user waits at the front for it.
@@ -242,7 +244,7 @@ impl MemoryStore {
                                 _ => return Err(StoreError::Protocol("admission lost".into())),
                             }
                         } else {
-                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap, now);
+                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap, true);
                             match ev.describe(user, now, s.entry_token_ttl_ms) {
                                 Some(Place::Active { admission, figures, .. }) => {
                                     Ok(Place::Active { admission, fresh: true, restored, figures })
@@ -417,14 +419,15 @@ impl Event {
         }
     }
 
-    /// `admit_all` of lib.lua for one user; `seen`: the heartbeat it starts with (now for an
-    /// admission its caller collects at once; for the worker's, so much earlier that the
-    /// heartbeat timeout frees the slot `collect_ms` after the admission unless a call
-    /// collects it).
-    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64, seen: u64) {
+    /// `admit_all` of lib.lua for one user; `collected`: its caller has it at once (a `check`),
+    /// so its heartbeat starts now; the worker's admissions get theirs from the first call
+    /// that finds them (`collect_uncollected`).
+    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64, collected: bool) {
         let exp = now + ttl;
         self.active.add(exp, u);
-        self.aseen.add(seen, u);
+        if collected {
+            self.aseen.add(now, u);
+        }
         self.held.rem(u);
         self.jti.insert(
             u.to_owned(),
@@ -466,6 +469,32 @@ impl Event {
         for u in &evicted {
             self.release_active(u, now, Some(s.ghost_ttl_ms));
         }
+        // `collect_uncollected` of lib.lua: the worker's admissions nobody came for.
+        let upto = audible_cutoff(now, s.collect_ms, &self.silences) + s.active_ttl_ms;
+        let mut uncollected = 0;
+        if self.collect_mark.is_none_or(|m| m < upto) {
+            let due: Vec<(u64, String)> = self
+                .active
+                .order
+                .iter()
+                .filter(|(end, _)| self.collect_mark.is_none_or(|m| *end > m) && *end <= upto)
+                .take(10 * limit)
+                .cloned()
+                .collect();
+            for (_, u) in &due {
+                if self.aseen.score(u).is_none() {
+                    self.release_active(u, now, Some(s.ghost_ttl_ms));
+                    uncollected += 1;
+                }
+            }
+            // As lib.lua: a cut range leaves the mark before the last end read, if any.
+            self.collect_mark = Some(match due.last() {
+                Some((last, _)) if due.len() == 10 * limit => {
+                    due.iter().rev().map(|(end, _)| *end).find(|end| end != last).unwrap_or(*last)
+                }
+                _ => upto,
+            });
+        }
         // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
         // admitted since (an admission leaves them) go uncounted. Each leaves a ghost.
         let cutoff = audible_cutoff(now, s.waiting_timeout_ms, &self.silences);
@@ -496,7 +525,11 @@ impl Event {
         }
         let cutoff = (now / 1000).saturating_sub(120);
         self.rate.retain(|sec, _| *sec >= cutoff);
-        Cleaned { expired: expired.len() as u64, evicted: evicted.len() as u64, stale: stale.len() as u64 }
+        Cleaned {
+            expired: expired.len() as u64,
+            evicted: evicted.len() as u64 + uncollected,
+            stale: stale.len() as u64,
+        }
     }
 
     fn registered(&self) -> bool {
@@ -666,8 +699,7 @@ impl AdmissionStore for MemoryStore {
                 continue;
             }
             let jti = format!("{jti_prefix}.{}", admitted.len() + 1);
-            let seen = now.saturating_sub(s.active_heartbeat_timeout_ms.saturating_sub(s.collect_ms));
-            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap, seen);
+            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap, false);
             admitted.push(Admitted { user, jti });
         }
         Ok(AdmitReport {
