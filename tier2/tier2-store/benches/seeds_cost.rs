@@ -15,8 +15,8 @@
 //! from while they wait: the poll is `status` as `Tier2Service::status` calls it
 //! (`Tier2Settings::touch()`, here `Touch::Active`: an active user's heartbeat only, and the
 //! entry-token TTL), the store never writes waiting heartbeats (vwr's line is filled without
-//! them), the admission steps' cleanup reads none, and nothing of an admission is left for
-//! later. `VWR_BENCH_WAITING_TIMEOUT=<seconds>` (> 0) runs vwr as before ADR 0026 instead: that
+//! them), the admission steps' cleanup reads none, and of an admission only its judging at the
+//! collect window is left for later (below). `VWR_BENCH_WAITING_TIMEOUT=<seconds>` (> 0) runs vwr as before ADR 0026 instead: that
 //! waiting timeout, `Touch::Any` (the poll is also the waiting user's heartbeat), vwr's line
 //! filled with waiting heartbeats like the seeds', and the deferred cleanup of admitted users'
 //! waiting heartbeats measured and added (below). It must outlast the run by more than ten
@@ -69,14 +69,23 @@
 //!   row is what the shared document costs per second per event. Its once-a-second write (meta
 //!   `hd`, as in `status`) falls on few of the bench's calls, on a larger share in production.
 //!
-//! After the rounds, with a waiting timeout only, **the deferred part of vwr's admissions**: vwr
-//! then leaves an admitted user's waiting heartbeat to the cleanup (which takes the stale front
-//! of the heartbeat set as one range) where the seeds remove it in the admission. Cleanup
-//! passes (each takes up to 1,000) with a waiting timeout that reaches back to between the
-//! admitted users' heartbeats and everybody else's take exactly those leftovers, in
-//! `VWR_BENCH_SAMPLES` samples; the cost per heartbeat taken is shown on its own and added to
-//! the admission rows ("with vwr's deferred cleanup"). The seeds leave nothing behind; nor does
-//! vwr by default (there are no waiting heartbeats), and the phase and its rows are left out.
+//! After the rounds, **the deferred part of vwr's admissions**, each shown on its own, per
+//! admitted user, and added to the admission rows ("with vwr's deferred part"); the seeds
+//! leave nothing behind:
+//! - with a waiting timeout only, **the heartbeat cleanup**: vwr then leaves an admitted user's
+//!   waiting heartbeat to the cleanup (which takes the stale front of the heartbeat set as one
+//!   range) where the seeds remove it in the admission. Cleanup passes (each takes up to 1,000)
+//!   with a waiting timeout that reaches back to between the admitted users' heartbeats and
+//!   everybody else's take exactly those leftovers, in `VWR_BENCH_SAMPLES` samples. By default
+//!   there are no waiting heartbeats: no such phase, no such rows.
+//! - in both modes, **the collect judging**: the worker's admissions get no heartbeat until a
+//!   call collects them, and a later step's cleanup judges each once, `collect` after it was
+//!   made (one range of the active set from a mark, one `ZMSCORE` of the active heartbeats;
+//!   `lua/lib.lua`, `collect_uncollected`); in the rounds no admission is due (the collect
+//!   window is an hour), so each step pays only the empty range. The bench's admissions are
+//!   then collected (their active heartbeats written, as each visitor's call at the turn does:
+//!   not measured, as the seeds' visitors' calls are not), and cleanup passes with no collect
+//!   window judge them all (none is freed), in samples, per admission judged.
 //!
 //! The figure: each sample is `CONFIG RESETSTAT`, the operations, then `INFO commandstats`:
 //! the `usec` of the script commands (`evalsha`, `eval`, `fcall`, nested commands included)
@@ -112,7 +121,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
 use vwr_core::EventId;
-use vwr_tier2::model::{LineOrder, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::model::{Cleaned, LineOrder, Place, RegisterMode, Tier2Settings};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
@@ -333,11 +342,10 @@ impl Set {
         st.line(&self.event).await.unwrap().figures.queue_size
     }
 
-    /// vwr: one cleanup pass with the given waiting timeout; how many waiting users it removed.
-    async fn cleanup(&self, waiting_timeout_ms: u64) -> u64 {
+    /// vwr: one cleanup pass with these settings.
+    async fn cleanup(&self, s: &Tier2Settings) -> Cleaned {
         let Side::Vwr(st) = &self.side else { unreachable!() };
-        let s = Tier2Settings { waiting_timeout_ms, ..settings() };
-        st.cleanup(&self.event, &s).await.unwrap().stale
+        st.cleanup(&self.event, s).await.unwrap()
     }
 
     fn is_vwr(&self) -> bool {
@@ -621,11 +629,15 @@ fn out_path() -> PathBuf {
     })
 }
 
-const PHASES: [(&str, &str); 5] = [
+const PHASES: [(&str, &str); 6] = [
     ("poll", "**poll**: status of a waiting user"),
     ("admission", "**admission**, steps of 500, per admitted user"),
     ("admission_small", "**admission**, steps of 5, per admitted user"),
     ("admission_cleanup", "vwr's deferred cleanup of admitted users' waiting heartbeats, per admitted user"),
+    (
+        "admission_collect",
+        "vwr's judging of its admissions at the collect window (a later step's cleanup), per admitted user",
+    ),
     (
         "line",
         "**line document build**: `line(event)`, per call (serves every waiting visitor of the event for a second)",
@@ -665,7 +677,7 @@ async fn main() {
     }
     let mode = if waiting_timeout_ms == 0 {
         "as deployed by default (ADR 0026): no waiting timeout, status touches active users only \
-         (Touch::Active), no waiting heartbeats, nothing deferred"
+         (Touch::Active), no waiting heartbeats; of an admission only the collect judging is deferred"
             .to_owned()
     } else {
         format!(
@@ -734,7 +746,7 @@ async fn main() {
         assert!(!set.poll("warm-up", s.entry_token_ttl_ms, threshold).await);
         assert_eq!(set.admit("warm", WARM_ADMISSIONS, threshold).await, WARM_ADMISSIONS, "{}", set.name);
         if set.is_vwr() {
-            assert_eq!(set.cleanup(waiting_timeout_ms).await, 0, "{}", set.name);
+            assert_eq!(set.cleanup(&s).await, Cleaned::default(), "{}", set.name);
             assert_eq!(set.line().await, line - WARM_ADMISSIONS, "{}: line document", set.name);
         }
     }
@@ -841,6 +853,7 @@ async fn main() {
     let since_fill_ms = vwr_core::time::now_millis() - fill_ms;
     let cutoff_age = since_fill_ms + FRONT_HEARTBEAT_AGE_MS / 2;
     let passes = if waiting_timeout_ms > 0 { front.div_ceil(s.cleanup_limit) } else { 0 };
+    let reach_back = Tier2Settings { waiting_timeout_ms: cutoff_age, ..s };
     let per_sample = passes.div_ceil(samples).max(1);
     let mut done = 0;
     while done < passes {
@@ -854,7 +867,12 @@ async fn main() {
             let before: u64 = redis::cmd("ZCARD").arg(&seen).query_async(&mut admin).await.unwrap();
             let c = measure(&mut admin, || async {
                 for _ in 0..k {
-                    assert_eq!(set.cleanup(cutoff_age).await, 0, "{}: a waiting user was stale", set.name);
+                    assert_eq!(
+                        set.cleanup(&reach_back).await.stale,
+                        0,
+                        "{}: a waiting user was stale",
+                        set.name
+                    );
                 }
                 0
             })
@@ -871,7 +889,7 @@ async fn main() {
             assert_eq!(seen, 0, "{}: waiting heartbeats without a waiting timeout", set.name);
             continue;
         }
-        assert_eq!(set.cleanup(cutoff_age).await, 0, "{}: a waiting user was stale", set.name);
+        assert_eq!(set.cleanup(&reach_back).await.stale, 0, "{}: a waiting user was stale", set.name);
         let left: u64 = redis::cmd("ZCOUNT")
             .arg(set.line_keys().1)
             .arg("-inf")
@@ -880,6 +898,84 @@ async fn main() {
             .await
             .unwrap();
         assert_eq!(left, 0, "{}: leftover heartbeats the cleanup did not take", set.name);
+    }
+    // The rest of vwr's admissions, in both modes: the worker's admissions get no heartbeat until
+    // a call collects them, and a later step's cleanup judges each of them once, `collect` after
+    // it was made (lib.lua, collect_uncollected). The bench's admissions are collected now (their
+    // active heartbeats written, as each visitor's call at the turn writes it: not measured, on
+    // neither side), then cleanup passes with no collect window judge them all, in samples, per
+    // admission judged (how far the mark `cc` got); none is freed.
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        let k = event_keys(&set.event);
+        let act: u64 = redis::cmd("ZCARD").arg(&k[1]).query_async(&mut admin).await.unwrap();
+        let seen: u64 = redis::cmd("ZCARD").arg(&k[3]).query_async(&mut admin).await.unwrap();
+        assert_eq!((act, seen), (front, 0), "{}: admissions, and heartbeats before any collect", set.name);
+        let now = vwr_core::time::now_millis();
+        for part in (0..front).collect::<Vec<_>>().chunks(1000) {
+            let mut z = redis::cmd("ZADD");
+            z.arg(&k[3]);
+            for &j in part {
+                z.arg(now).arg(user(j, id_len));
+            }
+            let _: () = z.query_async(&mut admin).await.unwrap();
+        }
+    }
+    let judge = Tier2Settings { collect_ms: 0, ..s };
+    // A pass judges up to ten times the cleanup limit, less the last end read when it is cut.
+    let passes = front.div_ceil(10 * s.cleanup_limit - s.batch_max) + 1;
+    let per_sample = passes.div_ceil(samples).max(1);
+    let mut done = 0;
+    while done < passes {
+        let k = per_sample.min(passes - done);
+        for si in order() {
+            let set = &sets[si];
+            if !set.is_vwr() {
+                continue;
+            }
+            let keys = event_keys(&set.event);
+            let mark = |admin: &mut MultiplexedConnection| {
+                let keys = keys.clone();
+                let mut admin = admin.clone();
+                async move {
+                    let cc: Option<String> =
+                        redis::cmd("HGET").arg(&keys[4]).arg("cc").query_async(&mut admin).await.unwrap();
+                    cc.unwrap_or_else(|| "-inf".into())
+                }
+            };
+            let before = mark(&mut admin).await;
+            let c = measure(&mut admin, || async {
+                for _ in 0..k {
+                    assert_eq!(set.cleanup(&judge).await, Cleaned::default(), "{}: judging", set.name);
+                }
+                0
+            })
+            .await;
+            let after = mark(&mut admin).await;
+            let judged: u64 = redis::cmd("ZCOUNT")
+                .arg(&keys[1])
+                .arg(format!("({before}"))
+                .arg(&after)
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            if judged > 0 {
+                record(set.name, "admission_collect", Cost { ops: judged, ..c });
+            }
+        }
+        done += k;
+    }
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        let keys = event_keys(&set.event);
+        let cc: String = redis::cmd("HGET").arg(&keys[4]).arg("cc").query_async(&mut admin).await.unwrap();
+        let left: u64 = redis::cmd("ZCOUNT")
+            .arg(&keys[1])
+            .arg(format!("({cc}"))
+            .arg("+inf")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let act: u64 = redis::cmd("ZCARD").arg(&keys[1]).query_async(&mut admin).await.unwrap();
+        assert_eq!((left, act), (0, front), "{}: admissions left unjudged, or freed", set.name);
     }
     // The seeds removed their admitted users' heartbeats in the admission.
     let seen_left: u64 =
@@ -941,18 +1037,34 @@ async fn main() {
         }
         table.insert(phase.into(), serde_json::Value::Object(entry));
     }
-    // An admission's whole cost on vwr: the step, and the cleanup it leaves (lowest samples
-    // added, medians added). The seeds leave nothing.
+    // An admission's whole cost on vwr: the step, and what it leaves to later cleanups (lowest
+    // samples added, medians added): the judging at the collect window, and with a waiting
+    // timeout the admitted users' waiting heartbeats. The seeds leave nothing.
+    let deferred: Vec<&str> = ["admission_cleanup", "admission_collect"]
+        .into_iter()
+        .filter(|p| stats("vwr", p).is_some())
+        .collect();
+    let what = if deferred.len() == 2 {
+        "the collect judging and the heartbeat cleanup"
+    } else {
+        "the collect judging"
+    };
     let mut totals = serde_json::Map::new();
     for (phase, label) in [("admission", "steps of 500"), ("admission_small", "steps of 5")] {
         let with_cleanup = |set: &str| -> Option<(f64, f64)> {
-            let (a, c) = (stats(set, phase)?, stats(set, "admission_cleanup")?);
-            Some((a.best + c.best, a.median + c.median))
+            let a = stats(set, phase)?;
+            deferred.iter().try_fold((a.best, a.median), |(b, m), p| {
+                let c = stats(set, p)?;
+                Some((b + c.best, m + c.median))
+            })
         };
+        if deferred.is_empty() {
+            continue;
+        }
         let (Some(sd), Some((v, vm))) = (stats("seeds", phase), with_cleanup("vwr")) else { continue };
         let scr = with_cleanup("vwr_scripts").map(|(s, _)| s);
         println!(
-            "| **admission** with vwr's deferred cleanup, {label} | {:.1} | {v:.1} | {:.2}× | {:.2}× | {} | | |",
+            "| **admission** with vwr's deferred part ({what}), {label} | {:.1} | {v:.1} | {:.2}× | {:.2}× | {} | | |",
             sd.best,
             v / sd.best,
             vm / sd.median,
@@ -960,7 +1072,7 @@ async fn main() {
         );
         totals.insert(
             phase.into(),
-            json!({ "seeds": round2(sd.best), "vwr": round2(v), "vwr_scripts": scr.map(round2),
+            json!({ "deferred": deferred, "seeds": round2(sd.best), "vwr": round2(v), "vwr_scripts": scr.map(round2),
                     "ratio_vwr_over_seeds": round2(v / sd.best), "ratio_of_medians": round2(vm / sd.median) }),
         );
     }
