@@ -62,7 +62,7 @@ impl Tier2Config {
         let secs = |name: &str, default: u64, max: u64| env.u64_in(name, default, 1..=max).map(|s| s * 1000);
         let tick_secs = env.u64_in("VWR_WORKER_TICK_SECONDS", 1, 1..=60)?;
         let defaults = Tier2Settings::default();
-        let settings = Tier2Settings {
+        let mut settings = Tier2Settings {
             active_ttl_ms: secs("VWR_ACTIVE_TTL_SECONDS", 600, 86_400)?,
             active_heartbeat_timeout_ms: secs("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", 60, 3_600)?,
             waiting_timeout_ms: env.u64_in("VWR_WAITING_TIMEOUT_SECONDS", 0, 0..=86_400)? * 1000,
@@ -87,7 +87,10 @@ impl Tier2Config {
                 "must be 0 (off) or exceed 60 s, the longest poll hint, or slow pollers lose their place",
             ));
         }
-        if settings.collect_ms < 2_000 || settings.collect_ms >= settings.active_heartbeat_timeout_ms {
+        if env.get("VWR_COLLECT_SECONDS").is_none() {
+            // The default, 10 s, stays below a shorter heartbeat timeout (half of it).
+            settings.collect_ms = settings.collect_ms.min(settings.active_heartbeat_timeout_ms / 2);
+        } else if settings.collect_ms < 2_000 || settings.collect_ms >= settings.active_heartbeat_timeout_ms {
             return Err(invalid(
                 "VWR_COLLECT_SECONDS",
                 "must be at least 2 and below VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS: pages learn of an admission within a few seconds",
@@ -139,6 +142,9 @@ mod tests {
         assert_eq!((c.settings.waiting_timeout_ms, c.settings.collect_ms), (0, 10_000), "no waiting timeout");
         let on = Tier2Config::from_env(&Env::from_pairs([("VWR_WAITING_TIMEOUT_SECONDS", "150")])).unwrap();
         assert_eq!(on.settings.waiting_timeout_ms, 150_000);
+        let short =
+            Tier2Config::from_env(&Env::from_pairs([("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", "5")])).unwrap();
+        assert_eq!(short.settings.collect_ms, 2_500, "the default stays below a short heartbeat timeout");
         for bad in ["1", "60", "61"] {
             let e = Tier2Config::from_env(&Env::from_pairs([("VWR_COLLECT_SECONDS", bad)])).unwrap_err();
             assert!(e.to_string().contains("VWR_COLLECT_SECONDS"), "{bad}");
