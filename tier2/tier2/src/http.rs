@@ -221,7 +221,10 @@ async fn leave(
 async fn line(State(st): State<AppState>, EventPath(event): EventPath) -> Result<Response, ApiError> {
     let doc = st.svc.line(&event).await?;
     let mut res = Json(doc).into_response();
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=1"));
+    let age = crate::service::LINE_DOCUMENT_TTL.as_secs();
+    let cc = HeaderValue::from_str(&format!("public, max-age={age}"))
+        .map_err(|_| ApiError::internal("bad header"))?;
+    res.headers_mut().insert(header::CACHE_CONTROL, cc);
     Ok(res)
 }
 

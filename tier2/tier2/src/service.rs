@@ -167,8 +167,6 @@ pub struct Tier2Service {
     settings: Tier2Settings,
     tier1: Arc<dyn ActiveEvents>,
     meta_cache: TtlCache<EventId, EventMeta>,
-    /// Line documents, a second per instance (as CloudFront keeps them).
-    line_cache: TtlCache<EventId, LineDocument>,
     clock: Arc<dyn Clock>,
     metrics: MetricsSink,
 }
@@ -206,7 +204,6 @@ impl Tier2Service {
             settings,
             tier1,
             meta_cache: TtlCache::new(meta_ttl),
-            line_cache: TtlCache::new(LINE_DOCUMENT_TTL),
             clock: Arc::new(SystemClock),
             metrics: MetricsSink::Off,
         }
@@ -220,7 +217,6 @@ impl Tier2Service {
 
     /// The clock of identity cookies (tests move it).
     pub(crate) fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.line_cache = TtlCache::with_clock(LINE_DOCUMENT_TTL, Arc::clone(&clock));
         self.clock = clock;
         self
     }
@@ -503,19 +499,16 @@ impl Tier2Service {
         }
     }
 
-    /// `GET /api/queue/line/{eventId}`: where the line stands, the same for everyone (cached
-    /// here for a second, as CloudFront does in front).
+    /// `GET /api/queue/line/{eventId}`: where the line stands, the same for everyone. Not
+    /// cached here: CloudFront keeps it a second in front (and the origin is reachable only
+    /// through CloudFront), and a second cache behind it would make it up to two seconds old —
+    /// a second more of idle slot at every turn.
     pub async fn line(&self, event: &EventId) -> Result<LineDocument, Tier2Error> {
-        if let Some(d) = self.line_cache.get(event) {
-            return Ok(d);
-        }
         // Stamped before the read: a document stamped at or after a `check` answer's
         // `checkedAt` was read after that join.
         let now = self.clock.now_millis();
         let view = self.with_meta(event, |_| self.store.line(event)).await?;
-        let doc = LineDocument::of(event, &view, self.settings.active_ttl_ms, now);
-        self.line_cache.insert(event.clone(), doc.clone());
-        Ok(doc)
+        Ok(LineDocument::of(event, &view, self.settings.active_ttl_ms, now))
     }
 
     /// `POST /api/queue/leave/{eventId}`: frees what the user held (idempotent).
@@ -560,7 +553,7 @@ fn not_in_queue() -> Tier2Error {
     Tier2Error::NotInQueue
 }
 
-/// How long a line document is kept (per instance, and by CloudFront: `max-age`).
+/// How long CloudFront keeps a line document (`max-age`).
 pub const LINE_DOCUMENT_TTL: Duration = Duration::from_secs(1);
 
 /// How long admissions must have run before their measured rate is trusted: the rate window.
