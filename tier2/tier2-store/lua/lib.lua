@@ -323,7 +323,7 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollec
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
   for i, user in ipairs(users) do
     act[2 * i - 1], act[2 * i] = ends, user
-    seen[2 * i - 1], seen[2 * i] = at, user
+    if not uncollected then seen[2 * i - 1], seen[2 * i] = at, user end
     recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
     if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
@@ -502,40 +502,41 @@ end
 -- admission (docs/invariants.md#26). Every admission lasts `ttl`, so its end tells when it was
 -- made: the admissions due are the active set's members ending after the mark `cc` (meta; the
 -- end up to which they were judged) and by the cutoff + `ttl`, a second's worth per step; one
--- ZMSCORE tells which of them have a heartbeat. A worker step's admissions share one end, so
--- when `limit` cuts the range, the mark stays before the last end read, and its admissions are
--- judged whole by the next pass (only a single end shared by more than `limit` admissions is
--- judged in part). Returns how many were freed.
-local function collect_uncollected(now, collect, ttl, limit, sil, m, ghost_ttl)
+-- ZMSCORE tells which of them have a heartbeat. Every active heartbeat is an active user's, so
+-- while the two sets are the same size every admission has been collected, and the mark just
+-- moves on: the usual case costs two ZCARDs a step, nothing per admission. A worker step's
+-- admissions share one end, so when `limit` cuts the range, the mark stays before the last end
+-- read, and its admissions are judged whole by the next pass (only a single end shared by more
+-- than `limit` admissions is judged in part). Returns the users to free.
+local function collect_uncollected(now, collect, ttl, limit, sil, m)
   need(m, 'cc')
   local upto = audible_cutoff(now, collect, sil) + ttl
   local from = tonumber(m.cc)
-  if from and from >= upto then return 0 end
-  local due = redis.call('ZRANGEBYSCORE', K_ACT, from and ('(' .. string.format('%d', from)) or '-inf',
-    string.format('%d', upto), 'WITHSCORES', 'LIMIT', 0, limit)
-  local users, gone = {}, {}
-  for i = 1, #due, 2 do users[#users + 1] = due[i] end
-  if #users > 0 then
-    for i = 1, #users, 1000 do
-      local part = { unpack(users, i, math.min(i + 999, #users)) }
+  if from and from >= upto then return {} end
+  local mark, gone = string.format('%d', upto), {}
+  if redis.call('ZCARD', K_ACT) > redis.call('ZCARD', K_ASEEN) then
+    local due = redis.call('ZRANGEBYSCORE', K_ACT, from and ('(' .. string.format('%d', from)) or '-inf', mark,
+      'LIMIT', 0, limit)
+    for i = 1, #due, 1000 do
+      local part = { unpack(due, i, math.min(i + 999, #due)) }
       local seen = redis.call('ZMSCORE', K_ASEEN, unpack(part))
       for j, user in ipairs(part) do
         if not seen[j] then gone[#gone + 1] = user end
       end
     end
-    release_actives(gone, now, ghost_ttl)
-  end
-  local mark = string.format('%d', upto)
-  if #users == limit then
-    -- Back to the end before the last one read, if there is one.
-    mark = due[#due]
-    for i = #due - 2, 2, -2 do
-      if due[i] ~= due[#due] then mark = due[i]; break end
+    if #due == limit then
+      -- Back to the end before the last one read, if there is one.
+      local ends = redis.call('ZMSCORE', K_ACT, due[1], due[#due])
+      mark = ends[2]
+      if ends[1] ~= ends[2] then
+        local before = redis.call('ZREVRANGEBYSCORE', K_ACT, '(' .. ends[2], ends[1], 'WITHSCORES', 'LIMIT', 0, 1)
+        mark = before[2] or ends[2]
+      end
     end
   end
   redis.call('HSET', K_META, 'cc', mark)
   m.cc = mark
-  return #gone
+  return gone
 end
 
 local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
@@ -545,7 +546,8 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
     'LIMIT', 0, limit)
   release_actives(evicted, now, q.ghost_ttl)
-  local uncollected = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m, q.ghost_ttl)
+  local uncollected = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m)
+  release_actives(uncollected, now, q.ghost_ttl)
   -- Without a waiting timeout (0) waiting users are not heard from while they wait: none is
   -- stale, and the heartbeat set stays empty.
   local stale = 0
@@ -559,5 +561,5 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
     each_chunk('ZREM', K_GHOSTEND, gone)
   end
   sweep_rate(now, m)
-  return #expired, #evicted + uncollected, stale
+  return #expired, #evicted + #uncollected, stale
 end

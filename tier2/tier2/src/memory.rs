@@ -472,7 +472,10 @@ impl Event {
         // `collect_uncollected` of lib.lua: the worker's admissions nobody came for.
         let upto = audible_cutoff(now, s.collect_ms, &self.silences) + s.active_ttl_ms;
         let mut uncollected = 0;
-        if self.collect_mark.is_none_or(|m| m < upto) {
+        if self.collect_mark.is_none_or(|m| m < upto) && self.active.len() == self.aseen.len() {
+            // Every admission collected: the mark just moves on.
+            self.collect_mark = Some(upto);
+        } else if self.collect_mark.is_none_or(|m| m < upto) {
             let due: Vec<(u64, String)> = self
                 .active
                 .order
