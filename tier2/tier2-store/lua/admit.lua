@@ -52,11 +52,9 @@ if n > 0 then
       each_chunk('HDEL', K_GHOST, returning)
       users = rest
     end
-    local jtis = {}
-    for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
     -- After cleanup the held set holds only slots still counted: none counted, none held.
     if #users > 0 then
-      dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0, true)
+      dropped = dropped + admit_all(users, ARGV[6], now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0, true)
     end
     for k = 1, #users do reply[10 + k] = users[k] end
   end

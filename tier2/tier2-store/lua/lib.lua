@@ -300,15 +300,9 @@ end
 -- how many (the caller counts them in meta `dropped`). One command per key for all users, and
 -- what is the same for all of them formatted once. `no_held`: the caller knows the held set is
 -- empty (nobody to take out of it).
--- `s` as a JSON string, as cjson writes it: quoted as it is when nothing in it needs escaping
--- (cjson escapes '"', '\', '/' and control characters), which is every user id but a few;
--- encoding costs about twice the concatenation. (A jti needs none: a random URL-safe prefix
--- and a number.)
-local function json_text(s)
-  if string.find(s, '[%c"\\/]') then return cjson.encode(s) end
-  return '"' .. s .. '"'
-end
-
+-- A notice quotes a user id as it is when nothing in it needs escaping (cjson escapes '"',
+-- '\\', '/' and control characters), which is every user id but a few: encoding costs about
+-- twice the concatenation. A jti needs none: a random URL-safe prefix and a number.
 local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollected)
   need(m, 'order', 'first')
   local exp = now + ttl
@@ -318,17 +312,26 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollec
     m.first = at
   end
   local rec_tail = '|' .. at .. '|' .. ends .. '|0'
-  local notice_tail = ',"admittedAt":' .. at .. ',"attempts":0}'
+  local notice_tail = '","admittedAt":' .. at .. ',"attempts":0}'
   local tier1 = m.order == 'tier1'
+  -- `jtis`: the jtis, or their prefix (the i-th user's is prefix.i).
+  local prefix = type(jtis) == 'string' and (jtis .. '.')
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
+  local j = 0
   for i, user in ipairs(users) do
-    act[2 * i - 1], act[2 * i] = ends, user
-    if not uncollected then seen[2 * i - 1], seen[2 * i] = at, user end
-    recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
-    if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
+    local jti = prefix and (prefix .. i) or jtis[i]
+    j = j + 2
+    act[j - 1], act[j] = ends, user
+    if not uncollected then seen[j - 1], seen[j] = at, user end
+    recs[j - 1], recs[j] = user, jti .. rec_tail
+    if tier1 then owners[j - 1], owners[j] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
     -- form (which orders notices of equal lease) is the same in both stores.
-    notices[i] = '{"userId":' .. json_text(user) .. ',"jti":"' .. jtis[i] .. '"' .. notice_tail
+    if string.find(user, '[%c"\\/]') then
+      notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":"' .. jti .. notice_tail
+    else
+      notices[i] = '{"userId":"' .. user .. '","jti":"' .. jti .. notice_tail
+    end
   end
   each_chunk('ZADD', K_ACT, act)
   if not uncollected then each_chunk('ZADD', K_ASEEN, seen) end
