@@ -33,7 +33,7 @@ use vwr_cli::loadtest::report::{
     Bots, CallCounts, Config, Costs, Curve, Defences, Degraded, Drawn, ErrorHistogram, ErrorSummary,
     Estimate, Fairness, FaultRecord, FirstChecks, Flow, Histogram, KindReport, Mode, NotCounted, Open,
     OpenRates, Order, Outage, Outflow, Percentiles, PlacesLost, Polling, Positions, Safety, Scenario, Series,
-    Steady, Throughput, TimeToAdmission, WholeRun,
+    Steady, Throughput, Tier2, Tier2Waiting, TimeToAdmission, WholeRun,
 };
 use vwr_cli::loadtest::{self, Report, faults};
 
@@ -454,6 +454,16 @@ fn full_report() -> Report {
                 tier2: 31,
             },
             not_counted: NotCounted { tier1_rechecks: 9, why: "a second tab".into() },
+        },
+        tier2: Tier2 {
+            waiting: Tier2Waiting::Line,
+            idle_slot_seconds_p50: Some(0.5),
+            idle_slot_seconds_p90: Some(1.5),
+            idle_slot_seconds_max: Some(2.5),
+            idle_slots_measured: 8,
+            line_reads_per_visitor: 12.5,
+            line_origin_fetches: 4,
+            line_cache_hit_share: Some(0.9),
         },
         safety: Safety {
             lost: 0,

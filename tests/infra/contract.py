@@ -1400,6 +1400,44 @@ def check_status_document(checks: Checks, modules: dict) -> None:
     checks.check(f"public status document: {STATUS_PATTERN} before /vwr-api/*, cached 1 s on the path alone, never gated", problems)
 
 
+LINE_PATTERN = "/api/queue/line/*"
+LINE_ROUTE = "GET /api/queue/line/{}"
+
+
+def check_line_document(checks: Checks, modules: dict) -> None:
+    """Tier 2's line document (docs/api.md#the-line-document, ADR 0026) has its own CloudFront
+    behaviour before /api/queue/*'s, cached 1 s on the path alone with the status document's
+    cache and origin request policies (nothing of the viewer's reaches the origin), to the
+    tier-2 API, and the tier-2 public API has the route."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    dyns = [
+        (str(first(body.get("for_each"))), (body.get("content") or [{}])[0])
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+    line = [i for i, (fe, _) in enumerate(dyns) if f"'{LINE_PATTERN}'" in fe]
+    queue = [i for i, (fe, _) in enumerate(dyns) if "'/api/queue/*'" in fe]
+    if not line:
+        problems.append(f"no CloudFront behaviour for {LINE_PATTERN}")
+    elif queue and line[0] > queue[0]:
+        problems.append(f"{LINE_PATTERN} comes after /api/queue/*, which would take it uncached")
+    else:
+        content = dyns[line[0]][1]
+        want = {
+            "cache_policy_id": "${aws_cloudfront_cache_policy.status.id}",
+            "origin_request_policy_id": "${aws_cloudfront_origin_request_policy.status.id}",
+            "target_origin_id": "tier2-api",
+        }
+        for field, value in want.items():
+            got = str(first(content.get(field)))
+            if got != value:
+                problems.append(f"{LINE_PATTERN}: {field} is {got!r}, not {value!r}")
+    if LINE_ROUTE not in tf_routes(modules.get("terraform/modules/tier2", {}), "public_routes"):
+        problems.append(f"the tier-2 public API has no route {LINE_ROUTE}")
+    checks.check(f"tier-2 line document: {LINE_PATTERN} before /api/queue/*, cached 1 s on the path alone", problems)
+
+
 def check_release(checks: Checks, modules: dict) -> None:
     """POST /vwr-api/vwr/release/{eventId} reaches the tier-1 release route: the first
     CloudFront behaviour that matches it is /vwr-api/*'s, allows POST, and forwards the
@@ -2530,6 +2568,7 @@ def main() -> int:
     check_waiting_page_headers(checks, modules)
     check_status_document(checks, modules)
     check_release(checks, modules)
+    check_line_document(checks, modules)
     check_waf(root, checks, modules)
     check_waf_queue_nat(root, checks, modules)
     check_alarms(root, checks, modules)

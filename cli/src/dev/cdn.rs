@@ -1,6 +1,7 @@
-//! The CDN in front of the public status document, emulated by `vwr dev`: CloudFront caches
-//! `GET /vwr-api/vwr/status/{eventId}` for the `max-age` the origin answers (1 s), keyed on the
-//! path only, and collapses concurrent misses into one origin request. Emulating it makes the
+//! The CDN in front of the public documents, emulated by `vwr dev`: CloudFront caches
+//! `GET /vwr-api/vwr/status/{eventId}` (tier 1's status document) and
+//! `GET /api/queue/line/{eventId}` (tier 2's line document) for the `max-age` the origin answers
+//! (1 s), keyed on the path only, and collapses concurrent misses into one origin request. Emulating it makes the
 //! local figures (origin requests per second, Lambda calls per visitor) mean what they will
 //! mean behind CloudFront (docs/lifecycle.md#the-public-status-document).
 //!
@@ -20,8 +21,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
-/// The cached path prefix.
+/// The cached path prefixes: tier 1's status document, tier 2's line document.
 pub const STATUS_PREFIX: &str = "/vwr-api/vwr/status/";
+pub const LINE_PREFIX: &str = "/api/queue/line/";
+const CACHED: [&str; 2] = [STATUS_PREFIX, LINE_PREFIX];
 /// Largest body kept (the status document is well under 2 KB).
 const MAX_BODY: usize = 64 * 1024;
 /// Longest time an entry is kept, whatever the origin says (CloudFront's behaviour max TTL).
@@ -99,10 +102,10 @@ fn answer(e: &Entry, hit: bool) -> Response {
     res
 }
 
-/// Middleware: serves `GET /vwr-api/vwr/status/*` from the cache when fresh, else from the
+/// Middleware: serves `GET` of the cached prefixes from the cache when fresh, else from the
 /// origin (one origin request at a time per path; the others wait for its answer).
 pub async fn layer(State(cache): State<Arc<StatusCache>>, req: Request, next: Next) -> Response {
-    if req.method() != Method::GET || !req.uri().path().starts_with(STATUS_PREFIX) {
+    if req.method() != Method::GET || !CACHED.iter().any(|p| req.uri().path().starts_with(p)) {
         return next.run(req).await;
     }
     // The key is the path alone: cookies, headers and the query string never vary the answer.
@@ -161,6 +164,10 @@ mod tests {
                     }
                 }),
             )
+            .route(
+                "/api/queue/line/{e}",
+                get(|| async { ([(header::CACHE_CONTROL, "public, max-age=1")], "{\"line\":1}") }),
+            )
             .route("/other", get(|| async { "x" }))
             .layer(axum::middleware::from_fn_with_state(cache, layer))
     }
@@ -187,6 +194,11 @@ mod tests {
             let (b, x) = get_body(&app, uri, cookie).await;
             assert_eq!((b.as_str(), x.as_deref()), ("{\"n\":1}", Some("Hit from vwr-dev")));
         }
+        // Tier 2's line document is cached the same way.
+        let (l, x) = get_body(&app, "/api/queue/line/e1", Some("vwr_t2_e1=a")).await;
+        assert_eq!((l.as_str(), x.as_deref()), ("{\"line\":1}", Some("Miss from vwr-dev")));
+        let (_, x) = get_body(&app, "/api/queue/line/e1", None).await;
+        assert_eq!(x.as_deref(), Some("Hit from vwr-dev"));
         let (c, _) = get_body(&app, "/vwr-api/vwr/status/e2", None).await;
         assert_eq!(c, "{\"n\":2}", "another path is another object");
         // Concurrent misses collapse into one origin call.
@@ -199,7 +211,7 @@ mod tests {
         for t in tasks {
             assert_eq!(t.await.unwrap(), "{\"n\":3}");
         }
-        assert_eq!((cache.hits(), cache.misses()), (21, 3));
+        assert_eq!((cache.hits(), cache.misses()), (22, 4));
     }
 
     #[tokio::test]

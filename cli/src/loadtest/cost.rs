@@ -5,7 +5,7 @@
 //! tier-1 call; a status document fetch is one only when it reached the origin (the CDN's
 //! `X-Cache` said `Miss`, or there was no CDN in front), since CloudFront answers the rest
 //! (docs/lifecycle.md#the-public-status-document); every `/api/queue/*` request is a tier-2
-//! call (no CDN there). The harness's re-check of admitted tickets is a safety probe, not
+//! call, except reads of the line document that the CDN answered (docs/api.md#the-line-document). The harness's re-check of admitted tickets is a safety probe, not
 //! page behaviour, and is reported apart.
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,8 @@ pub struct Calls {
     pub status_misses: u64,
     /// Fetches answered without `X-Cache` (no CDN): origin calls too.
     pub status_uncached: u64,
+    /// Tier-2 calls: `/api/queue/*` requests, line document reads that reached the origin
+    /// included.
     pub tier2: u64,
     pub rechecks: u64,
 }
@@ -54,7 +56,9 @@ impl Calls {
             status_hits: Counters::get(&c.status_hits),
             status_misses: Counters::get(&c.status_misses),
             status_uncached: Counters::get(&c.status_uncached),
-            tier2: TIER2.iter().map(|e| l.count(e)).sum(),
+            tier2: TIER2.iter().map(|e| l.count(e)).sum::<u64>()
+                + Counters::get(&c.line_misses)
+                + Counters::get(&c.line_uncached),
             rechecks: l.count(RECHECK),
         }
     }

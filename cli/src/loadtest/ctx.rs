@@ -28,6 +28,8 @@ pub const STATUS: &str = "tier1.status";
 /// answer the same identity: a safety probe, not what a waiting page does, so it is reported
 /// apart and not counted in the visitors' costs.
 pub const RECHECK: &str = "tier1.recheck";
+/// Tier 2's line document (`GET /api/queue/line/{eventId}`, behind the CDN).
+pub const LINE: &str = "tier2.line";
 
 /// Most proof-of-work refusals in a row before a join gives up (a real page backs off then).
 const MAX_CHALLENGES: usize = 3;
@@ -59,6 +61,9 @@ pub struct Ctx {
     pub in_flight: tokio::sync::Semaphore,
     /// Poll `check` at the server's hints (the page before the status document).
     pub legacy_polling: bool,
+    /// Tier 2: poll `status` at the server's hints instead of reading the line document and
+    /// calling `check` when its front passes the visitor (`--legacy-tier2`).
+    pub legacy_tier2: bool,
     /// Share of visitors who close the tab right after joining (`--no-show-rate`).
     pub no_show_rate: f64,
     /// What a join brings: the site's enqueue token, a proof of work (docs/abuse.md).
@@ -162,6 +167,8 @@ impl Ctx {
                     self.latencies.record(endpoint, t0.elapsed().as_micros() as u64);
                     if endpoint == STATUS {
                         self.count_status_fetch(&reply);
+                    } else if endpoint == LINE {
+                        self.count_line_fetch(&reply);
                     }
                     let s = reply.status.as_u16();
                     if s == 503 || s == 429 {
@@ -216,6 +223,17 @@ impl Ctx {
             Some(v) if v.starts_with("Hit") => Counters::inc(&c.status_hits),
             Some(_) => Counters::inc(&c.status_misses),
             None => Counters::inc(&c.status_uncached),
+        }
+    }
+
+    /// A line document fetch, counted as [`Self::count_status_fetch`] counts status fetches:
+    /// only those that reached the origin are tier-2 Lambda calls.
+    fn count_line_fetch(&self, reply: &Reply) {
+        let c = &self.counters;
+        match reply.headers.get("x-cache").map(|v| v.to_str().unwrap_or_default()) {
+            Some(v) if v.starts_with("Hit") => Counters::inc(&c.line_hits),
+            Some(_) => Counters::inc(&c.line_misses),
+            None => Counters::inc(&c.line_uncached),
         }
     }
 

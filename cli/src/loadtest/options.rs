@@ -160,6 +160,10 @@ pub struct LoadOptions {
     /// document) instead of reading the status document and calling `check` at their turn.
     #[arg(long)]
     pub legacy_polling: bool,
+    /// Tier 2 as before the line document: visitors poll `status` at the server's place-based
+    /// hints instead of reading the line document (ADR 0026's side-by-side run).
+    #[arg(long)]
+    pub legacy_tier2: bool,
     /// Also write the report as one self-contained HTML page with charts here.
     #[arg(long)]
     pub html: Option<PathBuf>,

@@ -50,6 +50,7 @@ pub struct Report {
     pub lost_by: BTreeMap<String, u64>,
     pub faults: Vec<FaultRecord>,
     pub costs: Costs,
+    pub tier2: Tier2,
     pub safety: Safety,
     /// With `--bots`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +66,36 @@ pub struct Report {
     pub aws_calls: Option<BTreeMap<String, u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aws_throttled_writes: Option<u64>,
+}
+
+/// How visitors waited in tier 2 (ADR 0026).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier2Waiting {
+    /// The line document (CDN-cached), `check` when its front passes the visitor.
+    #[default]
+    Line,
+    /// `status` at the server's place-based hints (`--legacy-tier2`).
+    Legacy,
+}
+
+/// The `tier2` section: how long admitted slots sat idle, and what waiting cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tier2 {
+    pub waiting: Tier2Waiting,
+    /// Seconds from an admission (the server's `admittedAt`) to the first answer that told
+    /// its visitor: a slot counted against the threshold while nobody used it.
+    pub idle_slot_seconds_p50: Option<f64>,
+    pub idle_slot_seconds_p90: Option<f64>,
+    pub idle_slot_seconds_max: Option<f64>,
+    /// Admissions measured (one per admitted visitor).
+    pub idle_slots_measured: u64,
+    pub line_reads_per_visitor: f64,
+    /// Line document reads that reached the origin (tier-2 Lambda calls, in the costs).
+    pub line_origin_fetches: u64,
+    /// Share of the line document reads the CDN answered (`null` without reads).
+    pub line_cache_hit_share: Option<f64>,
 }
 
 /// The options the run went with.

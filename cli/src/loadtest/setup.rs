@@ -141,6 +141,7 @@ impl Harness {
             threshold: AtomicU64::new(opts.threshold),
             in_flight: tokio::sync::Semaphore::new(opts.connections.max(1)),
             legacy_polling: opts.legacy_polling,
+            legacy_tier2: opts.legacy_tier2,
             no_show_rate: opts.no_show_rate,
             proofs: Proofs::new(opts.enqueue_key.as_deref(), &self.event)?,
             leaks: Leaks::default(),

@@ -172,6 +172,12 @@ pub struct Counters {
     pub status_misses: AtomicU64,
     /// Status document fetches without `X-Cache` (no CDN in front): each one an origin call.
     pub status_uncached: AtomicU64,
+    /// Line document fetches answered by the CDN: no Lambda call.
+    pub line_hits: AtomicU64,
+    /// Line document fetches the CDN sent to the origin.
+    pub line_misses: AtomicU64,
+    /// Line document fetches without `X-Cache` (no CDN in front).
+    pub line_uncached: AtomicU64,
     /// Refusals that were no verdict on the place (a WAF's or API Gateway's 403 or 429,
     /// `origin_forbidden`, a non-JSON 4xx): the visitor kept its place and tried again.
     pub transient_refusals: AtomicU64,

@@ -12,8 +12,8 @@ use super::open::{self, OpenPlan};
 use super::options::{LoadOptions, Mode};
 use super::outflow;
 use super::report::{
-    Config, Degraded, Fairness, Flow, Histogram, Order, PlacesLost, Report, Safety, Throughput,
-    TimeToAdmission,
+    Config, Degraded, Fairness, Flow, Histogram, Order, PlacesLost, Report, Safety, Throughput, Tier2,
+    Tier2Waiting, TimeToAdmission,
 };
 use super::sample::Sampled;
 use super::series;
@@ -191,6 +191,7 @@ pub(crate) fn report(opts: &LoadOptions, ctx: &Ctx, ran: Ran) -> Report {
         lost_by: to_owned_keys(lost_by),
         faults,
         costs: cost::costs(ctx, opts.visitors, elapsed),
+        tier2: tier2_section(ctx, &outcomes, opts.visitors),
         safety,
         bots,
         estimate: cost::estimate(&outcomes, open.as_ref().map_or(0.0, |(offset, _)| *offset)),
@@ -199,6 +200,27 @@ pub(crate) fn report(opts: &LoadOptions, ctx: &Ctx, ran: Ran) -> Report {
         open: open.map(|(_, o)| o),
         aws_calls: aws.as_ref().map(|(calls, _)| calls.clone()),
         aws_throttled_writes: aws.map(|(_, throttled)| throttled),
+    }
+}
+
+/// The `tier2` section.
+fn tier2_section(ctx: &Ctx, outcomes: &[Outcome], visitors: u64) -> Tier2 {
+    let c = &ctx.counters;
+    let mut idle: Vec<f64> = outcomes.iter().filter_map(|o| o.tier2_idle_s).collect();
+    idle.sort_by(f64::total_cmp);
+    let (hits, misses, uncached) =
+        (Counters::get(&c.line_hits), Counters::get(&c.line_misses), Counters::get(&c.line_uncached));
+    let reads = hits + misses + uncached;
+    Tier2 {
+        waiting: if ctx.legacy_tier2 { Tier2Waiting::Legacy } else { Tier2Waiting::Line },
+        idle_slot_seconds_p50: pct(&idle, 0.5),
+        idle_slot_seconds_p90: pct(&idle, 0.9),
+        idle_slot_seconds_max: idle.last().map(|x| (x * 1000.0).round() / 1000.0),
+        idle_slots_measured: idle.len() as u64,
+        line_reads_per_visitor: ((reads as f64 / visitors.max(1) as f64) * 1000.0).round() / 1000.0,
+        line_origin_fetches: misses + uncached,
+        line_cache_hit_share: (reads > 0)
+            .then(|| ((hits as f64 / reads as f64) * 10_000.0).round() / 10_000.0),
     }
 }
 

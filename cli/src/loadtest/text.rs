@@ -104,6 +104,19 @@ pub fn render(r: &Report) -> String {
         f(&c.origin_status_fetches_per_second),
         c.not_counted.tier1_rechecks
     );
+    let t = &r.tier2;
+    let _ = writeln!(
+        o,
+        "tier 2 ({} waiting): admitted slots idle p50 {} s, p90 {} s, max {} s over {} admissions; {} line document reads per visitor ({} from the CDN), {} reached the origin",
+        f(&t.waiting),
+        f(&t.idle_slot_seconds_p50),
+        f(&t.idle_slot_seconds_p90),
+        f(&t.idle_slot_seconds_max),
+        t.idle_slots_measured,
+        f(&t.line_reads_per_visitor),
+        f(&t.line_cache_hit_share),
+        t.line_origin_fetches
+    );
     let e = &r.estimate;
     let _ = writeln!(
         o,

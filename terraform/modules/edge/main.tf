@@ -436,6 +436,24 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
+  # Tier 2's line document (docs/api.md#the-line-document): the same for every visitor in the
+  # line, cached 1 s keyed on the path alone, as the status document; waiting visitors read it
+  # instead of calling tier 2. Before /api/queue/* (the first matching pattern wins).
+  dynamic "ordered_cache_behavior" {
+    for_each = var.tier2_api_domain == null ? [] : ["/api/queue/line/*"]
+    content {
+      path_pattern               = ordered_cache_behavior.value
+      target_origin_id           = "tier2-api"
+      viewer_protocol_policy     = "https-only"
+      allowed_methods            = local.cached_methods
+      cached_methods             = local.cached_methods
+      cache_policy_id            = aws_cloudfront_cache_policy.status.id
+      origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
+      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+      compress                   = true
+    }
+  }
+
   # Tier-2 API: per user (tier-1 cookie) — never cached, all cookies forwarded.
   dynamic "ordered_cache_behavior" {
     for_each = var.tier2_api_domain == null ? [] : ["/api/queue/*"]
@@ -607,7 +625,8 @@ resource "aws_cloudfront_cache_policy" "api_one_second" {
   }
 }
 
-# The public status document (/vwr-api/vwr/status/*): the same for every visitor, so cached 1 s
+# The public status document (/vwr-api/vwr/status/*) and tier 2's line document
+# (/api/queue/line/*): the same for every visitor, so cached 1 s
 # (the origin's `Cache-Control: public, max-age=1`; 1 s too if it said nothing), keyed on the
 # path only: no cookies, query strings or headers (Accept-Encoding is normalised by the
 # gzip/brotli settings).

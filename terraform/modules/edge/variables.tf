@@ -208,7 +208,7 @@ variable "waf_check_limit_per_minute" {
 }
 
 variable "waf_queue_limit_per_minute" {
-  description = "Most /api/queue/* requests (tier 2, any method) one IP address may make in a minute. A tier-2 visitor near the front or admitted polls every second less 20 % jitter (up to 75 a minute; the poll is the heartbeat that keeps the place), and a carrier NAT puts many behind one address: the default holds 100 such visitors with a third to spare (tests/infra/contract.py refuses fewer than 100; docs/abuse.md)."
+  description = "Most /api/queue/* requests (tier 2, any method) one IP address may make in a minute. A tier-2 visitor near the front reads the line document (CDN-cached, but counted here) every second less 20 % jitter and an admitted one renews its entry token every 10 s; a page that still polls status does so every second near the front (up to 75 a minute), and a carrier NAT puts many behind one address: the default holds 100 such visitors with a third to spare (tests/infra/contract.py refuses fewer than 100; docs/abuse.md)."
   type        = number
   default     = 10000
 

@@ -62,6 +62,7 @@ locals {
     VWR_ENTRY_TOKEN_TTL_SECONDS          = tostring(var.entry_token_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_COLLECT_SECONDS                  = tostring(var.collect_seconds)
     VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
@@ -85,6 +86,7 @@ locals {
     VWR_ACTIVE_TTL_SECONDS               = tostring(var.active_ttl_seconds)
     VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS = tostring(var.active_heartbeat_timeout_seconds)
     VWR_WAITING_TIMEOUT_SECONDS          = tostring(var.waiting_timeout_seconds)
+    VWR_COLLECT_SECONDS                  = tostring(var.collect_seconds)
     VWR_EVICTED_PLACE_SECONDS            = tostring(var.evicted_place_seconds)
     VWR_ADMIT_BATCH                      = tostring(var.admit_batch)
     VWR_DEFAULT_THRESHOLD                = tostring(var.default_threshold)
@@ -257,6 +259,7 @@ locals {
     status    = "GET /api/queue/status/{eventId}"
     heartbeat = "POST /api/queue/heartbeat/{eventId}"
     leave     = "POST /api/queue/leave/{eventId}"
+    line      = "GET /api/queue/line/{eventId}"
     jwks      = "GET /api/queue/.well-known/jwks.json"
   }
   admin_routes = {

@@ -180,13 +180,24 @@ variable "active_heartbeat_timeout_seconds" {
 }
 
 variable "waiting_timeout_seconds" {
-  description = "A waiting user without a poll for this long leaves the line (VWR_WAITING_TIMEOUT_SECONDS); must exceed 60 s, the longest poll hint."
+  description = "VWR_WAITING_TIMEOUT_SECONDS. 0 (the default): waiting users are not heard from while they wait (their pages read the line document, ADR 0026) and liveness is judged at the turn (collect_seconds). Above 60 (the longest poll hint): for pages that poll status, a waiting user without a poll for this long leaves the line."
   type        = number
-  default     = 150
+  default     = 0
 
   validation {
-    condition     = var.waiting_timeout_seconds > 60 && var.waiting_timeout_seconds <= 86400
-    error_message = "waiting_timeout_seconds must be greater than 60 and at most 86400."
+    condition     = var.waiting_timeout_seconds == 0 || (var.waiting_timeout_seconds > 60 && var.waiting_timeout_seconds <= 86400)
+    error_message = "waiting_timeout_seconds must be 0 (off) or greater than 60 and at most 86400."
+  }
+}
+
+variable "collect_seconds" {
+  description = "VWR_COLLECT_SECONDS: an admission nobody comes for frees its slot for the next in line this long after it was made (docs/invariants.md#26); below active_heartbeat_timeout_seconds."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.collect_seconds >= 2 && var.collect_seconds <= 3600
+    error_message = "collect_seconds must be between 2 and 3600 (and below active_heartbeat_timeout_seconds)."
   }
 }
 

@@ -311,7 +311,7 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     assert_eq!(replies.first().map(|r| r.0.as_str()), Some("response"), "{replies:?}");
     assert!(replies[0].1["admitted"].as_u64().unwrap_or(0) >= 1, "{replies:?}");
     assert!(matches!(
-        store.status(&event, "b", false, 0).await.unwrap(),
+        store.status(&event, "b", vwr_tier2::model::Touch::No, 0).await.unwrap(),
         Some(vwr_tier2::model::Place::Active { .. })
     ));
     store.unregister(&event).await.unwrap();

@@ -53,7 +53,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
 use vwr_core::EventId;
-use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
@@ -71,6 +71,7 @@ fn settings() -> Tier2Settings {
         active_ttl_ms: HOUR_MS,
         active_heartbeat_timeout_ms: HOUR_MS,
         waiting_timeout_ms: HOUR_MS,
+        collect_ms: HOUR_MS,
         notice_cap: 10_000_000,
         ..Tier2Settings::default()
     }
@@ -248,7 +249,7 @@ impl Set {
     async fn status(&self, user: &str, ttl: u64) -> String {
         match &self.target {
             Target::Store(st) => st
-                .status(&self.event, user, true, ttl)
+                .status(&self.event, user, Touch::Any, ttl)
                 .await
                 .unwrap()
                 .as_ref()

@@ -3,17 +3,19 @@
 -- ARGV[2] batch max, ARGV[3] active TTL ms, ARGV[4] active heartbeat timeout ms,
 -- ARGV[5] waiting heartbeat timeout ms, ARGV[6] jti prefix (random, per call),
 -- ARGV[7] notice list cap, ARGV[8] cleanup limit per kind, ARGV[9] silence bound ms,
--- ARGV[10] silence crowd, ARGV[11] ghost TTL ms.
+-- ARGV[10] silence crowd, ARGV[11] ghost TTL ms, ARGV[12] collect ms (an admission no call
+-- collected for this long frees its slot, docs/invariants.md#26).
 -- Reply: {'unknown'} |
 --        {'done', expired, evicted, stale, full, waiting, active, dropped, idleMs, restored,
---         user1, jti1, ...}
+--         user1, user2, ...} (the k-th admitted user's jti is ARGV[6] .. '.' .. k)
 -- (idleMs: time since the last check, for retiring idle events; restored: admissions given
 -- back to users evicted by a timeout, not counted as new admissions)
 local now = clock()
-local m = meta('threshold', 'order', 'full', 'dropped', 'last', 'r60s', 'rsw', 'first', 'clean', 'hd', 'sil')
+local m = meta('threshold', 'order', 'full', 'dropped', 'last', 'r60s', 'rsw', 'first', 'clean', 'hd', 'sil', 'cc')
 local th = tonumber(m.threshold)
 if not th then return { 'unknown' } end
-local q = { bound = tonumber(ARGV[9]), crowd = tonumber(ARGV[10]), ghost_ttl = tonumber(ARGV[11]) }
+local q = { bound = tonumber(ARGV[9]), crowd = tonumber(ARGV[10]), ghost_ttl = tonumber(ARGV[11]),
+  collect = tonumber(ARGV[12]), ttl = tonumber(ARGV[3]) }
 local expired, evicted, stale = cleanup(now, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[8]), m, q)
 local full = tonumber(m.full or '0')
 local dropped = tonumber(m.dropped or '0')
@@ -50,16 +52,11 @@ if n > 0 then
       each_chunk('HDEL', K_GHOST, returning)
       users = rest
     end
-    local jtis = {}
-    for k = 1, #users do jtis[k] = ARGV[6] .. '.' .. k end
     -- After cleanup the held set holds only slots still counted: none counted, none held.
     if #users > 0 then
-      dropped = dropped + admit_all(users, jtis, now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0)
+      dropped = dropped + admit_all(users, ARGV[6], now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0, true)
     end
-    for k = 1, #users do
-      reply[#reply + 1] = users[k]
-      reply[#reply + 1] = jtis[k]
-    end
+    for k = 1, #users do reply[10 + k] = users[k] end
   end
 end
 reply[6] = redis.call('ZCARD', K_WAIT)

@@ -6,8 +6,11 @@
 -- only a place or a ghost they already have counts: {'none'}).
 -- Replies: {'unknown'} | {'order_mismatch', order} | {'position_taken'} | {'none'} | describe() |
 -- {'admitted', rec, ...}; a describe()-shaped reply has an 8th element: 1 when the event had
--- been retired from the worker's index (the caller puts it back), else 0; and a 9th: 1 when
--- the caller came back to the place a timeout had taken (docs/invariants.md#23), else 0.
+-- been retired from the worker's index (the caller puts it back), else 0; a 9th: 1 when
+-- the caller came back to the place a timeout had taken (docs/invariants.md#23), else 0; and,
+-- when queued, a 10th: the caller's score in line (the line document's `front` passes it when
+-- the caller leaves the line).
+-- ARGV[10] '1': waiting users' heartbeats are kept (a waiting timeout is set), else not.
 local user = ARGV[2]
 local now, now_us = clock()
 local tok_ttl = tonumber(ARGV[8])
@@ -41,10 +44,13 @@ local function reply(r)
 end
 
 -- Already waiting or active: touch the heartbeat and answer where they are.
+local track = ARGV[10] == '1'
 local rank = redis.call('ZRANK', K_WAIT, user)
 if rank then
-  redis.call('ZADD', K_WSEEN, text(now), user)
-  return reply(queued(rank, now, m))
+  if track then redis.call('ZADD', K_WSEEN, text(now), user) end
+  local r = queued(rank, now, m)
+  r[10] = redis.call('ZSCORE', K_WAIT, user)
+  return reply(r)
 end
 local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
 if exp and exp > now then
@@ -112,6 +118,8 @@ else
   score = string.format('%d', now_us)
 end
 local added = redis.call('ZADD', K_WAIT, 'NX', score, user)
-redis.call('ZADD', K_WSEEN, text(now), user)
+if track then redis.call('ZADD', K_WSEEN, text(now), user) end
 -- Nothing above changed the slots taken: `active` stands.
-return reply(queued(redis.call('ZRANK', K_WAIT, user), now, m, size + added, active))
+local r = queued(redis.call('ZRANK', K_WAIT, user), now, m, size + added, active)
+r[10] = score
+return reply(r)

@@ -7,8 +7,10 @@
 --   KEYS[1]  waiting   ZSET user -> place in line (tier-1 position, or arrival stamp in µs)
 --   KEYS[2]  active    ZSET user -> end of the admission (ms)
 --   KEYS[3]  wseen     ZSET user -> last heartbeat of a waiting user (ms); an admitted
---                      user's stays until it is stale, see cleanup
---   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms)
+--                      user's stays until it is stale, see cleanup; empty without a waiting
+--                      timeout (waiting users are not heard from while they wait)
+--   KEYS[4]  aseen     ZSET user -> last heartbeat of an active user (ms); none for an admission
+--                      the worker made until a call collects it
 --   KEYS[5]  meta      HASH threshold, order ('tier1' | 'arrival'), createdAt, full (checks
 --                      that found the event full), dropped (notices trimmed), last (last
 --                      check, ms), retired (1 = out of the worker's index), tail (last score
@@ -17,8 +19,10 @@
 --                      for second r60s, see rate60), rsw (every rate bucket before this
 --                      second is deleted, see sweep_rate), first (the event's first
 --                      admission, ms; set once), clean (the last cleanup, ms), hd (the last
---                      second a status or heartbeat reached the store), sil (recent spans in
---                      which the servers could not hear visitors, see hear)
+--                      second a status, heartbeat or line document reached the store), sil
+--                      (recent spans in which the servers could not hear visitors, see hear),
+--                      cc (the admission end up to which uncollected admissions were judged,
+--                      see collect_uncollected)
 --   KEYS[6]  jti       HASH user -> "jti|admittedAtMs|expiresAtMs|tokenExpMs" of the current
 --                      admission (tokenExpMs: the latest entry token handed out ends then)
 --   KEYS[7]  rate      HASH second -> admissions in that second (sliding 60 s rate)
@@ -288,12 +292,18 @@ local function sweep_rate(now, m)
 end
 
 -- Moves `users` into the active set and records their admissions (jti, rate, notice): the
--- i-th user gets jtis[i]. For a tier-1-ordered line, marks them as admitted once (a later
+-- i-th user gets jtis[i]. Their heartbeat starts now, unless `uncollected` (the worker's
+-- admissions, which nobody has come for yet): those get theirs from the first call that finds
+-- them, and the cleanup frees the slots of those nobody came for (collect_uncollected,
+-- docs/invariants.md#26). For a tier-1-ordered line, marks them as admitted once (a later
 -- re-entry goes to the back). Notices beyond `notice_cap` are dropped from the front; returns
 -- how many (the caller counts them in meta `dropped`). One command per key for all users, and
 -- what is the same for all of them formatted once. `no_held`: the caller knows the held set is
 -- empty (nobody to take out of it).
-local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
+-- A notice quotes a user id as it is when nothing in it needs escaping (cjson escapes '"',
+-- '\\', '/' and control characters), which is every user id but a few: encoding costs about
+-- twice the concatenation. A jti needs none: a random URL-safe prefix and a number.
+local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollected)
   need(m, 'order', 'first')
   local exp = now + ttl
   local at, ends = string.format('%d', now), string.format('%d', exp)
@@ -302,20 +312,29 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held)
     m.first = at
   end
   local rec_tail = '|' .. at .. '|' .. ends .. '|0'
-  local notice_tail = ',"admittedAt":' .. at .. ',"attempts":0}'
+  local notice_tail = '","admittedAt":' .. at .. ',"attempts":0}'
   local tier1 = m.order == 'tier1'
+  -- `jtis`: the jtis, or their prefix (the i-th user's is prefix.i).
+  local prefix = type(jtis) == 'string' and (jtis .. '.')
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
+  local j = 0
   for i, user in ipairs(users) do
-    act[2 * i - 1], act[2 * i] = ends, user
-    seen[2 * i - 1], seen[2 * i] = at, user
-    recs[2 * i - 1], recs[2 * i] = user, jtis[i] .. rec_tail
-    if tier1 then owners[2 * i - 1], owners[2 * i] = 'u:' .. user, 1 end
+    local jti = prefix and (prefix .. i) or jtis[i]
+    j = j + 2
+    act[j - 1], act[j] = ends, user
+    if not uncollected then seen[j - 1], seen[j] = at, user end
+    recs[j - 1], recs[j] = user, jti .. rec_tail
+    if tier1 then owners[j - 1], owners[j] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
     -- form (which orders notices of equal lease) is the same in both stores.
-    notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":' .. cjson.encode(jtis[i]) .. notice_tail
+    if string.find(user, '[%c"\\/]') then
+      notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":"' .. jti .. notice_tail
+    else
+      notices[i] = '{"userId":"' .. user .. '","jti":"' .. jti .. notice_tail
+    end
   end
   each_chunk('ZADD', K_ACT, act)
-  each_chunk('ZADD', K_ASEEN, seen)
+  if not uncollected then each_chunk('ZADD', K_ASEEN, seen) end
   if not no_held then each_chunk('ZREM', K_HELD, users) end
   each_chunk('HSET', K_JTI, recs)
   rate_add(now, #users, m)
@@ -379,6 +398,23 @@ local function describe(user, now, tok_ttl, m)
   local exp = tonumber(redis.call('ZSCORE', K_ACT, user))
   if exp and exp > now then return admitted(user, exp, now, tok_ttl, m) end
   return nil
+end
+
+-- The 0-based ranks the line document marks in a line of `size`: MAX_MARKS spread evenly, the
+-- first and the last included (memory.rs `mark_ranks`).
+local MAX_MARKS = 16
+
+local function mark_ranks(size)
+  local out = {}
+  if size <= MAX_MARKS then
+    for r = 0, size - 1 do out[#out + 1] = r end
+    return out
+  end
+  for i = 0, MAX_MARKS - 1 do
+    local r = math.floor(i * (size - 1) / (MAX_MARKS - 1))
+    if out[#out] ~= r then out[#out + 1] = r end
+  end
+  return out
 end
 
 -- Server silences (docs/invariants.md#23): meta `sil` holds the recent spans "from-to" (ms),
@@ -464,6 +500,48 @@ end
 -- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
 -- released slots whose last token has expired, and ghosts whose time is up. Heartbeat ages
 -- leave out the silences (hear). `q`: {bound, crowd, ghost_ttl}.
+-- Frees the slots of the worker's admissions that no call has collected (they have no
+-- heartbeat yet) `collect` ms of audible time after they were made, each leaving a ghost of its
+-- admission (docs/invariants.md#26). Every admission lasts `ttl`, so its end tells when it was
+-- made: the admissions due are the active set's members ending after the mark `cc` (meta; the
+-- end up to which they were judged) and by the cutoff + `ttl`, a second's worth per step; one
+-- ZMSCORE tells which of them have a heartbeat. Every active heartbeat is an active user's, so
+-- while the two sets are the same size every admission has been collected, and the mark just
+-- moves on: the usual case costs two ZCARDs a step, nothing per admission. A worker step's
+-- admissions share one end, so when `limit` cuts the range, the mark stays before the last end
+-- read, and its admissions are judged whole by the next pass (only a single end shared by more
+-- than `limit` admissions is judged in part). Returns the users to free.
+local function collect_uncollected(now, collect, ttl, limit, sil, m)
+  need(m, 'cc')
+  local upto = audible_cutoff(now, collect, sil) + ttl
+  local from = tonumber(m.cc)
+  if from and from >= upto then return {} end
+  local mark, gone = string.format('%d', upto), {}
+  if redis.call('ZCARD', K_ACT) > redis.call('ZCARD', K_ASEEN) then
+    local due = redis.call('ZRANGEBYSCORE', K_ACT, from and ('(' .. string.format('%d', from)) or '-inf', mark,
+      'LIMIT', 0, limit)
+    for i = 1, #due, 1000 do
+      local part = { unpack(due, i, math.min(i + 999, #due)) }
+      local seen = redis.call('ZMSCORE', K_ASEEN, unpack(part))
+      for j, user in ipairs(part) do
+        if not seen[j] then gone[#gone + 1] = user end
+      end
+    end
+    if #due == limit then
+      -- Back to the end before the last one read, if there is one.
+      local ends = redis.call('ZMSCORE', K_ACT, due[1], due[#due])
+      mark = ends[2]
+      if ends[1] ~= ends[2] then
+        local before = redis.call('ZREVRANGEBYSCORE', K_ACT, '(' .. ends[2], ends[1], 'WITHSCORES', 'LIMIT', 0, 1)
+        mark = before[2] or ends[2]
+      end
+    end
+  end
+  redis.call('HSET', K_META, 'cc', mark)
+  m.cc = mark
+  return gone
+end
+
 local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, limit)
   remove_actives(expired)
@@ -471,7 +549,14 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
     'LIMIT', 0, limit)
   release_actives(evicted, now, q.ghost_ttl)
-  local stale = remove_stale_waitings(audible_cutoff(now, wait_timeout, sil), limit, now, q.ghost_ttl)
+  local uncollected = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m)
+  release_actives(uncollected, now, q.ghost_ttl)
+  -- Without a waiting timeout (0) waiting users are not heard from while they wait: none is
+  -- stale, and the heartbeat set stays empty.
+  local stale = 0
+  if wait_timeout > 0 then
+    stale = remove_stale_waitings(audible_cutoff(now, wait_timeout, sil), limit, now, q.ghost_ttl)
+  end
   redis.call('ZREMRANGEBYSCORE', K_HELD, '-inf', now)
   local gone = redis.call('ZRANGEBYSCORE', K_GHOSTEND, '-inf', now, 'LIMIT', 0, limit)
   if #gone > 0 then
@@ -479,5 +564,5 @@ local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
     each_chunk('ZREM', K_GHOSTEND, gone)
   end
   sweep_rate(now, m)
-  return #expired, #evicted, stale
+  return #expired, #evicted + #uncollected, stale
 end

@@ -20,8 +20,8 @@ use redis::{FromRedisValue, RedisError, ScriptInvocation, Value};
 use vwr_core::EventId;
 use vwr_core::config::{ConfigError, Env};
 use vwr_tier2::model::{
-    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, PendingNotice,
-    Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
+    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, LineView,
+    PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use vwr_tier2::store::{AdmissionStore, Retire};
 
@@ -144,6 +144,19 @@ fn as_u64(v: &Value) -> Result<u64, StoreError> {
     }
 }
 
+/// A sorted-set score (an integer: a tier-1 position, an arrival stamp in µs, 0), as Redis
+/// writes it (`%.17g`, or an integer reply from Lua).
+fn as_score(v: &Value) -> Result<u64, StoreError> {
+    if let Ok(n) = as_u64(v) {
+        return Ok(n);
+    }
+    let text = as_string(v)?;
+    match text.parse::<f64>() {
+        Ok(f) if (0.0..9.007_199_254_740_992e15).contains(&f) => Ok(f as u64),
+        _ => Err(proto(format!("bad score {text:?}"))),
+    }
+}
+
 fn as_string(v: &Value) -> Result<String, StoreError> {
     match v {
         Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| proto("not UTF-8")),
@@ -199,7 +212,12 @@ fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
         return Err(proto(format!("short reply {a:?}")));
     }
     match tag {
-        "queued" => Ok(Place::Queued { position: as_u64(&a[1])?, figures: fig(2)?, restored }),
+        "queued" => Ok(Place::Queued {
+            position: as_u64(&a[1])?,
+            figures: fig(2)?,
+            restored,
+            score: a.get(9).map(as_score).transpose()?,
+        }),
         "active" | "admitted" => Ok(Place::Active {
             admission: parse_admission(&as_string(&a[1])?)?,
             fresh: tag == "admitted",
@@ -376,6 +394,7 @@ impl RedisStore {
             s.notice_cap.to_string(),
             s.entry_token_ttl_ms.to_string(),
             if may_join { "1" } else { "0" }.into(),
+            if s.waiting_timeout_ms > 0 { "1" } else { "0" }.into(),
         ];
         let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
@@ -532,16 +551,46 @@ impl AdmissionStore for RedisStore {
         &self,
         event: &EventId,
         user: &str,
-        touch: bool,
+        touch: Touch,
         token_ttl_ms: u64,
     ) -> Result<Option<Place>, StoreError> {
-        let args = [user.to_owned(), if touch { "1" } else { "0" }.into(), token_ttl_ms.to_string()];
+        let touch = match touch {
+            Touch::No => "0",
+            Touch::Active => "a",
+            Touch::Any => "1",
+        };
+        let args = [user.to_owned(), touch.into(), token_ttl_ms.to_string()];
         let v = as_array(self.run(Op::Status, event, &args, "status").await?)?;
         let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
         match tag.as_str() {
             "unknown" => Err(StoreError::UnknownEvent),
             "none" => Ok(None),
             _ => parse_place(&tag, &v).map(Some),
+        }
+    }
+
+    async fn line(&self, event: &EventId) -> Result<LineView, StoreError> {
+        let v = as_array(self.run(Op::Line, event, &[], "line").await?)?;
+        match v.first().map(as_string).transpose()?.as_deref() {
+            Some("unknown") => Err(StoreError::UnknownEvent),
+            Some("line") if v.len() >= 6 && v.len() % 2 == 0 => {
+                let figures = Figures {
+                    queue_size: as_u64(&v[1])?,
+                    active: as_u64(&v[2])?,
+                    threshold: as_u64(&v[3])?,
+                    admitted_last_60s: as_u64(&v[4])?,
+                    since_first_admission_secs: match &v[5] {
+                        Value::Nil => None,
+                        x => Some(as_u64(x)?),
+                    },
+                };
+                let marks = v[6..]
+                    .chunks(2)
+                    .map(|p| Ok((as_u64(&p[0])?, as_score(&p[1])?)))
+                    .collect::<Result<Vec<_>, StoreError>>()?;
+                Ok(LineView { figures, front: marks.first().map(|m| m.1), marks })
+            }
+            _ => Err(proto("bad line reply")),
         }
     }
 
@@ -573,14 +622,17 @@ impl AdmissionStore for RedisStore {
             s.silence_after_ms.to_string(),
             s.silence_crowd.to_string(),
             s.ghost_ttl_ms.to_string(),
+            s.collect_ms.to_string(),
         ];
         let v = as_array(self.run(Op::Admit, event, &args, "admit").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
-            Some("done") if v.len() >= 10 && v.len() % 2 == 0 => {
-                let mut admitted = Vec::new();
-                for pair in v[10..].chunks(2) {
-                    admitted.push(Admitted { user: as_string(&pair[0])?, jti: as_string(&pair[1])? });
+            Some("done") if v.len() >= 10 => {
+                // The script names the users only: the k-th one's jti is `{prefix}.{k}`.
+                let mut admitted = Vec::with_capacity(v.len() - 10);
+                for (k, user) in v[10..].iter().enumerate() {
+                    admitted
+                        .push(Admitted { user: as_string(user)?, jti: format!("{jti_prefix}.{}", k + 1) });
                 }
                 Ok(AdmitReport {
                     expired: as_u64(&v[1])?,
@@ -607,6 +659,8 @@ impl AdmissionStore for RedisStore {
             s.silence_after_ms.to_string(),
             s.silence_crowd.to_string(),
             s.ghost_ttl_ms.to_string(),
+            s.collect_ms.to_string(),
+            s.active_ttl_ms.to_string(),
         ];
         let v = as_array(self.run(Op::Cleanup, event, &args, "cleanup").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {

@@ -30,9 +30,10 @@ pub enum Op {
     Retire,
     Take,
     Ack,
+    Line,
 }
 
-const BODIES: [(Op, &str, &str); 11] = [
+const BODIES: [(Op, &str, &str); 12] = [
     (Op::Register, "register", include_str!("../lua/register.lua")),
     (Op::Check, "check", include_str!("../lua/check.lua")),
     (Op::Status, "status", include_str!("../lua/status.lua")),
@@ -44,6 +45,7 @@ const BODIES: [(Op, &str, &str); 11] = [
     (Op::Retire, "retire", include_str!("../lua/retire.lua")),
     (Op::Take, "take", include_str!("../lua/take.lua")),
     (Op::Ack, "ack", include_str!("../lua/ack.lua")),
+    (Op::Line, "line", include_str!("../lua/line.lua")),
 ];
 
 /// The function library: its name and source (`FUNCTION LOAD`).
@@ -86,7 +88,7 @@ pub static LIBRARY: LazyLock<Library> = LazyLock::new(|| {
     Library { name, source }
 });
 
-static FUNCTIONS: LazyLock<[String; 11]> =
+static FUNCTIONS: LazyLock<[String; 12]> =
     LazyLock::new(|| BODIES.map(|(_, op, _)| format!("{}_{op}", LIBRARY.name)));
 
 /// The function that runs `op` (`FCALL`).
@@ -95,7 +97,7 @@ pub fn function(op: Op) -> &'static str {
     &FUNCTIONS[op as usize]
 }
 
-static SCRIPTS: LazyLock<[Script; 11]> = LazyLock::new(|| {
+static SCRIPTS: LazyLock<[Script; 12]> = LazyLock::new(|| {
     // The prelude's `KEYS` and `ARGV` are its own locals: bound from the script's globals.
     BODIES.map(|(_, _, body)| {
         Script::new(&format!("local keys, args = KEYS, ARGV\n{LIB}\nbind(keys, args)\n{body}"))
@@ -117,6 +119,7 @@ mod tests {
             assert_eq!(*op as usize, i);
         }
         assert!(function(Op::Ack).ends_with("_ack"));
+        assert!(function(Op::Line).ends_with("_line"));
         assert!(LIBRARY.source.starts_with(&format!("#!lua name={}\n", LIBRARY.name)));
     }
 

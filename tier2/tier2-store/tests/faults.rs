@@ -14,7 +14,7 @@ use axum::body::Body;
 use http::{Request, StatusCode, header};
 use tower::ServiceExt;
 use vwr_core::metrics::MetricsSink;
-use vwr_tier2::model::{LineOrder, LineScore, Place, Tier2Settings};
+use vwr_tier2::model::{LineOrder, LineScore, Place, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2::worker::{MAX_NOTICE_ATTEMPTS, Worker};
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
@@ -127,7 +127,7 @@ async fn sqs_down_never_blocks_admission_and_is_counted() {
     assert_eq!(r.notices_failed, 1, "{r:?}");
     assert_eq!(worker.notice_failures(), 1);
     // The admission stands.
-    assert!(matches!(store.status(&event, "u1", false, 0).await.unwrap(), Some(Place::Active { .. })));
+    assert!(matches!(store.status(&event, "u1", Touch::No, 0).await.unwrap(), Some(Place::Active { .. })));
     // Retried a few times (once per circuit-breaker cool-down), then dropped and counted.
     for _ in 1..MAX_NOTICE_ATTEMPTS {
         assert_eq!(worker.tick().await.notices_skipped, 1, "the circuit is open: no send");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use vwr_core::EventId;
-use vwr_tier2::model::{LineOrder, LineScore, Place, Tier2Settings};
+use vwr_tier2::model::{LineOrder, LineScore, Place, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 
 const THRESHOLD: u64 = 50;
@@ -202,10 +202,10 @@ async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &s
     assert_eq!((s.active, s.waiting), (1, 1), "{name}");
     let r = store.admit(&event, "w", &settings()).await.unwrap();
     assert_eq!(r.admitted.iter().map(|a| a.user.as_str()).collect::<Vec<_>>(), ["d"], "{name}");
-    assert!(store.status(&event, "c", false, 0).await.unwrap().is_none());
+    assert!(store.status(&event, "c", Touch::No, 0).await.unwrap().is_none());
     let mut seen: HashMap<String, String> = HashMap::new();
     for u in ["b", "d"] {
-        match store.status(&event, u, true, 0).await.unwrap() {
+        match store.status(&event, u, Touch::Any, 0).await.unwrap() {
             Some(Place::Active { admission, .. }) => {
                 seen.insert(u.into(), admission.jti);
             }
@@ -214,7 +214,8 @@ async fn leave_and_cleanup_free_exactly(store: Arc<dyn AdmissionStore>, name: &s
     }
     // The same admission keeps its jti on every status call.
     for u in ["b", "d"] {
-        let Some(Place::Active { admission, .. }) = store.status(&event, u, true, 0).await.unwrap() else {
+        let Some(Place::Active { admission, .. }) = store.status(&event, u, Touch::Any, 0).await.unwrap()
+        else {
             panic!()
         };
         assert_eq!(&admission.jti, &seen[u]);

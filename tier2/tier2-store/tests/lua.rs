@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use vwr_core::EventId;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier2::memory::MemoryStore;
-use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
 
@@ -90,8 +90,8 @@ fn settings() -> Tier2Settings {
 /// A place without its absolute times (the two stores' clocks are a few ms apart).
 fn norm(p: &Place) -> String {
     match p {
-        Place::Queued { position, figures, restored } => {
-            format!("queued {position} {figures:?} restored={restored}")
+        Place::Queued { position, figures, restored, score } => {
+            format!("queued {position} {figures:?} restored={restored} score={}", score.is_some())
         }
         Place::Active { admission, fresh, restored, figures } => format!(
             "active {} ttl={} token={} fresh={fresh} restored={restored} {figures:?}",
@@ -122,9 +122,19 @@ async fn walk(
     for u in ["a", "b", "c", "d"] {
         log(u, norm(&store.check(e, u, LineScore::Arrival, &format!("j-{u}"), &s).await.unwrap()));
     }
-    log("poll c", norm(&store.status(e, "c", true, s.entry_token_ttl_ms).await.unwrap().unwrap()));
-    log("poll a", norm(&store.status(e, "a", true, s.entry_token_ttl_ms).await.unwrap().unwrap()));
-    log("heartbeat b", norm(&store.status(e, "b", true, 0).await.unwrap().unwrap()));
+    log("poll c", norm(&store.status(e, "c", Touch::Any, s.entry_token_ttl_ms).await.unwrap().unwrap()));
+    log("poll a", norm(&store.status(e, "a", Touch::Any, s.entry_token_ttl_ms).await.unwrap().unwrap()));
+    log("heartbeat b", norm(&store.status(e, "b", Touch::Any, 0).await.unwrap().unwrap()));
+    let line = store.line(e).await.unwrap();
+    log(
+        "line",
+        format!(
+            "{:?} front={} places={:?}",
+            line.figures,
+            line.front.is_some(),
+            line.marks.iter().map(|m| m.0).collect::<Vec<_>>()
+        ),
+    );
     log("refresh c", norm(&store.check(e, "c", LineScore::Arrival, "j-c2", &s).await.unwrap()));
     log("leave d", format!("{:?}", store.leave(e, "d").await.unwrap()));
     log("leave a", format!("{:?}", store.leave(e, "a").await.unwrap()));
@@ -140,7 +150,7 @@ async fn walk(
     log("cleanup", format!("{:?}", store.cleanup(e, &s).await.unwrap()));
     clock.advance(31);
     at();
-    log("poll e", norm(&store.status(e, "e", true, s.entry_token_ttl_ms).await.unwrap().unwrap()));
+    log("poll e", norm(&store.status(e, "e", Touch::Any, s.entry_token_ttl_ms).await.unwrap().unwrap()));
     let r = store.admit(e, "w3", &s).await.unwrap();
     log("admit after heartbeats stopped", format!("{:?} {:?} {}", r.admitted, r.evicted, r.active));
     log("retire", format!("{:?}", store.retire(e, 1000).await.unwrap()));
@@ -198,7 +208,7 @@ async fn concurrent_calls_load_a_lost_library_once() {
     let calls: Vec<_> = (0..32)
         .map(|i| {
             let (store, e) = (store.clone(), e.clone());
-            tokio::spawn(async move { store.status(&e, &format!("u{i}"), true, 0).await })
+            tokio::spawn(async move { store.status(&e, &format!("u{i}"), Touch::Any, 0).await })
         })
         .collect();
     for call in calls {
@@ -231,7 +241,7 @@ async fn a_refused_key_is_no_reason_to_give_up_functions() {
     let store = server.store(Some("onekey")).await;
     let (ok, other) = (EventId::parse("ok").unwrap(), EventId::parse("other").unwrap());
     store.register(&ok, 1, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
-    let refused = store.status(&other, "a", true, 0).await.unwrap_err();
+    let refused = store.status(&other, "a", Touch::Any, 0).await.unwrap_err();
     assert!(refused.to_string().contains("no permissions"), "{refused}");
     assert!(!store.runs_scripts(), "a refused key made the store give up functions");
     let place = store.check(&ok, "a", LineScore::Arrival, "j", &settings()).await.unwrap();
@@ -326,7 +336,9 @@ async fn admitted_users_waiting_heartbeats_go_with_the_cleanup_uncounted() {
     let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
     let memory = MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>);
     let e = EventId::parse("hb").unwrap();
-    let s = Tier2Settings { active_heartbeat_timeout_ms: 3_600_000, ..settings() };
+    // b's admission is never collected: an admission uncollected for as long as the heartbeat
+    // timeout stays (collect_ms = the timeout), so that only waiting heartbeats are at stake.
+    let s = Tier2Settings { active_heartbeat_timeout_ms: 3_600_000, collect_ms: 3_600_000, ..settings() };
     let at = |secs: u64| {
         clock.advance(secs);
         redis.set_time_offset_ms(clock.now_millis() as i64 - vwr_core::time::now_millis() as i64);
@@ -430,16 +442,16 @@ async fn rate_figures_stay_exact_when_the_clock_moves_back() {
         for u in ["a", "b"] {
             counts.push(figures(store.check(&e, u, LineScore::Arrival, u, &s).await.unwrap()));
         }
-        counts.push(figures(store.status(&e, "a", true, 0).await.unwrap().unwrap()));
+        counts.push(figures(store.status(&e, "a", Touch::Any, 0).await.unwrap().unwrap()));
         at(t0 + 200);
         store.admit(&e, "w1", &s).await.unwrap();
         counts.push(store.snapshot(&e).await.unwrap().admitted_last_60s);
         // Back behind the swept mark: c's admission lands in an old second.
         at(t0 + 10);
         counts.push(figures(store.check(&e, "c", LineScore::Arrival, "c", &s).await.unwrap()));
-        counts.push(figures(store.status(&e, "a", true, 0).await.unwrap().unwrap()));
+        counts.push(figures(store.status(&e, "a", Touch::Any, 0).await.unwrap().unwrap()));
         at(t0 + 30);
-        counts.push(figures(store.status(&e, "b", true, 0).await.unwrap().unwrap()));
+        counts.push(figures(store.status(&e, "b", Touch::Any, 0).await.unwrap().unwrap()));
         at(t0 + 200);
         store.admit(&e, "w2", &s).await.unwrap();
         counts.push(store.snapshot(&e).await.unwrap().admitted_last_60s);
@@ -451,5 +463,55 @@ async fn rate_figures_stay_exact_when_the_clock_moves_back() {
         seen.push(counts);
     }
     assert_eq!(seen[0], [1, 2, 2, 0, 1, 1, 1, 0], "the model's counts");
+    assert_eq!(seen[1], seen[0], "Redis against the model");
+}
+
+/// The worker's admissions that nobody comes for are judged a step's worth at a time
+/// (lua/lib.lua `collect_uncollected`): when the pass's limit cuts the range, the mark stays
+/// before the last admission end it read, so that step's admissions are judged whole by the
+/// next pass. x (admitted by its check, collected) and two steps of 8 admissions, a pass limit
+/// of 10 (10 × a cleanup limit of 1): the first pass reads x, the first step's 8 and one of the
+/// second's, frees the 9 nobody came for and keeps its mark at the first step's end; the second
+/// pass frees the second step's other 7; nothing is left for a third. The model answers alike.
+#[tokio::test]
+async fn uncollected_admissions_are_judged_a_step_at_a_time() {
+    let server = Server::start();
+    let redis = server.store(None).await;
+    let clock = Arc::new(ManualClock::new(vwr_core::time::now_secs()));
+    let memory = MemoryStore::new(Arc::clone(&clock) as Arc<dyn Clock>);
+    let s = Tier2Settings { cleanup_limit: 1, collect_ms: 2_000, batch_max: 500, ..settings() };
+    let at = |secs: u64| {
+        clock.advance(secs);
+        let offset = clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
+        redis.set_time_offset_ms(offset.max(redis.time_offset_ms()));
+    };
+    let e = EventId::parse("collect").unwrap();
+    let stores: [&dyn AdmissionStore; 2] = [&memory, &redis];
+    let mut seen = Vec::new();
+    for store in stores {
+        at(0);
+        store.register(&e, 1, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+        store.check(&e, "x", LineScore::Arrival, "jx", &s).await.unwrap();
+        for i in 0..16 {
+            store.check(&e, &format!("u{i:02}"), LineScore::Arrival, "j", &s).await.unwrap();
+        }
+        let mut steps = Vec::new();
+        for threshold in [9, 17] {
+            store.register(&e, threshold, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+            steps.push(store.admit(&e, &format!("w{threshold}"), &s).await.unwrap().admitted.len());
+            at(1);
+        }
+        at(2);
+        let first = store.cleanup(&e, &s).await.unwrap().evicted;
+        let second = store.cleanup(&e, &s).await.unwrap().evicted;
+        let third = store.cleanup(&e, &s).await.unwrap().evicted;
+        let snap = store.snapshot(&e).await.unwrap();
+        seen.push(format!(
+            "{steps:?} {first} {second} {third} active={} ghosts={}",
+            snap.active, snap.ghosts
+        ));
+        at(1_000);
+    }
+    assert_eq!(seen[0], "[8, 8] 9 7 0 active=1 ghosts=16", "x, collected by its check, stays");
     assert_eq!(seen[1], seen[0], "Redis against the model");
 }

@@ -15,7 +15,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use vwr_core::EventId;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier2::memory::MemoryStore;
-use vwr_tier2::model::{AdmitReport, LineOrder, LineScore, Place, StoreError, Tier2Settings};
+use vwr_tier2::model::{AdmitReport, LineOrder, LineScore, Place, StoreError, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::RedisStore;
 
@@ -46,6 +46,8 @@ enum Op {
         ack: bool,
     },
     Retire,
+    /// The line document's view.
+    Line,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -60,14 +62,17 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|secs| Op::Sleep { secs }),
         1 => any::<bool>().prop_map(|ack| Op::Notices { ack }),
         1 => Just(Op::Retire),
+        2 => Just(Op::Line),
     ]
 }
 
-fn settings() -> Tier2Settings {
+/// `track`: with a waiting timeout (waiting users heard from), else without (the default).
+fn settings(track: bool) -> Tier2Settings {
     Tier2Settings {
         active_ttl_ms: 600_500,
         active_heartbeat_timeout_ms: 30_500,
-        waiting_timeout_ms: 150_500,
+        waiting_timeout_ms: if track { 150_500 } else { 0 },
+        collect_ms: 5_500,
         batch_max: 2,
         cleanup_limit: 1000,
         notice_cap: 5,
@@ -86,8 +91,8 @@ fn settings() -> Tier2Settings {
 /// A comparable rendering of a place (admission times → their difference only).
 fn norm_place(p: &Place) -> String {
     match p {
-        Place::Queued { position, figures, restored } => {
-            format!("queued {position} {figures:?} restored={restored}")
+        Place::Queued { position, figures, restored, score } => {
+            format!("queued {position} {figures:?} restored={restored} score={}", score_text(*score))
         }
         Place::Active { admission, fresh, restored, figures } => format!(
             "active {} ttl={} token={} fresh={fresh} restored={restored} {figures:?}",
@@ -99,6 +104,16 @@ fn norm_place(p: &Place) -> String {
     }
 }
 
+/// A line score as both stores give it: tier-1 positions (and 0) exactly; arrival stamps (µs
+/// of each side's clock, a few apart) only as present.
+fn score_text(score: Option<u64>) -> String {
+    match score {
+        Some(s) if s < 1_000_000_000 => s.to_string(),
+        Some(_) => "stamp".into(),
+        None => "-".into(),
+    }
+}
+
 fn norm<T>(r: Result<T, StoreError>, f: impl Fn(&T) -> String) -> String {
     match r {
         Ok(v) => f(&v),
@@ -106,8 +121,15 @@ fn norm<T>(r: Result<T, StoreError>, f: impl Fn(&T) -> String) -> String {
     }
 }
 
-async fn apply(store: &dyn AdmissionStore, event: &EventId, order: LineOrder, op: &Op, i: usize) -> String {
-    let s = settings();
+async fn apply(
+    store: &dyn AdmissionStore,
+    event: &EventId,
+    order: LineOrder,
+    op: &Op,
+    i: usize,
+    s: &Tier2Settings,
+) -> String {
+    let s = *s;
     let user = |u: u8| format!("user{u}");
     match op {
         Op::Check { user: u, borrow } => {
@@ -121,9 +143,10 @@ async fn apply(store: &dyn AdmissionStore, event: &EventId, order: LineOrder, op
         Op::Status { user: u, touch } => {
             // A touching status hands out a fresh entry token; a plain one (heartbeat) none.
             let ttl = if *touch { s.entry_token_ttl_ms } else { 0 };
-            norm(store.status(event, &user(*u), *touch, ttl).await, |p| {
-                p.as_ref().map_or("none".to_owned(), norm_place)
-            })
+            norm(
+                store.status(event, &user(*u), if *touch { Touch::Any } else { Touch::No }, ttl).await,
+                |p| p.as_ref().map_or("none".to_owned(), norm_place),
+            )
         }
         Op::Leave { user: u } => norm(store.leave(event, &user(*u)).await, |l| format!("{l:?}")),
         // The time since the last check is measured on each side's own clock, a few ms apart:
@@ -152,12 +175,22 @@ async fn apply(store: &dyn AdmissionStore, event: &EventId, order: LineOrder, op
             Err(e) => format!("error {e}"),
         },
         Op::Retire => norm(store.retire(event, s.retire_idle_ms).await, |r| format!("{r:?}")),
+        Op::Line => norm(store.line(event).await, |v| {
+            let marks: Vec<String> =
+                v.marks.iter().map(|(p, s)| format!("{p}@{}", score_text(Some(*s)))).collect();
+            format!("{:?} front={} marks={}", v.figures, score_text(v.front), marks.join(","))
+        }),
     }
 }
 
-async fn run_case(redis: &RedisStore, order: LineOrder, ops: &[Op]) -> Result<(), TestCaseError> {
+async fn run_case(
+    redis: &RedisStore,
+    order: LineOrder,
+    track: bool,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let event = common::unique_event("model");
-    let result = run_ops(redis, &event, order, ops).await;
+    let result = run_ops(redis, &event, order, &settings(track), ops).await;
     redis.set_time_offset_ms(0);
     redis.purge(&event).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
     result
@@ -167,6 +200,7 @@ async fn run_ops(
     redis: &RedisStore,
     event: &EventId,
     order: LineOrder,
+    s: &Tier2Settings,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
     let event = event.clone();
@@ -188,8 +222,8 @@ async fn run_ops(
         // (arrival stamps must stay monotonic, as Redis TIME is).
         let offset = clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
         redis.set_time_offset_ms(offset.max(redis.time_offset_ms()));
-        let want = apply(&model, &event, order, op, i).await;
-        let got = apply(redis, &event, order, op, i).await;
+        let want = apply(&model, &event, order, op, i, s).await;
+        let got = apply(redis, &event, order, op, i, s).await;
         prop_assert_eq!(&got, &want, "op {} {:?} diverged", i, op);
         let (a, b) = (model.snapshot(&event).await.unwrap(), redis.snapshot(&event).await.unwrap());
         prop_assert_eq!(a, b, "snapshot after op {} {:?}", i, op);
@@ -214,9 +248,11 @@ fn memory_and_redis_stores_agree() {
     let mut runner = TestRunner::new(Config { cases, max_shrink_iters: 500, ..Config::default() });
     let strategy = (
         prop_oneof![Just(LineOrder::Arrival), Just(LineOrder::Tier1)],
+        any::<bool>(),
         proptest::collection::vec(op(), 1..60),
     );
-    let result = runner.run(&strategy, |(order, ops)| rt.block_on(run_case(&redis, order, &ops)));
+    let result =
+        runner.run(&strategy, |(order, track, ops)| rt.block_on(run_case(&redis, order, track, &ops)));
     if let Err(e) = result {
         panic!("{e}");
     }

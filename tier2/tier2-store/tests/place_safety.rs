@@ -30,7 +30,7 @@ use vwr_core::{EventId, HmacKeyring};
 use vwr_tier2::Tier2Clients;
 use vwr_tier2::Tier2Service;
 use vwr_tier2::identity::Identity;
-use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings, Touch};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::RedisStore;
 
@@ -54,7 +54,13 @@ enum Backend {
     Cluster,
 }
 
+/// The harness of the review's findings: with a waiting timeout (150 s), the mode in which
+/// waiting visitors poll and a stopped poll is judged (F5).
 async fn harness(backend: Backend) -> H {
+    harness_with(backend, Tier2Settings { waiting_timeout_ms: 150_000, ..Tier2Settings::default() }).await
+}
+
+async fn harness_with(backend: Backend, settings: Tier2Settings) -> H {
     let clock = common::manual_clock();
     let (name, store, redis): (_, Arc<dyn AdmissionStore>, _) = match backend {
         Backend::Memory => ("memory", Arc::new(common::memory(Arc::clone(&clock) as Arc<dyn Clock>)), None),
@@ -69,7 +75,7 @@ async fn harness(backend: Backend) -> H {
     };
     let clients =
         Tier2Clients { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..Tier2Clients::new(Arc::clone(&store)) };
-    let svc = Arc::new(common::service_with(clients, Tier2Settings::default()));
+    let svc = Arc::new(common::service_with(clients, settings));
     let tier1 = Tier1Tokens::new(HmacKeyring::generate("t1").unwrap(), "vwr", "vwr-edge");
     let link = Some((tier1.clone().into(), "vwr_t1_".to_owned()));
     let identity = Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>);
@@ -402,7 +408,9 @@ async fn held_visitor_gets_a_renewed_cookie(h: H) {
     let now = h.clock.now_secs();
     let edge = h.tier1.verify(&renewed, &e, now).expect("the edge accepts the renewed token");
     let window = h.settings().identity_ttl_ms() / 1000;
-    assert!(set.contains(&format!("Max-Age={window}")), "{set}");
+    // The token lasts the window; its cookie as long as the identity (a quiet wait in line).
+    let life = h.settings().identity_life_ms() / 1000;
+    assert!(set.contains(&format!("Max-Age={life}")), "{set}");
     assert_eq!((edge.sub.as_str(), edge.pos, edge.jti.as_str(), edge.exp), ("b", 2, "j-b", now + window));
     let link: Tier1Link = h.tier1.link().clone();
     assert!(link.verify(&renewed, &e, now).is_ok(), "{}: the place proof went missing", h.name);
@@ -527,11 +535,135 @@ async fn lowering_evicts_nobody(h: H) {
         let step = h.store.admit(&e, "w", &s).await.unwrap();
         assert_eq!(step.admitted.len(), admitted, "{}: after {leaver} left", h.name);
     }
-    let d = h.store.status(&e, "d", false, 0).await.unwrap();
+    let d = h.store.status(&e, "d", Touch::No, 0).await.unwrap();
     assert!(matches!(d, Some(Place::Active { .. })), "{}: {d:?}", h.name);
 }
 
 #[tokio::test]
 async fn lowering_the_threshold_evicts_nobody_and_admits_nobody_until_below() {
     on_every_backend(lowering_evicts_nobody).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/invariants.md#26 and docs/api.md#the-line-document: waiting visitors read the line
+// document and make no call until their turn (the default: no waiting timeout).
+
+async fn on_every_backend_by_default<F, Fut>(test: F)
+where
+    F: Fn(H) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for backend in [Backend::Memory, Backend::Redis, Backend::Cluster] {
+        test(harness_with(backend, Tier2Settings::default()).await).await;
+    }
+}
+
+fn line(e: &EventId) -> Request<Body> {
+    Request::builder().uri(format!("/api/queue/line/{e}")).body(Body::empty()).unwrap()
+}
+
+/// The line document is public and shared (no identity, no cookie, a second of CDN cache),
+/// and its `front` passes a visitor's `lineScore` exactly when the visitor has left the line.
+async fn line_document_tells_who_left(h: H) {
+    let e = h.register(LineOrder::Arrival, 1).await;
+    let v: Vec<Visitor> = ["a", "b", "c"].iter().map(|s| h.visitor(&e, s, 1)).collect();
+    let mut scores = Vec::new();
+    for (i, visitor) in v.iter().enumerate() {
+        let r = h.send(visitor.check(&e)).await;
+        assert_eq!(r.body["status"], if i == 0 { "active" } else { "queued" }, "{}: {:?}", h.name, r.body);
+        assert_eq!(r.body["lineScore"].is_u64(), i > 0, "{}: {:?}", h.name, r.body);
+        scores.push(r.body["lineScore"].as_u64().unwrap_or(0));
+        assert_eq!(r.body["checkedAt"].as_u64().is_some(), i > 0, "{}: {:?}", h.name, r.body);
+    }
+    let (sb, sc) = (scores[1], scores[2]);
+    assert!(sb < sc, "{}", h.name);
+    h.advance(1);
+    let doc = h.send(line(&e)).await;
+    assert!(doc.body["updatedAt"].as_u64() >= Some(h.clock.now_millis()), "{}: a fresh read", h.name);
+    assert_eq!(doc.status, StatusCode::OK, "{}: {:?}", h.name, doc.body);
+    assert_eq!(doc.headers[header::CACHE_CONTROL], "public, max-age=1", "{}", h.name);
+    assert!(doc.headers.get(header::SET_COOKIE).is_none(), "{}: the document is the same for all", h.name);
+    assert_eq!((doc.body["waiting"].as_u64(), doc.body["active"].as_u64()), (Some(2), Some(1)), "{}", h.name);
+    assert_eq!(doc.body["front"].as_u64(), Some(sb), "{}", h.name);
+    assert_eq!(doc.body["marks"], serde_json::json!([[1, sb], [2, sc]]), "{}", h.name);
+    // a leaves; its slot is held for its last entry token (30 s); then b is admitted.
+    assert_eq!(h.send(v[0].leave(&e)).await.status, StatusCode::NO_CONTENT);
+    h.advance(31);
+    let step = h.step(&e).await;
+    assert_eq!(step.admitted.len(), 1, "{}", h.name);
+    h.advance(1);
+    let doc = h.send(line(&e)).await;
+    assert_eq!(doc.body["front"].as_u64(), Some(sc), "{}: {:?}", h.name, doc.body);
+    assert!(sb < sc, "b sees the front pass its score, c does not");
+    let r = h.send(v[1].status(&e)).await;
+    assert_eq!(r.body["status"], "active", "{}: {:?}", h.name, r.body);
+    assert!(r.body["admittedAt"].as_u64().is_some_and(|t| t / 1000 <= h.clock.now_secs()), "{:?}", r.body);
+    // Nobody waits: the front is null.
+    assert_eq!(h.send(v[2].leave(&e)).await.status, StatusCode::NO_CONTENT);
+    h.advance(1);
+    let doc = h.send(line(&e)).await;
+    assert!(doc.body["front"].is_null() && doc.body["marks"] == serde_json::json!([]), "{:?}", doc.body);
+    // An unknown event: 404, as every tier-2 route.
+    let unknown = EventId::parse("no-such-event").unwrap();
+    assert_eq!(h.send(line(&unknown)).await.status, StatusCode::NOT_FOUND, "{}", h.name);
+}
+
+#[tokio::test]
+async fn the_line_document_tells_each_visitor_when_it_has_left_the_line() {
+    on_every_backend_by_default(line_document_tells_who_left).await;
+}
+
+/// Waiting visitors make no call while they wait: 5 minutes of silence removes nobody from
+/// the line. An admission nobody collects frees its slot `collect` seconds after it was made
+/// (the next in line gets it), and its visitor, back later, gets it back (`restored`) as after
+/// any timeout.
+async fn uncollected_admission_frees_its_slot(h: H) {
+    let e = h.register(LineOrder::Arrival, 1).await;
+    let v: Vec<Visitor> = ["a", "b", "c"].iter().map(|s| h.visitor(&e, s, 1)).collect();
+    for visitor in &v {
+        assert_eq!(h.send(visitor.check(&e)).await.status, StatusCode::OK, "{}", h.name);
+    }
+    // Five quiet minutes (twice the old waiting timeout); a polls (it is admitted: its
+    // heartbeat and tokens).
+    let (evicted, stale) = h.run(&e, 300, 5, &[&v[0]]).await;
+    assert_eq!((evicted, stale), (0, 0), "{}: a silent wait in line is no reason to leave it", h.name);
+    assert_eq!(h.send(v[0].leave(&e)).await.status, StatusCode::NO_CONTENT);
+    // The worker steps every second (a longer gap would be a silence, which does not count).
+    let mut admitted = 0;
+    for _ in 0..40 {
+        h.advance(1);
+        admitted += h.step(&e).await.admitted.len();
+        if admitted > 0 {
+            break;
+        }
+    }
+    assert_eq!(admitted, 1, "{}: b admitted once a's last token ended", h.name);
+    // b never comes for it: after `collect` (10 s) the slot goes to c.
+    let collect = h.settings().collect_ms / 1000;
+    let mut freed_after = None;
+    for t in 1..=collect + 2 {
+        h.advance(1);
+        let r = h.step(&e).await;
+        if r.evicted > 0 {
+            freed_after = Some(t);
+            assert_eq!(r.admitted.len(), 1, "{}: the freed slot goes to the next in line", h.name);
+            break;
+        }
+    }
+    assert!(
+        freed_after.is_some_and(|t| t >= collect && t <= collect + 1),
+        "{}: freed after {freed_after:?} s",
+        h.name
+    );
+    assert_eq!(h.send(v[2].status(&e)).await.body["status"], "active", "{}", h.name);
+    // b comes back: the admission was kept for it; it waits at the front for a slot.
+    let back = h.send(v[1].check(&e)).await;
+    assert_eq!(back.body["restored"], true, "{}: {:?}", h.name, back.body);
+    assert_eq!(back.place(), (Some("queued"), Some(1)), "{}: {:?}", h.name, back.body);
+    assert_eq!(back.body["lineScore"].as_u64(), Some(0), "{}: at the very front", h.name);
+}
+
+#[tokio::test]
+async fn an_admission_nobody_collects_frees_its_slot_and_is_given_back() {
+    on_every_backend_by_default(uncollected_admission_frees_its_slot).await;
 }

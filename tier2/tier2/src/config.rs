@@ -14,7 +14,8 @@
 //! | `VWR_ACTIVE_TTL_SECONDS` | 600 | admission lifetime (entry tokens are refreshed up to it) |
 //! | `VWR_ENTRY_TOKEN_TTL_SECONDS` | 30 | one entry token's lifetime (10–3600); `status` hands out fresh ones; a user who left keeps their slot counted until their last token expires |
 //! | `VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS` | 60 | an active user without heartbeat loses the slot |
-//! | `VWR_WAITING_TIMEOUT_SECONDS` | 150 | a waiting user without a poll leaves the line |
+//! | `VWR_WAITING_TIMEOUT_SECONDS` | 0 (off) | > 60: a waiting user without a poll leaves the line; off, waiting users are not heard from while they wait |
+//! | `VWR_COLLECT_SECONDS` | 10 | an admission no call collected for this long frees its slot (2 to below the heartbeat timeout) |
 //! | `VWR_EVICTED_PLACE_SECONDS` | 1800 | a user removed by a timeout who comes back within this gets the old place |
 //! | `VWR_ADMIT_BATCH` | 500 | admissions per event per worker step |
 //! | `VWR_DEFAULT_THRESHOLD` | 1000 | threshold of events registered from tier 1 |
@@ -61,10 +62,11 @@ impl Tier2Config {
         let secs = |name: &str, default: u64, max: u64| env.u64_in(name, default, 1..=max).map(|s| s * 1000);
         let tick_secs = env.u64_in("VWR_WORKER_TICK_SECONDS", 1, 1..=60)?;
         let defaults = Tier2Settings::default();
-        let settings = Tier2Settings {
+        let mut settings = Tier2Settings {
             active_ttl_ms: secs("VWR_ACTIVE_TTL_SECONDS", 600, 86_400)?,
             active_heartbeat_timeout_ms: secs("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", 60, 3_600)?,
-            waiting_timeout_ms: secs("VWR_WAITING_TIMEOUT_SECONDS", 150, 86_400)?,
+            waiting_timeout_ms: env.u64_in("VWR_WAITING_TIMEOUT_SECONDS", 0, 0..=86_400)? * 1000,
+            collect_ms: secs("VWR_COLLECT_SECONDS", 10, 3_600)?,
             batch_max: env.u64_in("VWR_ADMIT_BATCH", 500, 1..=100_000)?,
             default_threshold: env.u64_in("VWR_DEFAULT_THRESHOLD", 1000, 1..=MAX_THRESHOLD)?,
             entry_token_ttl_ms: secs("VWR_ENTRY_TOKEN_TTL_SECONDS", 30, 3_600)?,
@@ -79,10 +81,19 @@ impl Tier2Config {
                 "must be between 10 and 3600: pages refresh the token with a status call",
             ));
         }
-        if settings.waiting_timeout_ms <= 60_000 {
+        if settings.waiting_timeout_ms > 0 && settings.waiting_timeout_ms <= 60_000 {
             return Err(invalid(
                 "VWR_WAITING_TIMEOUT_SECONDS",
-                "must exceed 60 s, the longest poll hint, or slow pollers lose their place",
+                "must be 0 (off) or exceed 60 s, the longest poll hint, or slow pollers lose their place",
+            ));
+        }
+        if env.get("VWR_COLLECT_SECONDS").is_none() {
+            // The default, 10 s, stays below a shorter heartbeat timeout (half of it).
+            settings.collect_ms = settings.collect_ms.min(settings.active_heartbeat_timeout_ms / 2);
+        } else if settings.collect_ms < 2_000 || settings.collect_ms >= settings.active_heartbeat_timeout_ms {
+            return Err(invalid(
+                "VWR_COLLECT_SECONDS",
+                "must be at least 2 and below VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS: pages learn of an admission within a few seconds",
             ));
         }
         Ok(Self {
@@ -128,6 +139,16 @@ mod tests {
         assert!(e.to_string().contains("VWR_EVICTED_PLACE_SECONDS"));
         let e = Tier2Config::from_env(&Env::from_pairs([("VWR_WAITING_TIMEOUT_SECONDS", "30")])).unwrap_err();
         assert!(e.to_string().contains("VWR_WAITING_TIMEOUT_SECONDS"));
+        assert_eq!((c.settings.waiting_timeout_ms, c.settings.collect_ms), (0, 10_000), "no waiting timeout");
+        let on = Tier2Config::from_env(&Env::from_pairs([("VWR_WAITING_TIMEOUT_SECONDS", "150")])).unwrap();
+        assert_eq!(on.settings.waiting_timeout_ms, 150_000);
+        let short =
+            Tier2Config::from_env(&Env::from_pairs([("VWR_ACTIVE_HEARTBEAT_TIMEOUT_SECONDS", "5")])).unwrap();
+        assert_eq!(short.settings.collect_ms, 2_500, "the default stays below a short heartbeat timeout");
+        for bad in ["1", "60", "61"] {
+            let e = Tier2Config::from_env(&Env::from_pairs([("VWR_COLLECT_SECONDS", bad)])).unwrap_err();
+            assert!(e.to_string().contains("VWR_COLLECT_SECONDS"), "{bad}");
+        }
         let e = Tier2Config::from_env(&Env::from_pairs([("VWR_TIER2_KEYS", "k:AAAA")])).unwrap_err();
         assert!(e.to_string().contains("VWR_TIER2_KEYS"));
         let ring = EcKeyring::generate("k1").unwrap().to_text();

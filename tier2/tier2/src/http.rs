@@ -117,6 +117,7 @@ pub fn public_router(svc: Arc<Tier2Service>, identity: Identity) -> Router {
         .route("/api/queue/status/{event_id}", get(status))
         .route("/api/queue/heartbeat/{event_id}", post(heartbeat))
         .route("/api/queue/leave/{event_id}", post(leave))
+        .route("/api/queue/line/{event_id}", get(line))
         .route("/api/queue/.well-known/jwks.json", get(jwks))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
@@ -161,9 +162,13 @@ fn answered(
     let identity = st.svc.identity_token(event, caller)?;
     let identity = identity.map(|i| token_cookie(&identity_cookie_name(event), &i.token, i.ttl_secs));
     let res = with_cookie(no_store(res), identity)?;
+    // The renewed token lasts the window; its cookie as long as the identity, so that after a
+    // long quiet wait in line the browser still sends it, expired, and the call at the turn
+    // renews it (docs/tokens.md#tier-2-holds).
     let window = st.svc.settings().identity_ttl_ms() / 1000;
+    let cookie_life = st.svc.settings().identity_life_ms() / 1000;
     let renewed = st.identity.renewed_tier1_token(&parts.headers, event, &caller.user, window);
-    let renewed = renewed.map(|t| token_cookie(&st.identity.tier1_cookie_name(event), &t, window));
+    let renewed = renewed.map(|t| token_cookie(&st.identity.tier1_cookie_name(event), &t, cookie_life));
     with_cookie(res, renewed)
 }
 
@@ -209,6 +214,18 @@ async fn leave(
     st.svc.leave(&event, &caller.user).await?;
     let clear = (caller.source != Source::DevHeader).then(|| cleared_identity_cookie(&event));
     with_cookie(no_store(StatusCode::NO_CONTENT.into_response()), clear)
+}
+
+/// The line document: public and the same for everyone — no identity read, no cookie set —
+/// so CloudFront may share it for a second (docs/api.md#the-line-document).
+async fn line(State(st): State<AppState>, EventPath(event): EventPath) -> Result<Response, ApiError> {
+    let doc = st.svc.line(&event).await?;
+    let mut res = Json(doc).into_response();
+    let age = crate::service::LINE_DOCUMENT_TTL.as_secs();
+    let cc = HeaderValue::from_str(&format!("public, max-age={age}"))
+        .map_err(|_| ApiError::internal("bad header"))?;
+    res.headers_mut().insert(header::CACHE_CONTROL, cc);
+    Ok(res)
 }
 
 async fn jwks(State(st): State<AppState>) -> Response {

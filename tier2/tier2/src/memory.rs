@@ -9,8 +9,8 @@ use vwr_core::EventId;
 use vwr_core::time::Clock;
 
 use crate::model::{
-    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, PendingNotice,
-    Place, RegisterMode, Snapshot, StoreError, Tier2Settings,
+    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, LineView,
+    MAX_LINE_MARKS, PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use crate::ranked::RankedSet;
 use crate::store::{AdmissionStore, Retire};
@@ -130,6 +130,8 @@ struct Event {
     clean: Option<u64>,
     /// The last second a status or heartbeat reached the store (meta `hd`).
     heard_sec: Option<u64>,
+    /// The admission end up to which uncollected admissions were judged (meta `cc`).
+    collect_mark: Option<u64>,
     /// Spans (from, to) in which the servers could not hear visitors, oldest first (meta `sil`).
     silences: Vec<(u64, u64)>,
     /// What timeouts took (`:gh`); an admission stays while its user waits at the front for it.
@@ -193,9 +195,12 @@ impl MemoryStore {
         let reindex = std::mem::take(&mut ev.retired);
         let lost = || StoreError::Protocol("lost user".into());
         let mut used_arrival = false;
-        let place = if ev.waiting.score(user).is_some() {
-            ev.wseen.add(now, user);
-            Ok(ev.describe(user, now, 0).ok_or_else(lost)?)
+        let track = s.waiting_timeout_ms > 0;
+        let place = if let Some(score) = ev.waiting.score(user) {
+            if track {
+                ev.wseen.add(now, user);
+            }
+            Ok(with_score(ev.describe(user, now, 0).ok_or_else(lost)?, score))
         } else {
             match ev.active.score(user) {
                 Some(exp) if exp > now => {
@@ -239,7 +244,7 @@ impl MemoryStore {
                                 _ => return Err(StoreError::Protocol("admission lost".into())),
                             }
                         } else {
-                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap);
+                            ev.admit(user, now, s.active_ttl_ms, jti, s.notice_cap, true);
                             match ev.describe(user, now, s.entry_token_ttl_ms) {
                                 Some(Place::Active { admission, figures, .. }) => {
                                     Ok(Place::Active { admission, fresh: true, restored, figures })
@@ -267,10 +272,13 @@ impl MemoryStore {
                             }
                         };
                         ev.waiting.add_nx(line_score, user);
-                        ev.wseen.add(now, user);
+                        if track {
+                            ev.wseen.add(now, user);
+                        }
+                        let score = ev.waiting.score(user).unwrap_or(line_score);
                         match ev.describe(user, now, 0).ok_or_else(lost)? {
                             Place::Queued { position, figures, .. } => {
-                                Ok(Place::Queued { position, figures, restored })
+                                Ok(Place::Queued { position, figures, restored, score: Some(score) })
                             }
                             other => Ok(other),
                         }
@@ -285,6 +293,16 @@ impl MemoryStore {
             st.index.insert(event.clone());
         }
         place
+    }
+}
+
+/// A queued place with the user's line score (what `check` answers).
+fn with_score(place: Place, line_score: u64) -> Place {
+    match place {
+        Place::Queued { position, figures, restored, .. } => {
+            Place::Queued { position, figures, restored, score: Some(line_score) }
+        }
+        other => other,
     }
 }
 
@@ -377,6 +395,7 @@ impl Event {
                 position: rank as u64 + 1,
                 figures: self.figures(now),
                 restored: false,
+                score: None,
             });
         }
         match self.active.score(u) {
@@ -400,10 +419,15 @@ impl Event {
         }
     }
 
-    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64) {
+    /// `admit_all` of lib.lua for one user; `collected`: its caller has it at once (a `check`),
+    /// so its heartbeat starts now; the worker's admissions get theirs from the first call
+    /// that finds them (`collect_uncollected`).
+    fn admit(&mut self, u: &str, now: u64, ttl: u64, jti: &str, cap: u64, collected: bool) {
         let exp = now + ttl;
         self.active.add(exp, u);
-        self.aseen.add(now, u);
+        if collected {
+            self.aseen.add(now, u);
+        }
         self.held.rem(u);
         self.jti.insert(
             u.to_owned(),
@@ -445,10 +469,40 @@ impl Event {
         for u in &evicted {
             self.release_active(u, now, Some(s.ghost_ttl_ms));
         }
+        // `collect_uncollected` of lib.lua: the worker's admissions nobody came for.
+        let upto = audible_cutoff(now, s.collect_ms, &self.silences) + s.active_ttl_ms;
+        let mut uncollected = 0;
+        if self.collect_mark.is_none_or(|m| m < upto) && self.active.len() == self.aseen.len() {
+            // Every admission collected: the mark just moves on.
+            self.collect_mark = Some(upto);
+        } else if self.collect_mark.is_none_or(|m| m < upto) {
+            let due: Vec<(u64, String)> = self
+                .active
+                .order
+                .iter()
+                .filter(|(end, _)| self.collect_mark.is_none_or(|m| *end > m) && *end <= upto)
+                .take(10 * limit)
+                .cloned()
+                .collect();
+            for (_, u) in &due {
+                if self.aseen.score(u).is_none() {
+                    self.release_active(u, now, Some(s.ghost_ttl_ms));
+                    uncollected += 1;
+                }
+            }
+            // As lib.lua: a cut range leaves the mark before the last end read, if any.
+            self.collect_mark = Some(match due.last() {
+                Some((last, _)) if due.len() == 10 * limit => {
+                    due.iter().rev().map(|(end, _)| *end).find(|end| end != last).unwrap_or(*last)
+                }
+                _ => upto,
+            });
+        }
         // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
         // admitted since (an admission leaves them) go uncounted. Each leaves a ghost.
         let cutoff = audible_cutoff(now, s.waiting_timeout_ms, &self.silences);
-        let old = self.wseen.below(cutoff, true, limit);
+        // Without a waiting timeout, waiting users are not heard from: none goes stale.
+        let old = if s.waiting_timeout_ms == 0 { Vec::new() } else { self.wseen.below(cutoff, true, limit) };
         let mut stale = Vec::new();
         for u in old {
             self.wseen.rem(&u);
@@ -474,12 +528,28 @@ impl Event {
         }
         let cutoff = (now / 1000).saturating_sub(120);
         self.rate.retain(|sec, _| *sec >= cutoff);
-        Cleaned { expired: expired.len() as u64, evicted: evicted.len() as u64, stale: stale.len() as u64 }
+        Cleaned {
+            expired: expired.len() as u64,
+            evicted: evicted.len() as u64 + uncollected,
+            stale: stale.len() as u64,
+        }
     }
 
     fn registered(&self) -> bool {
         self.meta.is_some()
     }
+}
+
+/// The 0-based ranks the line document marks in a line of `size` (lib.lua `mark_ranks`):
+/// [`MAX_LINE_MARKS`] spread evenly, the first and the last included.
+pub fn mark_ranks(size: u64) -> Vec<u64> {
+    let k = MAX_LINE_MARKS as u64;
+    if size <= k {
+        return (0..size).collect();
+    }
+    let mut out: Vec<u64> = (0..k).map(|i| i * (size - 1) / (k - 1)).collect();
+    out.dedup();
+    out
 }
 
 fn registered<'a>(st: &'a mut State, event: &EventId) -> Result<&'a mut Event, StoreError> {
@@ -554,7 +624,7 @@ impl AdmissionStore for MemoryStore {
         &self,
         event: &EventId,
         user: &str,
-        touch: bool,
+        touch: Touch,
         token_ttl_ms: u64,
     ) -> Result<Option<Place>, StoreError> {
         let now = self.clock.now_millis();
@@ -562,14 +632,25 @@ impl AdmissionStore for MemoryStore {
         let ev = registered(&mut st, event)?;
         ev.heard_sec = Some(now / 1000);
         let place = ev.describe(user, now, token_ttl_ms);
-        if touch {
-            match &place {
-                Some(Place::Queued { .. }) => ev.wseen.add(now, user),
-                Some(Place::Active { .. }) => ev.aseen.add(now, user),
-                None => {}
-            }
+        match (&place, touch) {
+            (Some(Place::Queued { .. }), Touch::Any) => ev.wseen.add(now, user),
+            (Some(Place::Active { .. }), Touch::Any | Touch::Active) => ev.aseen.add(now, user),
+            _ => {}
         }
         Ok(place)
+    }
+
+    async fn line(&self, event: &EventId) -> Result<LineView, StoreError> {
+        let now = self.clock.now_millis();
+        let mut st = self.lock();
+        let ev = registered(&mut st, event)?;
+        ev.heard_sec = Some(now / 1000);
+        let size = ev.waiting.len();
+        let marks: Vec<(u64, u64)> = mark_ranks(size)
+            .into_iter()
+            .filter_map(|r| ev.waiting.order.nth(usize::try_from(r).ok()?).map(|(sc, _)| (r + 1, *sc)))
+            .collect();
+        Ok(LineView { figures: ev.figures(now), front: marks.first().map(|m| m.1), marks })
     }
 
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError> {
@@ -621,7 +702,7 @@ impl AdmissionStore for MemoryStore {
                 continue;
             }
             let jti = format!("{jti_prefix}.{}", admitted.len() + 1);
-            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap);
+            ev.admit(&user, now, s.active_ttl_ms, &jti, s.notice_cap, false);
             admitted.push(Admitted { user, jti });
         }
         Ok(AdmitReport {

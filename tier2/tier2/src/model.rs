@@ -4,6 +4,9 @@ use serde::Serialize;
 
 /// Default concurrency threshold (docs/settings.md#per-event-settings-tier-2).
 pub const DEFAULT_THRESHOLD: u64 = 1000;
+/// Life of a tier-2 identity after the caller's last call: a day, as a tier-1 ticket
+/// (docs/tokens.md).
+pub const IDENTITY_LIFE_MS: u64 = 86_400_000;
 /// Largest threshold accepted.
 pub const MAX_THRESHOLD: u64 = 10_000_000;
 /// Longest user id accepted.
@@ -101,8 +104,9 @@ pub struct Admission {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
     /// In the line at `position` (1 = next). `restored`: this `check` gave back the place a
-    /// timeout had taken (docs/invariants.md#23).
-    Queued { position: u64, figures: Figures, restored: bool },
+    /// timeout had taken (docs/invariants.md#23). `score`: the user's line score, which the
+    /// line document's `front` is compared with (`check` answers it; `status` need not).
+    Queued { position: u64, figures: Figures, restored: bool, score: Option<u64> },
     /// Admitted; `fresh` when this very call admitted them, `restored` when this `check` gave
     /// back the admission a timeout had taken.
     Active { admission: Admission, fresh: bool, restored: bool, figures: Figures },
@@ -116,6 +120,34 @@ impl Place {
         }
     }
 }
+
+/// Which heartbeat a `status` call touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// None (a look only).
+    No,
+    /// An active user's only: waiting users are not heard from while they wait (the line
+    /// document tells them where the line is; docs/adr/0026-tier2-line-document.md).
+    Active,
+    /// A waiting or an active user's (`VWR_WAITING_TIMEOUT_SECONDS` > 0).
+    Any,
+}
+
+/// Where an event's line stands, shared by everyone in it: the line document
+/// (`GET /api/queue/line/{eventId}`, docs/api.md#the-line-document).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineView {
+    pub figures: Figures,
+    /// The score of the first user in line (`None`: nobody waits). A visitor whose line score
+    /// is below it has left the line: admitted (or removed), so it asks `status`.
+    pub front: Option<u64>,
+    /// (place, score) of a few users spread over the line, first and last included, in order:
+    /// a visitor finds its place between two of them.
+    pub marks: Vec<(u64, u64)>,
+}
+
+/// Most marks in a line document.
+pub const MAX_LINE_MARKS: usize = 16;
 
 /// What `leave` freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -219,8 +251,15 @@ pub struct Tier2Settings {
     /// An active user without a heartbeat for this long loses the slot.
     pub active_heartbeat_timeout_ms: u64,
     /// A waiting user without a poll for this long leaves the line (more than the longest
-    /// poll hint of 60 s).
+    /// poll hint of 60 s); 0 (the default): waiting users are not heard from while they wait —
+    /// their pages read the line document — and liveness is judged at the turn
+    /// ([`Self::collect_ms`]).
     pub waiting_timeout_ms: u64,
+    /// An admission the worker made that no call has collected (a `status` or `check` that
+    /// finds it) for this long frees its slot at the next cleanup; its user gets it back if
+    /// they return, as after any timeout (docs/invariants.md#23, #26). Below
+    /// [`Self::active_heartbeat_timeout_ms`].
+    pub collect_ms: u64,
     /// Most admissions per event per worker step.
     pub batch_max: u64,
     /// Most users removed per kind per cleanup pass.
@@ -252,7 +291,8 @@ impl Default for Tier2Settings {
         Self {
             active_ttl_ms: 600_000,
             active_heartbeat_timeout_ms: 60_000,
-            waiting_timeout_ms: 150_000,
+            waiting_timeout_ms: 0,
+            collect_ms: 10_000,
             batch_max: 500,
             cleanup_limit: 1000,
             notice_cap: 100_000,
@@ -268,10 +308,23 @@ impl Default for Tier2Settings {
 }
 
 impl Tier2Settings {
-    /// How long the tier-2 identity cookie lives after the caller's last call: as long as a
-    /// waiting or active user can stay away without losing their place, plus a minute.
+    /// How long a renewed tier-1 token lasts after the caller's last call (docs/tokens.md):
+    /// as long as an active (or, with a waiting timeout, a waiting) user can stay away without
+    /// losing their place, plus a minute.
     pub fn identity_ttl_ms(&self) -> u64 {
         self.waiting_timeout_ms.max(self.active_heartbeat_timeout_ms) + 60_000
+    }
+
+    /// How long the tier-2 identity (token and cookie) lives after the caller's last call: a
+    /// waiting user makes no call until their turn, however long the line, so it lasts as long
+    /// as a place can: [`IDENTITY_LIFE_MS`], or [`Self::identity_ttl_ms`] if longer.
+    pub fn identity_life_ms(&self) -> u64 {
+        self.identity_ttl_ms().max(IDENTITY_LIFE_MS)
+    }
+
+    /// The heartbeat a `status` call touches.
+    pub fn touch(&self) -> Touch {
+        if self.waiting_timeout_ms > 0 { Touch::Any } else { Touch::Active }
     }
 }
 

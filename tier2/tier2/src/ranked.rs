@@ -105,6 +105,17 @@ impl RankedSet {
     pub fn iter(&self) -> impl Iterator<Item = &(u64, String)> {
         self.chunks.iter().flatten()
     }
+
+    /// The entry at 0-based rank `i`, if any.
+    pub fn nth(&self, mut i: usize) -> Option<&(u64, String)> {
+        for c in &self.chunks {
+            if i < c.len() {
+                return c.get(i);
+            }
+            i -= c.len();
+        }
+        None
+    }
 }
 
 #[cfg(test)]

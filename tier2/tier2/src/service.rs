@@ -20,8 +20,8 @@ use vwr_core::{ApiError, EventId};
 use crate::entry_token::{EntryClaims, EntryTokens, IDENTITY_AUDIENCE, IdentityClaims};
 use crate::identity::{Caller, Source};
 use crate::model::{
-    EventMeta, Figures, LineOrder, LineScore, MAX_THRESHOLD, Place, RegisterMode, Snapshot, StoreError,
-    Tier2Settings,
+    EventMeta, Figures, LineOrder, LineScore, LineView, MAX_THRESHOLD, Place, RegisterMode, Snapshot,
+    StoreError, Tier2Settings,
 };
 use crate::registry::{MemoryRegistry, Registry};
 use crate::store::AdmissionStore;
@@ -74,6 +74,60 @@ pub struct QueueAnswer {
     /// otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub restored: bool,
+    /// Queued, in a `check` answer: the caller's score in line. While the line document's
+    /// `front` is at or below it the caller is still in line; once `front` passes it (or is
+    /// `null`), the caller has left the line and asks `status` (docs/api.md#the-line-document).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_score: Option<u64>,
+    /// With `lineScore`: when this answer was made (milliseconds since the epoch). A line
+    /// document tells about the caller only if its `updatedAt` is not earlier: an older one was
+    /// read before the caller joined, and its `front` may have passed a score not yet in line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<u64>,
+    /// Active: when the admission was made (milliseconds since the epoch, the store's clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admitted_at: Option<u64>,
+}
+
+/// The line document of an event, `GET /api/queue/line/{eventId}`: the same for everyone,
+/// cached by CloudFront for a second (docs/api.md#the-line-document).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineDocument {
+    pub event_id: String,
+    /// People in the line.
+    pub waiting: u64,
+    /// Slots taken.
+    pub active: u64,
+    pub threshold: u64,
+    /// The score of the first person in line; `null` when nobody waits.
+    pub front: Option<u64>,
+    /// `[place, score]` of up to 16 people spread over the line, the front and the back
+    /// included: a visitor's place is between the two marks around its own score.
+    pub marks: Vec<[u64; 2]>,
+    /// Admissions per second over the last minute.
+    pub admitted_per_second: f64,
+    /// The rate wait estimates use (admissions per second; docs/api.md#poll-hints-and-estimates).
+    pub estimate_rate: Option<f64>,
+    /// When the read behind this document began (milliseconds since the epoch): it knows of
+    /// every join answered (`checkedAt`) before then.
+    pub updated_at: u64,
+}
+
+impl LineDocument {
+    fn of(event: &EventId, v: &LineView, admission_ttl_ms: u64, now_ms: u64) -> Self {
+        Self {
+            event_id: event.to_string(),
+            waiting: v.figures.queue_size,
+            active: v.figures.active,
+            threshold: v.figures.threshold,
+            front: v.front,
+            marks: v.marks.iter().map(|(p, s)| [*p, *s]).collect(),
+            admitted_per_second: v.figures.admitted_last_60s as f64 / 60.0,
+            estimate_rate: estimate_rate(&v.figures, admission_ttl_ms),
+            updated_at: now_ms,
+        }
+    }
 }
 
 /// A signed tier-2 identity (docs/tokens.md) and how long it lasts: `http` sends it as the
@@ -274,7 +328,7 @@ impl Tier2Service {
 
     fn answer(&self, event: &EventId, user: &str, place: &Place) -> Result<QueueAnswer, Tier2Error> {
         match place {
-            Place::Queued { position, figures, restored } => {
+            Place::Queued { position, figures, restored, score } => {
                 let rate = estimate_rate(figures, self.settings.active_ttl_ms);
                 Ok(QueueAnswer {
                     status: "queued",
@@ -290,6 +344,9 @@ impl Tier2Service {
                     expires_at: None,
                     admission_ends_at: None,
                     restored: *restored,
+                    line_score: *score,
+                    checked_at: score.map(|_| self.clock.now_millis()),
+                    admitted_at: None,
                 })
             }
             Place::Active { admission, figures, restored, .. } => {
@@ -328,6 +385,9 @@ impl Tier2Service {
                     expires_at: Some(claims.exp),
                     admission_ends_at: Some(admission.expires_at_ms / 1000),
                     restored: *restored,
+                    line_score: None,
+                    checked_at: None,
+                    admitted_at: Some(admission.admitted_at_ms),
                 })
             }
         }
@@ -344,7 +404,7 @@ impl Tier2Service {
             return Ok(None);
         }
         let now = self.clock.now_secs();
-        let ttl_secs = self.settings.identity_ttl_ms() / 1000;
+        let ttl_secs = self.settings.identity_life_ms() / 1000;
         let claims = IdentityClaims {
             iss: self.tokens.issuer().to_owned(),
             aud: IDENTITY_AUDIENCE.to_owned(),
@@ -423,8 +483,8 @@ impl Tier2Service {
     /// `GET /api/queue/status/{eventId}` (also a heartbeat; an active user gets a fresh
     /// entry token).
     pub async fn status(&self, event: &EventId, user: &str) -> Result<QueueAnswer, Tier2Error> {
-        let ttl = self.settings.entry_token_ttl_ms;
-        match self.with_meta(event, |_| self.store.status(event, user, true, ttl)).await? {
+        let (ttl, touch) = (self.settings.entry_token_ttl_ms, self.settings.touch());
+        match self.with_meta(event, |_| self.store.status(event, user, touch, ttl)).await? {
             Some(place) => self.answer(event, user, &place),
             None => Err(not_in_queue()),
         }
@@ -432,10 +492,23 @@ impl Tier2Service {
 
     /// `POST /api/queue/heartbeat/{eventId}`.
     pub async fn heartbeat(&self, event: &EventId, user: &str) -> Result<(), Tier2Error> {
-        match self.with_meta(event, |_| self.store.status(event, user, true, 0)).await? {
+        let touch = self.settings.touch();
+        match self.with_meta(event, |_| self.store.status(event, user, touch, 0)).await? {
             Some(_) => Ok(()),
             None => Err(not_in_queue()),
         }
+    }
+
+    /// `GET /api/queue/line/{eventId}`: where the line stands, the same for everyone. Not
+    /// cached here: CloudFront keeps it a second in front (and the origin is reachable only
+    /// through CloudFront), and a second cache behind it would make it up to two seconds old —
+    /// a second more of idle slot at every turn.
+    pub async fn line(&self, event: &EventId) -> Result<LineDocument, Tier2Error> {
+        // Stamped before the read: a document stamped at or after a `check` answer's
+        // `checkedAt` was read after that join.
+        let now = self.clock.now_millis();
+        let view = self.with_meta(event, |_| self.store.line(event)).await?;
+        Ok(LineDocument::of(event, &view, self.settings.active_ttl_ms, now))
     }
 
     /// `POST /api/queue/leave/{eventId}`: frees what the user held (idempotent).
@@ -479,6 +552,9 @@ impl Tier2Service {
 fn not_in_queue() -> Tier2Error {
     Tier2Error::NotInQueue
 }
+
+/// How long CloudFront keeps a line document (`max-age`).
+pub const LINE_DOCUMENT_TTL: Duration = Duration::from_secs(1);
 
 /// How long admissions must have run before their measured rate is trusted: the rate window.
 pub const MEASURED_RATE_AFTER_SECS: u64 = 60;

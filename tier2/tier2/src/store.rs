@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use vwr_core::EventId;
 
 use crate::model::{
-    AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, PendingNotice, Place, RegisterMode,
-    Snapshot, StoreError, Tier2Settings,
+    AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
+    RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 
 /// What retiring an idle event found.
@@ -64,15 +64,20 @@ pub trait AdmissionStore: Send + Sync + 'static {
         s: &Tier2Settings,
     ) -> Result<Place, StoreError>;
 
-    /// Where the user is (`None` = neither waiting nor active); touches the heartbeat if
-    /// asked. `token_ttl_ms` > 0: an active answer hands out an entry token of that life.
+    /// Where the user is (`None` = neither waiting nor active); touches the heartbeat `touch`
+    /// says. `token_ttl_ms` > 0: an active answer hands out an entry token of that life.
     async fn status(
         &self,
         event: &EventId,
         user: &str,
-        touch: bool,
+        touch: Touch,
         token_ttl_ms: u64,
     ) -> Result<Option<Place>, StoreError>;
+
+    /// Where the event's line stands (the line document): its figures, the front's score and
+    /// a few marks. Notes the call as heard (a status would), since waiting users read it
+    /// instead of calling (docs/invariants.md#23).
+    async fn line(&self, event: &EventId) -> Result<LineView, StoreError>;
 
     /// Frees exactly what the user held (an active slot once their last token expired).
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError>;

@@ -73,6 +73,11 @@ pub struct Outcome {
     pub position: Option<u64>,
     pub tier1_admitted_s: Option<f64>,
     pub tier2_admitted_s: Option<f64>,
+    /// Seconds from its tier-2 admission (the server's `admittedAt`) to its first answer that
+    /// knew of it: how long its slot sat idle (`tier2.idleSlotSecondsP90`).
+    pub tier2_idle_s: Option<f64>,
+    /// Reads of tier 2's line document.
+    pub line_reads: u64,
     pub done: bool,
     pub abandoned: bool,
     /// `assign` answered `state: "prequeue"`: the position comes from a `check` after the open.

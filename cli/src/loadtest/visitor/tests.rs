@@ -200,6 +200,7 @@ async fn one_visitor(script: Script) -> (Outcome, Arc<Ctx>) {
         threshold: std::sync::atomic::AtomicU64::new(10),
         in_flight: tokio::sync::Semaphore::new(8),
         legacy_polling: false,
+        legacy_tier2: false,
         no_show_rate: 0.0,
         proofs: super::super::ctx::Proofs::new(None, "e1").unwrap(),
         leaks: super::super::ctx::Leaks::default(),

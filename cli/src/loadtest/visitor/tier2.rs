@@ -8,8 +8,47 @@ use serde_json::Value;
 
 use super::{End, Stop, Visitor, cause, jti_of};
 use crate::client::Reply;
-use crate::loadtest::ctx::Step;
+use crate::loadtest::ctx::{LINE, Step};
 use crate::loadtest::stats::Counters;
+
+/// A visitor's place in line from the line document's marks (`[place, score]`, in order): the
+/// mark at or below its score, moved on in proportion to the scores up to the next mark.
+pub fn place_from_marks(marks: &[(u64, u64)], score: u64) -> u64 {
+    let Some(&(p0, s0)) = marks.first() else { return 1 };
+    if score <= s0 {
+        return p0.max(1);
+    }
+    for w in marks.windows(2) {
+        let ((p1, s1), (p2, s2)) = (w[0], w[1]);
+        if score >= s1 && score < s2 {
+            let frac = (score - s1) as f64 / (s2 - s1) as f64;
+            return p1 + ((p2 - p1) as f64 * frac).round() as u64;
+        }
+    }
+    marks.last().map_or(1, |m| m.0)
+}
+
+/// Seconds until the next look at the line document (docs/api.md#the-line-document): every
+/// second within `threshold` of the front (any of them may be admitted at the next worker
+/// step, when slots free up together), else a quarter of the expected wait for the places
+/// beyond those, from 2 to 30 s.
+pub fn line_hint(place: u64, threshold: u64, rate: Option<f64>) -> f64 {
+    if place <= threshold.max(1) {
+        return 1.0;
+    }
+    let beyond = (place - threshold.max(1)) as f64;
+    match rate {
+        Some(r) if r > 0.0 => (beyond / r / 4.0).clamp(2.0, 30.0),
+        _ => 5.0,
+    }
+}
+
+/// Milliseconds since the epoch, as the server's `admittedAt`.
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
 
 /// What a tier-2 answer means for the visitor.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +144,46 @@ impl Visitor<'_> {
         }
     }
 
+    /// Reads the line document until its front passes `score` (the visitor has left the line:
+    /// admitted, most likely); `Ok(false)` when the document could not be read as such (the
+    /// caller asks tier 2 instead).
+    /// Only a document read after the join (`updatedAt` ≥ the check's `checkedAt`) can tell:
+    /// an older one may not have the visitor in line yet.
+    async fn wait_on_line(&mut self, score: u64, checked_at: u64, started: Instant) -> Result<bool, Stop> {
+        let ctx = self.ctx;
+        let path = format!("/api/queue/line/{}", ctx.event);
+        loop {
+            if self.abandon.in_tier2 && started.elapsed() > self.abandon.after {
+                return Ok(false);
+            }
+            let Step::Reply(r) = ctx.call(&mut self.rng, LINE, Method::GET, &path, &[]).await else {
+                return Err(Stop::End(End::Unfinished));
+            };
+            self.out.line_reads += 1;
+            let doc = r.json();
+            if !r.status.is_success() || !doc["waiting"].is_u64() {
+                return Ok(false);
+            }
+            if doc["updatedAt"].as_u64().unwrap_or(0) < checked_at {
+                // Read before this visitor joined: the next one will not be (a second's cache).
+                tokio::time::sleep(self.rng.jitter(0.5)).await;
+                continue;
+            }
+            let front = doc["front"].as_u64();
+            if front.is_none_or(|f| f > score) {
+                return Ok(true);
+            }
+            let marks: Vec<(u64, u64)> = doc["marks"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|m| Some((m[0].as_u64()?, m[1].as_u64()?))).collect())
+                .unwrap_or_default();
+            let place = place_from_marks(&marks, score);
+            let rate = doc["estimateRate"].as_f64();
+            let hint = line_hint(place, doc["threshold"].as_u64().unwrap_or(1), rate);
+            tokio::time::sleep(self.rng.jitter(hint)).await;
+        }
+    }
+
     /// Tier 2: check in, poll until active, the protected API, dwell with heartbeats, leave.
     /// Told `not_in_queue` without having left, the visitor checks in again; the answer must
     /// give its place back (`active`, or `restored: true`).
@@ -127,6 +206,7 @@ impl Visitor<'_> {
                 } else {
                     self.tier2_call("tier2.status", Method::GET, &format!("/api/queue/status/{e}")).await?
                 };
+                let known_at = now_ms();
                 let answer = tier2_answer(r.status.as_u16(), &r.json());
                 let Tier2Answer::Place(body) = answer else {
                     check_in = check_in || answer != Tier2Answer::Transient;
@@ -148,11 +228,33 @@ impl Visitor<'_> {
                     if self.out.tier2_admitted_s.is_none() {
                         self.out.tier2_admitted_s = Some(ctx.secs());
                         Counters::inc(&ctx.counters.active_tier2);
+                        // The slot was idle from the admission to the answer that told of it (an
+                        // admission made by this very call idled for its answer's way back).
+                        if let Some(at) = body["admittedAt"].as_f64() {
+                            self.out.tier2_idle_s = Some(((known_at - at) / 1000.0).max(0.0));
+                        }
                     }
                     break token;
                 }
-                check_in = false;
-                tokio::time::sleep(self.rng.jitter(body["nextPollSeconds"].as_f64().unwrap_or(1.0))).await;
+                // In line. As the booking page: read the line document (CDN-cached) until its
+                // front passes this visitor's score, then `check` once (it answers the
+                // admission, or the place and score anew). `--legacy-tier2`: `status` at the
+                // server's hints, as before (ADR 0026).
+                match body["lineScore"].as_u64() {
+                    Some(score) if !ctx.legacy_tier2 => {
+                        let checked_at = body["checkedAt"].as_u64().unwrap_or(0);
+                        let left = self.wait_on_line(score, checked_at, started).await?;
+                        check_in = true;
+                        if !left {
+                            tokio::time::sleep(self.rng.jitter(1.0)).await;
+                        }
+                    }
+                    _ => {
+                        check_in = false;
+                        tokio::time::sleep(self.rng.jitter(body["nextPollSeconds"].as_f64().unwrap_or(1.0)))
+                            .await;
+                    }
+                }
             };
 
             // The protected API with the entry token (sent back to the waiting room by the
@@ -218,5 +320,32 @@ impl Visitor<'_> {
         self.tier2_call("tier2.leave", Method::POST, &format!("/api/queue/leave/{e}")).await?;
         Counters::inc(&ctx.counters.done);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_hint, place_from_marks};
+
+    #[test]
+    fn a_place_is_read_between_the_marks_around_the_score() {
+        let marks = [(1, 100), (11, 200), (21, 400)];
+        assert_eq!(place_from_marks(&marks, 50), 1, "ahead of the front: next");
+        assert_eq!(place_from_marks(&marks, 100), 1);
+        assert_eq!(place_from_marks(&marks, 150), 6);
+        assert_eq!(place_from_marks(&marks, 300), 16);
+        assert_eq!(place_from_marks(&marks, 400), 21);
+        assert_eq!(place_from_marks(&marks, 900), 21, "behind the last mark: last");
+        assert_eq!(place_from_marks(&[], 5), 1);
+    }
+
+    #[test]
+    fn the_document_is_read_every_second_near_the_front_and_by_the_wait_beyond() {
+        assert_eq!(line_hint(1, 400, Some(1.0)), 1.0);
+        assert_eq!(line_hint(400, 400, None), 1.0, "any of the first threshold may go next");
+        assert_eq!(line_hint(410, 400, Some(1.0)), 2.5, "a quarter of the wait beyond them");
+        assert_eq!(line_hint(400 + 1000, 400, Some(1.0)), 30.0);
+        assert_eq!(line_hint(402, 400, Some(10.0)), 2.0);
+        assert_eq!(line_hint(5000, 400, None), 5.0);
     }
 }

@@ -1,0 +1,1134 @@
+//! Redis CPU of vwr's tier-2 store side by side with the scripts of the design vwr started
+//! from (the "seeds": the queue service of the public repository `cchriscode/URR`), on the same
+//! line: a waiting user's status poll, and an admission (per admitted user, in worker steps of
+//! 500 and of 5); and, vwr only, the line document (ADR 0026) that replaced most polls.
+//!
+//! `VWR_BENCH_URR_DIR=<a checkout of URR> cargo bench -p vwr-tier2-store --bench seeds_cost`
+//!
+//! Their code is not part of vwr and never copied into it: the bench reads their two scripts
+//! at run time from `$VWR_BENCH_URR_DIR/services-spring/queue-service/src/main/resources/redis/`
+//! (`queue_check.lua`, `admission_control.lua`). Without the variable, or without the files,
+//! it says what to set and exits 0 (skips).
+//!
+//! **Mode.** By default vwr runs as deployed by default (ADR 0026, invariant 26): no waiting
+//! timeout (`Tier2Settings::default().waiting_timeout_ms`, 0), so waiting users are not heard
+//! from while they wait: the poll is `status` as `Tier2Service::status` calls it
+//! (`Tier2Settings::touch()`, here `Touch::Active`: an active user's heartbeat only, and the
+//! entry-token TTL), the store never writes waiting heartbeats (vwr's line is filled without
+//! them), the admission steps' cleanup reads none, and of an admission only its judging at the
+//! collect window is left for later (below). `VWR_BENCH_WAITING_TIMEOUT=<seconds>` (> 0) runs vwr as before ADR 0026 instead: that
+//! waiting timeout, `Touch::Any` (the poll is also the waiting user's heartbeat), vwr's line
+//! filled with waiting heartbeats like the seeds', and the deferred cleanup of admitted users'
+//! waiting heartbeats measured and added (below). It must outlast the run by more than ten
+//! minutes (the admitted users' heartbeats are that much older; a shorter one would let the
+//! steps' cleanup take waiting users): 3600, what the bench used then. The seeds' side is the
+//! same in both modes (their poll is their heartbeat). The output says which mode ran.
+//!
+//! The bench starts its own throwaway `redis-server` on a free loopback port (never the one
+//! the tests use), with no persistence, and kills it at the end. Side by side in it:
+//! - `seeds`: their keys of one event, `{eventId}:queue` (line, score = arrival stamp in ms),
+//!   `:active` (score = end of the admission), `:seen` (waiting heartbeats), `:active-seen`,
+//!   `:threshold` (a string), served by their scripts with `EVALSHA` and the keys and
+//!   arguments their service passes (the poll: user, now in ms, a default threshold, the active
+//!   TTL in ms; an admission step: how many at most, now, the active TTL, the threshold);
+//! - `vwr`: an event of the store itself (`RedisStore`, its function library, `FCALL`),
+//!   registered with `register` and with its keys from `redis::keys::event_keys`;
+//! - `vwr_scripts` (unless `VWR_BENCH_SCRIPTS=0`): the same store made to run its Lua as
+//!   scripts (`EVALSHA`, as where Redis refuses functions), the seeds' way of calling Redis.
+//!
+//! vwr's other settings: active TTL and heartbeat timeout of an hour, and a collect window
+//! (`collect_ms`) equal to that heartbeat timeout, so that no admission of the run is freed for
+//! not being collected mid-run (the bench collects none); a silence bound of an hour, so that
+//! the pauses between phases are not taken for an outage.
+//!
+//! Fill (not measured): each side's line gets the same `VWR_BENCH_WAITING` users plus those the
+//! rounds admit, 36-character ids, by pipelined `ZADD`s of 1,000 members, as
+//! `benches/redis_cost.rs` fills vwr's: the line in arrival order (distinct stamps: µs for vwr,
+//! as `check` writes them, ms for the seeds, as their service writes them; the same order, so
+//! both lines are sorted sets of the same shape), and the waiting heartbeats (the seeds', and
+//! vwr's only with a waiting timeout) spread over the last minute (the same ms on both sides).
+//! The users the rounds admit have heartbeats ten minutes older (see the deferred cleanup
+//! below). vwr's rate hash is given one bucket for each of the last 121 seconds before each
+//! round, what a worker admitting every second leaves (`VWR_BENCH_RATE_BUCKETS`).
+//!
+//! Phases, in each of `VWR_BENCH_ROUNDS` rounds, each sample run on every side in turn, the
+//! order rotating from one sample to the next so that no side always goes first:
+//! - **admission**: `VWR_BENCH_ADMISSIONS` users in worker steps of 500 (vwr's `batch_max`),
+//!   then a quarter of that in steps of 5 (a steady sale), split into `VWR_BENCH_SAMPLES`
+//!   samples. vwr: `RedisStore::admit`; seeds: `admission_control`. Slots: both sides get the
+//!   same threshold, large enough for every admission of the run (nobody's slot is freed, and
+//!   both active sets grow alike); timeouts of an hour, so that vwr's cleanup inside each step
+//!   finds nothing (the steady state), and the seeds' expiry pass inside theirs too.
+//! - **poll**: `VWR_BENCH_OPS` status polls of waiting users spread over the line
+//!   (`VWR_BENCH_CONCURRENCY` clients at once), each user once in the whole run. vwr:
+//!   `RedisStore::status(event, user, settings.touch(), entry-token TTL)`, as the service's
+//!   status route calls it; seeds: `queue_check`, as their status route calls it.
+//! - **line document** (vwr only): `VWR_BENCH_LINE_CALLS` calls of `RedisStore::line(event)`
+//!   (the same clients at once), per call. One call serves every waiting visitor of the event
+//!   for a second through the CDN (about one per second per edge location and event), so the
+//!   row is what the shared document costs per second per event. Its once-a-second write (meta
+//!   `hd`, as in `status`) falls on few of the bench's calls, on a larger share in production.
+//!
+//! After the rounds, **the deferred part of vwr's admissions**, each shown on its own, per
+//! admitted user, and added to the admission rows ("with vwr's deferred part"); the seeds
+//! leave nothing behind:
+//! - with a waiting timeout only, **the heartbeat cleanup**: vwr then leaves an admitted user's
+//!   waiting heartbeat to the cleanup (which takes the stale front of the heartbeat set as one
+//!   range) where the seeds remove it in the admission. Cleanup passes (each takes up to 1,000)
+//!   with a waiting timeout that reaches back to between the admitted users' heartbeats and
+//!   everybody else's take exactly those leftovers, in `VWR_BENCH_SAMPLES` samples. By default
+//!   there are no waiting heartbeats: no such phase, no such rows.
+//! - in both modes, **the collect judging**: the worker's admissions get no heartbeat until a
+//!   call collects them, and a later step's cleanup judges each once, `collect` after it was
+//!   made (one range of the active set from a mark, one `ZMSCORE` of the active heartbeats;
+//!   `lua/lib.lua`, `collect_uncollected`); in the rounds no admission is due (the collect
+//!   window is an hour), so each step pays only the empty range. The bench's admissions are
+//!   then collected (their active heartbeats written, as each visitor's call at the turn does:
+//!   not measured, as the seeds' visitors' calls are not), and cleanup passes with no collect
+//!   window judge them all (none is freed), in samples, per admission judged.
+//!
+//! The figure: each sample is `CONFIG RESETSTAT`, the operations, then `INFO commandstats`:
+//! the `usec` of the script commands (`evalsha`, `eval`, `fcall`, nested commands included)
+//! divided by the operations (polls, admitted users, or line documents) — Redis's own time in
+//! the scripts. The server's whole `used_cpu_user + used_cpu_sys` over the sample (networking
+//! and parsing included) is the cross-check. The table shows, per side, the lowest sample (the
+//! least disturbed by other work on the machine) and the ratio of the medians; the JSON has
+//! every sample and, per phase and side, every command's calls and µs per operation over all
+//! samples (where the time goes). Only the scripts are counted: the commands the seeds' worker
+//! sends around its script (a lock, the threshold, the line's size) and vwr's registry are not
+//! run.
+//!
+//! Env: `VWR_BENCH_URR_DIR` (required, else the bench skips), `VWR_BENCH_WAITING_TIMEOUT`
+//! (seconds; 0, the default: none, as deployed), `VWR_BENCH_WAITING` (1000000),
+//! `VWR_BENCH_OPS` (polls per round, 10000), `VWR_BENCH_LINE_CALLS` (line documents per round,
+//! 2000), `VWR_BENCH_ADMISSIONS` (per round, in steps of 500: 20000),
+//! `VWR_BENCH_SMALL_ADMISSIONS` (per round, in steps of 5: a quarter of those),
+//! `VWR_BENCH_ROUNDS` (3), `VWR_BENCH_SAMPLES` (per phase and round, 5),
+//! `VWR_BENCH_CONCURRENCY` (8), `VWR_BENCH_USER_ID_LEN` (36, a UUID), `VWR_BENCH_RATE_BUCKETS`
+//! (121), `VWR_BENCH_SCRIPTS` (1; 0 leaves `vwr_scripts` out), `VWR_BENCH_REDIS_SERVER`
+//! (`redis-server`), `VWR_BENCH_RENICE` (a niceness for the server, if allowed),
+//! `VWR_BENCH_OUT` (target/bench/seeds-cost.json).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+use redis::{Script, Value};
+use serde_json::json;
+use vwr_core::EventId;
+use vwr_tier2::model::{Cleaned, LineOrder, Place, RegisterMode, Tier2Settings};
+use vwr_tier2::store::AdmissionStore;
+use vwr_tier2_store::redis::keys::event_keys;
+use vwr_tier2_store::redis::{RedisConfig, RedisStore};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+const HOUR_MS: u64 = 3_600_000;
+/// How much older the heartbeats of the users the rounds admit are (see `fill`).
+const FRONT_HEARTBEAT_AGE_MS: u64 = 600_000;
+/// Users each side admits in the warm-up (in one step of 5), before the rounds.
+const WARM_ADMISSIONS: u64 = 5;
+/// Where their scripts are in a checkout of their repository.
+const URR_SCRIPTS: &str = "services-spring/queue-service/src/main/resources/redis";
+
+/// vwr's waiting timeout in the bench (`VWR_BENCH_WAITING_TIMEOUT`, seconds): 0 (none, the
+/// default and as deployed by default), or the mode of before ADR 0026.
+static WAITING_TIMEOUT_MS: LazyLock<u64> = LazyLock::new(|| {
+    env_u64("VWR_BENCH_WAITING_TIMEOUT", Tier2Settings::default().waiting_timeout_ms / 1000) * 1000
+});
+
+/// vwr's settings in the bench: the waiting timeout of the mode (none by default); other
+/// timeouts of an hour, so that nothing goes stale or expires during the run, and a collect
+/// window as long as the heartbeat timeout, so that no admission is freed for not being
+/// collected mid-run; a silence bound of an hour, so that the pauses between phases (no worker
+/// step, no poll) are not taken for an outage: the path of a worker stepping every second.
+fn settings() -> Tier2Settings {
+    Tier2Settings {
+        active_ttl_ms: HOUR_MS,
+        active_heartbeat_timeout_ms: HOUR_MS,
+        waiting_timeout_ms: *WAITING_TIMEOUT_MS,
+        collect_ms: HOUR_MS,
+        silence_after_ms: HOUR_MS,
+        notice_cap: 10_000_000,
+        ..Tier2Settings::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The throwaway Redis.
+
+struct RedisServer {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl RedisServer {
+    fn start() -> Self {
+        let bin = std::env::var("VWR_BENCH_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("vwr-seeds-cost-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(&bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--dir", dir.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        if let Ok(n) = std::env::var("VWR_BENCH_RENICE") {
+            // On a shared machine: give the server priority over other work (needs the right).
+            let _ = Command::new("renice").args(["-n", &n, "-p", &child.id().to_string()]).output();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, dir, port }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two sides.
+
+/// Their two scripts, as read from the checkout, and a connection to call them on.
+struct Seeds {
+    check: Script,
+    admit: Script,
+    conn: MultiplexedConnection,
+}
+
+/// Reads their scripts from `$VWR_BENCH_URR_DIR`, or says why not.
+fn read_seeds() -> Result<(String, String), String> {
+    const HOW: &str = "set VWR_BENCH_URR_DIR to the root of a checkout of github.com/cchriscode/URR \
+                       (their scripts are read at run time, never copied into vwr)";
+    let dir = std::env::var("VWR_BENCH_URR_DIR").map_err(|_| format!("seeds_cost skipped: {HOW}"))?;
+    let read = |name: &str| {
+        let path = PathBuf::from(&dir).join(URR_SCRIPTS).join(format!("{name}.lua"));
+        std::fs::read_to_string(&path)
+            .map_err(|e| format!("seeds_cost skipped: cannot read {} ({e}); {HOW}", path.display()))
+    };
+    Ok((read("queue_check")?, read("admission_control")?))
+}
+
+/// The seeds' keys of event `e`, in the order of their poll script's keys (the admission
+/// script takes the first three).
+fn seeds_keys(e: &str) -> [String; 5] {
+    ["queue", "active", "seen", "active-seen", "threshold"].map(|s| format!("{{{e}}}:{s}"))
+}
+
+enum Side {
+    Seeds(Seeds),
+    Vwr(RedisStore),
+}
+
+struct Set {
+    name: &'static str,
+    event: EventId,
+    side: Side,
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+impl Set {
+    /// The key of the line and of the waiting heartbeats.
+    fn line_keys(&self) -> (String, String) {
+        match &self.side {
+            Side::Seeds(_) => {
+                let k = seeds_keys(self.event.as_str());
+                (k[0].clone(), k[2].clone())
+            }
+            Side::Vwr(_) => {
+                let k = event_keys(&self.event);
+                (k[0].clone(), k[2].clone())
+            }
+        }
+    }
+
+    /// Sets the event's threshold (vwr registers the event).
+    async fn register(&self, threshold: u64, admin: &mut MultiplexedConnection) {
+        match &self.side {
+            Side::Vwr(st) => {
+                st.register(&self.event, threshold, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
+            }
+            Side::Seeds(_) => {
+                let key = &seeds_keys(self.event.as_str())[4];
+                let _: () = redis::cmd("SET").arg(key).arg(threshold).query_async(admin).await.unwrap();
+            }
+        }
+    }
+
+    async fn waiting(&self, admin: &mut MultiplexedConnection) -> u64 {
+        redis::cmd("ZCARD").arg(self.line_keys().0).query_async(admin).await.unwrap()
+    }
+
+    /// Whether the store keeps waiting users' heartbeats: the seeds always (their poll is the
+    /// heartbeat), vwr only with a waiting timeout.
+    fn keeps_waiting_heartbeats(&self) -> bool {
+        !self.is_vwr() || *WAITING_TIMEOUT_MS > 0
+    }
+
+    /// A waiting user's status poll; whether they were found in the line. vwr: as
+    /// `Tier2Service::status` calls it (the heartbeat of `Tier2Settings::touch`).
+    async fn poll(&self, user: &str, token_ttl_ms: u64, threshold: u64) -> bool {
+        match &self.side {
+            Side::Vwr(st) => matches!(
+                st.status(&self.event, user, settings().touch(), token_ttl_ms).await.unwrap(),
+                Some(Place::Queued { .. })
+            ),
+            Side::Seeds(s) => {
+                let mut inv = s.check.prepare_invoke();
+                for k in seeds_keys(self.event.as_str()) {
+                    inv.key(k);
+                }
+                inv.arg(user).arg(vwr_core::time::now_millis()).arg(threshold).arg(settings().active_ttl_ms);
+                match inv.invoke_async::<Value>(&mut s.conn.clone()).await.unwrap() {
+                    Value::Array(a) if a.len() == 6 => int(&a[0]) == 1,
+                    other => panic!("bad queue_check reply {other:?}"),
+                }
+            }
+        }
+    }
+
+    /// One worker step of at most `batch` users; how many it admitted.
+    async fn admit(&self, prefix: &str, batch: u64, threshold: u64) -> u64 {
+        match &self.side {
+            Side::Vwr(st) => {
+                let s = Tier2Settings { batch_max: batch, ..settings() };
+                st.admit(&self.event, prefix, &s).await.unwrap().admitted.len() as u64
+            }
+            Side::Seeds(s) => {
+                let mut inv = s.admit.prepare_invoke();
+                for k in &seeds_keys(self.event.as_str())[..3] {
+                    inv.key(k);
+                }
+                inv.arg(batch).arg(vwr_core::time::now_millis()).arg(settings().active_ttl_ms).arg(threshold);
+                match inv.invoke_async::<Value>(&mut s.conn.clone()).await.unwrap() {
+                    Value::Array(a) if a.len() == 2 => int(&a[0]) as u64,
+                    other => panic!("bad admission_control reply {other:?}"),
+                }
+            }
+        }
+    }
+
+    /// vwr: the line document; how many are in line.
+    async fn line(&self) -> u64 {
+        let Side::Vwr(st) = &self.side else { unreachable!() };
+        st.line(&self.event).await.unwrap().figures.queue_size
+    }
+
+    /// vwr: one cleanup pass with these settings.
+    async fn cleanup(&self, s: &Tier2Settings) -> Cleaned {
+        let Side::Vwr(st) = &self.side else { unreachable!() };
+        st.cleanup(&self.event, s).await.unwrap()
+    }
+
+    fn is_vwr(&self) -> bool {
+        matches!(self.side, Side::Vwr(_))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring.
+
+#[derive(Debug, Clone, Default)]
+struct Cost {
+    ops: u64,
+    script_calls: u64,
+    script_usec: u64,
+    cpu_usec: f64,
+    wall_secs: f64,
+    /// Every command of the sample (the scripts' own calls included): name -> (calls, usec).
+    commands: BTreeMap<String, (u64, u64)>,
+}
+
+impl Cost {
+    fn per_op(&self) -> f64 {
+        self.script_usec as f64 / self.ops.max(1) as f64
+    }
+    fn cpu_per_op(&self) -> f64 {
+        self.cpu_usec / self.ops.max(1) as f64
+    }
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "ops": self.ops,
+            "script_calls": self.script_calls,
+            "script_usec": self.script_usec,
+            "script_usec_per_op": round2(self.per_op()),
+            "server_cpu_usec_per_op": round2(self.cpu_per_op()),
+            "wall_secs": round2(self.wall_secs),
+        })
+    }
+}
+
+/// The samples of one phase on one side.
+struct Stats {
+    best: f64,
+    median: f64,
+    min_cpu: f64,
+    median_cpu: f64,
+    /// Over all samples: command -> (calls, usec) per operation.
+    commands: BTreeMap<String, (f64, f64)>,
+    samples: Vec<serde_json::Value>,
+}
+
+impl Stats {
+    fn of(v: &[Cost]) -> Self {
+        let median = |f: &dyn Fn(&Cost) -> f64| {
+            let mut xs: Vec<f64> = v.iter().map(f).collect();
+            xs.sort_by(f64::total_cmp);
+            xs[xs.len() / 2]
+        };
+        let ops: u64 = v.iter().map(|c| c.ops).sum();
+        let mut commands: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for c in v {
+            for (name, (calls, usec)) in &c.commands {
+                let e = commands.entry(name.clone()).or_default();
+                e.0 += *calls as f64 / ops.max(1) as f64;
+                e.1 += *usec as f64 / ops.max(1) as f64;
+            }
+        }
+        Self {
+            best: v.iter().map(Cost::per_op).fold(f64::INFINITY, f64::min),
+            median: median(&Cost::per_op),
+            min_cpu: v.iter().map(Cost::cpu_per_op).fold(f64::INFINITY, f64::min),
+            median_cpu: median(&Cost::cpu_per_op),
+            commands,
+            samples: v.iter().map(Cost::json).collect(),
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "script_usec_per_op": round2(self.best),
+            "median_script_usec_per_op": round2(self.median),
+            "min_server_cpu_usec_per_op": round2(self.min_cpu),
+            "median_server_cpu_usec_per_op": round2(self.median_cpu),
+            "commands_per_op": self.commands.iter().map(|(name, (calls, usec))| {
+                (name.clone(), json!({ "calls": round2(*calls), "usec": round2(*usec) }))
+            }).collect::<serde_json::Map<_, _>>(),
+            "samples": self.samples,
+        })
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+async fn info(admin: &mut MultiplexedConnection, section: &str) -> String {
+    redis::cmd("INFO").arg(section).query_async(admin).await.unwrap()
+}
+
+fn cpu_secs(info: &str) -> f64 {
+    info.lines()
+        .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+        .filter_map(|v| v.trim().parse::<f64>().ok())
+        .sum()
+}
+
+/// `INFO commandstats` as name -> (calls, usec).
+fn command_stats(info: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, fields)) = line.split_once(':') else { continue };
+        let Some(name) = name.strip_prefix("cmdstat_") else { continue };
+        let (mut calls, mut usec) = (0, 0);
+        for f in fields.split(',') {
+            match f.split_once('=') {
+                Some(("calls", v)) => calls = v.parse::<u64>().unwrap_or(0),
+                Some(("usec", v)) => usec = v.parse::<u64>().unwrap_or(0),
+                _ => {}
+            }
+        }
+        out.insert(name.to_owned(), (calls, usec));
+    }
+    out
+}
+
+/// The script commands, whose `usec` includes the commands they run.
+const SCRIPT_COMMANDS: [&str; 6] = ["evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"];
+
+/// (calls, usec) summed over the script commands.
+fn script_stats(commands: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
+    SCRIPT_COMMANDS.iter().filter_map(|n| commands.get(*n)).fold((0, 0), |(c, u), (c2, u2)| (c + c2, u + u2))
+}
+
+/// Runs `work` (which returns how many operations it did) between `CONFIG RESETSTAT` and
+/// `INFO commandstats`.
+async fn measure<F, Fut>(admin: &mut MultiplexedConnection, work: F) -> Cost
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(admin).await.unwrap();
+    let cpu0 = cpu_secs(&info(admin, "cpu").await);
+    let start = Instant::now();
+    let ops = work().await;
+    let wall_secs = start.elapsed().as_secs_f64();
+    let mut commands = command_stats(&info(admin, "commandstats").await);
+    let cpu1 = cpu_secs(&info(admin, "cpu").await);
+    // The bench's own calls between RESETSTAT and here are not the sides' work.
+    commands.retain(|name, _| !name.starts_with("config") && !name.starts_with("info"));
+    let (script_calls, script_usec) = script_stats(&commands);
+    Cost { ops, script_calls, script_usec, cpu_usec: (cpu1 - cpu0) * 1e6, wall_secs, commands }
+}
+
+/// Runs `op` on every user of `users`, `conc` at a time.
+async fn run_all<F, Fut>(users: Vec<String>, conc: usize, op: F) -> u64
+where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let users = Arc::new(users);
+    let next = Arc::new(AtomicUsize::new(0));
+    let op = Arc::new(op);
+    let mut tasks = Vec::new();
+    for _ in 0..conc {
+        let (users, next, op) = (Arc::clone(&users), Arc::clone(&next), Arc::clone(&op));
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(u) = users.get(i) else { break };
+                op(u.clone()).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    users.len() as u64
+}
+
+fn user(i: u64, len: usize) -> String {
+    let base = format!("u{i:x}-");
+    let pad = len.saturating_sub(base.len());
+    format!("{base}{}", "0".repeat(pad))
+}
+
+/// Fills the line of `set` with users `0..n`: arrival stamps before now, in order and distinct
+/// (µs for vwr, ms for the seeds), and, where the store keeps them (the seeds; vwr with a
+/// waiting timeout), heartbeats in ms spread over the last minute (all heartbeats
+/// in one millisecond would make the heartbeat set a list ordered by user id, where every step
+/// compares ids: a cost no real line has). The first `front` users, the ones the rounds admit,
+/// have heartbeats ten minutes older: the cleanup after the rounds can then tell vwr's leftover
+/// heartbeats of admitted users from those of the users still waiting. `now_ms` is the same for
+/// every side, so that both get the same heartbeats.
+async fn fill(conn: &mut MultiplexedConnection, set: &Set, n: u64, front: u64, id_len: usize, now_ms: u64) {
+    let (line, seen) = set.line_keys();
+    let heartbeats = set.keeps_waiting_heartbeats();
+    let first = if set.is_vwr() { (now_ms - 60_000) * 1000 - n } else { now_ms - 60_000 - n };
+    let chunk = 1000u64;
+    let mut i = 0;
+    while i < n {
+        let mut pipe = redis::pipe();
+        for _ in 0..50 {
+            if i >= n {
+                break;
+            }
+            let end = (i + chunk).min(n);
+            let mut w = redis::cmd("ZADD");
+            let mut ws = redis::cmd("ZADD");
+            w.arg(&line);
+            ws.arg(&seen);
+            for j in i..end {
+                let u = user(j, id_len);
+                w.arg(first + j).arg(&u);
+                let older = if j < front { FRONT_HEARTBEAT_AGE_MS } else { 0 };
+                ws.arg(now_ms - older - (j * 7_919) % 60_000).arg(&u);
+            }
+            pipe.add_command(w).ignore();
+            if heartbeats {
+                pipe.add_command(ws).ignore();
+            }
+            i = end;
+        }
+        let _: () = pipe.query_async(conn).await.unwrap();
+    }
+}
+
+/// Picks `from..from + count` of a fixed walk over `lo..hi` that visits every user once (a
+/// stride coprime with the span): spread over the line, never twice.
+fn spread(lo: u64, hi: u64, from: u64, count: u64, id_len: usize) -> Vec<String> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let span = (hi - lo).max(1);
+    let mut stride = 1_000_003 % span;
+    while gcd(stride, span) != 1 {
+        stride += 1;
+    }
+    (from..(from + count).min(span)).map(|k| user(lo + (k * stride) % span, id_len)).collect()
+}
+
+/// Gives vwr's events' admission-rate hashes one bucket for each of the last `buckets` seconds
+/// (what a worker admitting every second leaves: its sweep keeps 121), then waits for the next
+/// second, so that nothing derived from the hash in this second is reused.
+async fn top_up_rate(conn: &mut MultiplexedConnection, sets: &[Set], buckets: u64) {
+    if buckets == 0 {
+        return;
+    }
+    let now_s = vwr_core::time::now_secs();
+    let mut pipe = redis::pipe();
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        let rate = &event_keys(&set.event)[6];
+        for sec in now_s + 1 - buckets..=now_s {
+            pipe.cmd("HSETNX").arg(rate).arg(sec).arg(5).ignore();
+        }
+    }
+    let _: () = pipe.query_async(conn).await.unwrap();
+    let ms = vwr_core::time::now_millis();
+    tokio::time::sleep(Duration::from_millis(1000 - ms % 1000 + 5)).await;
+}
+
+/// A connection without a response timeout (the fill sends large pipelines).
+async fn connect(client: &redis::Client) -> MultiplexedConnection {
+    let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    client.get_multiplexed_async_connection_with_config(&cfg).await.unwrap()
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn out_path() -> PathBuf {
+    std::env::var("VWR_BENCH_OUT").map(PathBuf::from).unwrap_or_else(|_| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench/seeds-cost.json")
+    })
+}
+
+const PHASES: [(&str, &str); 6] = [
+    ("poll", "**poll**: status of a waiting user"),
+    ("admission", "**admission**, steps of 500, per admitted user"),
+    ("admission_small", "**admission**, steps of 5, per admitted user"),
+    ("admission_cleanup", "vwr's deferred cleanup of admitted users' waiting heartbeats, per admitted user"),
+    (
+        "admission_collect",
+        "vwr's judging of its admissions at the collect window (a later step's cleanup), per admitted user",
+    ),
+    (
+        "line",
+        "**line document build**: `line(event)`, per call (serves every waiting visitor of the event for a second)",
+    ),
+];
+
+/// What to print where a side has no figure (the seeds have no line document).
+const NONE: &str = "—";
+
+#[tokio::main]
+async fn main() {
+    let (check_src, admit_src) = match read_seeds() {
+        Ok(s) => s,
+        Err(why) => {
+            println!("{why}");
+            return;
+        }
+    };
+    let waiting = env_u64("VWR_BENCH_WAITING", 1_000_000);
+    let ops = env_u64("VWR_BENCH_OPS", 10_000).max(1);
+    let line_calls = env_u64("VWR_BENCH_LINE_CALLS", 2000).max(1);
+    let admissions = env_u64("VWR_BENCH_ADMISSIONS", 20_000).max(1);
+    let small = env_u64("VWR_BENCH_SMALL_ADMISSIONS", admissions / 4).max(5);
+    let rounds = env_u64("VWR_BENCH_ROUNDS", 3).max(1);
+    let samples = env_u64("VWR_BENCH_SAMPLES", 5).max(1);
+    let conc = env_u64("VWR_BENCH_CONCURRENCY", 8).max(1) as usize;
+    let id_len = env_u64("VWR_BENCH_USER_ID_LEN", 36) as usize;
+    let rate_buckets = env_u64("VWR_BENCH_RATE_BUCKETS", 121);
+    let with_scripts = env_u64("VWR_BENCH_SCRIPTS", 1) == 1;
+    let waiting_timeout_ms = *WAITING_TIMEOUT_MS;
+    if waiting_timeout_ms > 0 && waiting_timeout_ms < 2 * FRONT_HEARTBEAT_AGE_MS {
+        println!(
+            "seeds_cost: VWR_BENCH_WAITING_TIMEOUT must outlast the run by more than ten minutes \
+             (3600, as before ADR 0026), else the steps' cleanup takes waiting users; 0: none, as deployed"
+        );
+        return;
+    }
+    let mode = if waiting_timeout_ms == 0 {
+        "as deployed by default (ADR 0026): no waiting timeout, status touches active users only \
+         (Touch::Active), no waiting heartbeats; of an admission only the collect judging is deferred"
+            .to_owned()
+    } else {
+        format!(
+            "before ADR 0026: waiting timeout {} s, status touches waiting users too (Touch::Any), \
+             waiting heartbeats kept, admitted users' left to the cleanup (measured and added)",
+            waiting_timeout_ms / 1000
+        )
+    };
+    eprintln!("mode: {mode}");
+
+    let server = RedisServer::start();
+    let url = server.url();
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut admin = connect(&client).await;
+    let redis_version = info(&mut admin, "server")
+        .await
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:").map(str::to_owned))
+        .unwrap_or_default();
+
+    let mut sets = vec![
+        Set {
+            name: "seeds",
+            event: EventId::parse("seeds").unwrap(),
+            side: Side::Seeds(Seeds {
+                check: Script::new(&check_src),
+                admit: Script::new(&admit_src),
+                conn: connect(&client).await,
+            }),
+        },
+        Set {
+            name: "vwr",
+            event: EventId::parse("vwr").unwrap(),
+            side: Side::Vwr(RedisStore::connect(&RedisConfig::single(&url)).await.unwrap()),
+        },
+    ];
+    if with_scripts {
+        let scripts = RedisStore::connect(&RedisConfig::single(&url)).await.unwrap();
+        scripts.run_as_scripts();
+        sets.push(Set {
+            name: "vwr_scripts",
+            event: EventId::parse("vwrs").unwrap(),
+            side: Side::Vwr(scripts),
+        });
+    }
+    let sets = Arc::new(sets);
+
+    // The line: `waiting` users stay after the warm-up's and every round's admissions.
+    let total_admissions = (admissions + small) * rounds;
+    let front = WARM_ADMISSIONS + total_admissions;
+    let line = waiting + front;
+    // Room for every admission of the run, on both sides.
+    let threshold = 2 * front + 1000;
+    let start = Instant::now();
+    let fill_ms = vwr_core::time::now_millis();
+    for set in sets.iter() {
+        set.register(threshold, &mut admin).await;
+        fill(&mut admin, set, line, front, id_len, fill_ms).await;
+        assert_eq!(set.waiting(&mut admin).await, line, "{}: fill", set.name);
+        eprintln!("{}: {line} users in line ({:.1} s)", set.name, start.elapsed().as_secs_f64());
+    }
+    // Warm-up: every script once (the first call of a script loads it); each side admits the
+    // same first users.
+    let s = settings();
+    for set in sets.iter() {
+        assert!(!set.poll("warm-up", s.entry_token_ttl_ms, threshold).await);
+        assert_eq!(set.admit("warm", WARM_ADMISSIONS, threshold).await, WARM_ADMISSIONS, "{}", set.name);
+        if set.is_vwr() {
+            assert_eq!(set.cleanup(&s).await, Cleaned::default(), "{}", set.name);
+            assert_eq!(set.line().await, line - WARM_ADMISSIONS, "{}: line document", set.name);
+        }
+    }
+
+    let mut results: BTreeMap<(&str, &str), Vec<Cost>> = BTreeMap::new();
+    let mut record = |set: &'static str, phase: &'static str, c: Cost| {
+        eprintln!(
+            "  {set:>11} {phase:<16} {:>7.2} µs/op (server CPU {:>7.2} µs/op)",
+            c.per_op(),
+            c.cpu_per_op()
+        );
+        results.entry((set, phase)).or_default().push(c);
+    };
+    // Each sample runs every side, starting from the next one each time.
+    let n_sets = sets.len();
+    let mut turn = 0usize;
+    let mut order = || {
+        turn += 1;
+        (0..n_sets).map(move |i| (turn + i) % n_sets).collect::<Vec<_>>()
+    };
+    let wait_lo = front;
+    for r in 0..rounds {
+        eprintln!("round {}/{rounds}", r + 1);
+        top_up_rate(&mut admin, &sets, rate_buckets).await;
+        for (phase, want, batch) in [("admission", admissions, s.batch_max), ("admission_small", small, 5)] {
+            for sample in 0..samples {
+                let part = want / samples + u64::from(sample < want % samples);
+                if part == 0 {
+                    continue;
+                }
+                for si in order() {
+                    let set = &sets[si];
+                    let c = measure(&mut admin, || async {
+                        let mut n = 0u64;
+                        let mut step = 0;
+                        while n < part {
+                            let b = batch.min(part - n);
+                            let got = set.admit(&format!("r{r}{phase}{sample}s{step}"), b, threshold).await;
+                            assert_eq!(got, b, "{}: admitted fewer than asked", set.name);
+                            n += got;
+                            step += 1;
+                        }
+                        n
+                    })
+                    .await;
+                    record(set.name, phase, c);
+                }
+            }
+        }
+        // Polls: one walk over the users who stay in line, in disjoint blocks.
+        let pollers = spread(wait_lo, line, r * ops, ops, id_len);
+        let per = pollers.len().div_ceil(samples as usize).max(1);
+        for chunk in pollers.chunks(per) {
+            for si in order() {
+                let users = chunk.to_vec();
+                let name = sets[si].name;
+                let sets = Arc::clone(&sets);
+                let tok = s.entry_token_ttl_ms;
+                let c = measure(&mut admin, || {
+                    run_all(users, conc, move |u| {
+                        let sets = Arc::clone(&sets);
+                        async move {
+                            let set = &sets[si];
+                            assert!(set.poll(&u, tok, threshold).await, "{} poll {u}: not in line", set.name);
+                        }
+                    })
+                })
+                .await;
+                record(name, "poll", c);
+            }
+        }
+        // Line documents (vwr only), in as many samples, the same clients at once.
+        for sample in 0..samples {
+            let part = line_calls / samples + u64::from(sample < line_calls % samples);
+            if part == 0 {
+                continue;
+            }
+            for si in order() {
+                if !sets[si].is_vwr() {
+                    continue;
+                }
+                let name = sets[si].name;
+                let sets = Arc::clone(&sets);
+                let calls = (0..part).map(|i| i.to_string()).collect();
+                let c = measure(&mut admin, || {
+                    run_all(calls, conc, move |_| {
+                        let sets = Arc::clone(&sets);
+                        async move {
+                            let set = &sets[si];
+                            assert!(set.line().await > 0, "{}: empty line document", set.name);
+                        }
+                    })
+                })
+                .await;
+                record(name, "line", c);
+            }
+        }
+    }
+    // vwr's deferred part of the admissions (with a waiting timeout only: by default there are
+    // no waiting heartbeats, and nothing is deferred): a waiting timeout that reaches back to
+    // between the admitted users' heartbeats and everybody else's (see `fill`) makes the
+    // cleanup find exactly the admitted users' leftover heartbeats; each sample is a share of
+    // the passes it takes, per heartbeat taken.
+    let since_fill_ms = vwr_core::time::now_millis() - fill_ms;
+    let cutoff_age = since_fill_ms + FRONT_HEARTBEAT_AGE_MS / 2;
+    let passes = if waiting_timeout_ms > 0 { front.div_ceil(s.cleanup_limit) } else { 0 };
+    let reach_back = Tier2Settings { waiting_timeout_ms: cutoff_age, ..s };
+    let per_sample = passes.div_ceil(samples).max(1);
+    let mut done = 0;
+    while done < passes {
+        let k = per_sample.min(passes - done);
+        for si in order() {
+            let set = &sets[si];
+            if !set.is_vwr() {
+                continue;
+            }
+            let seen = set.line_keys().1;
+            let before: u64 = redis::cmd("ZCARD").arg(&seen).query_async(&mut admin).await.unwrap();
+            let c = measure(&mut admin, || async {
+                for _ in 0..k {
+                    assert_eq!(
+                        set.cleanup(&reach_back).await.stale,
+                        0,
+                        "{}: a waiting user was stale",
+                        set.name
+                    );
+                }
+                0
+            })
+            .await;
+            let after: u64 = redis::cmd("ZCARD").arg(&seen).query_async(&mut admin).await.unwrap();
+            record(set.name, "admission_cleanup", Cost { ops: before - after, ..c });
+        }
+        done += k;
+    }
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        if waiting_timeout_ms == 0 {
+            // As deployed by default the store writes no waiting heartbeat.
+            let seen: u64 = redis::cmd("ZCARD").arg(set.line_keys().1).query_async(&mut admin).await.unwrap();
+            assert_eq!(seen, 0, "{}: waiting heartbeats without a waiting timeout", set.name);
+            continue;
+        }
+        assert_eq!(set.cleanup(&reach_back).await.stale, 0, "{}: a waiting user was stale", set.name);
+        let left: u64 = redis::cmd("ZCOUNT")
+            .arg(set.line_keys().1)
+            .arg("-inf")
+            .arg(format!("({}", fill_ms - FRONT_HEARTBEAT_AGE_MS / 2))
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "{}: leftover heartbeats the cleanup did not take", set.name);
+    }
+    // The rest of vwr's admissions, in both modes: the worker's admissions get no heartbeat until
+    // a call collects them, and a later step's cleanup judges each of them once, `collect` after
+    // it was made (lib.lua, collect_uncollected). The bench's admissions are collected now (their
+    // active heartbeats written, as each visitor's call at the turn writes it: not measured, on
+    // neither side), then cleanup passes with no collect window judge them all, in samples, per
+    // admission judged (how far the mark `cc` got); none is freed.
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        let k = event_keys(&set.event);
+        let act: u64 = redis::cmd("ZCARD").arg(&k[1]).query_async(&mut admin).await.unwrap();
+        let seen: u64 = redis::cmd("ZCARD").arg(&k[3]).query_async(&mut admin).await.unwrap();
+        assert_eq!((act, seen), (front, 0), "{}: admissions, and heartbeats before any collect", set.name);
+        let now = vwr_core::time::now_millis();
+        for part in (0..front).collect::<Vec<_>>().chunks(1000) {
+            let mut z = redis::cmd("ZADD");
+            z.arg(&k[3]);
+            for &j in part {
+                z.arg(now).arg(user(j, id_len));
+            }
+            let _: () = z.query_async(&mut admin).await.unwrap();
+        }
+    }
+    let judge = Tier2Settings { collect_ms: 0, ..s };
+    // A pass judges up to ten times the cleanup limit, less the last end read when it is cut.
+    let passes = front.div_ceil(10 * s.cleanup_limit - s.batch_max) + 1;
+    let per_sample = passes.div_ceil(samples).max(1);
+    let mut done = 0;
+    while done < passes {
+        let k = per_sample.min(passes - done);
+        for si in order() {
+            let set = &sets[si];
+            if !set.is_vwr() {
+                continue;
+            }
+            let keys = event_keys(&set.event);
+            let mark = |admin: &mut MultiplexedConnection| {
+                let keys = keys.clone();
+                let mut admin = admin.clone();
+                async move {
+                    let cc: Option<String> =
+                        redis::cmd("HGET").arg(&keys[4]).arg("cc").query_async(&mut admin).await.unwrap();
+                    cc.unwrap_or_else(|| "-inf".into())
+                }
+            };
+            let before = mark(&mut admin).await;
+            let c = measure(&mut admin, || async {
+                for _ in 0..k {
+                    assert_eq!(set.cleanup(&judge).await, Cleaned::default(), "{}: judging", set.name);
+                }
+                0
+            })
+            .await;
+            let after = mark(&mut admin).await;
+            let judged: u64 = redis::cmd("ZCOUNT")
+                .arg(&keys[1])
+                .arg(format!("({before}"))
+                .arg(&after)
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            if judged > 0 {
+                record(set.name, "admission_collect", Cost { ops: judged, ..c });
+            }
+        }
+        done += k;
+    }
+    for set in sets.iter().filter(|s| s.is_vwr()) {
+        let keys = event_keys(&set.event);
+        let cc: String = redis::cmd("HGET").arg(&keys[4]).arg("cc").query_async(&mut admin).await.unwrap();
+        let left: u64 = redis::cmd("ZCOUNT")
+            .arg(&keys[1])
+            .arg(format!("({cc}"))
+            .arg("+inf")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let act: u64 = redis::cmd("ZCARD").arg(&keys[1]).query_async(&mut admin).await.unwrap();
+        assert_eq!((left, act), (0, front), "{}: admissions left unjudged, or freed", set.name);
+    }
+    // The seeds removed their admitted users' heartbeats in the admission.
+    let seen_left: u64 =
+        redis::cmd("ZCARD").arg(sets[0].line_keys().1).query_async(&mut admin).await.unwrap();
+    let end_waiting = sets[0].waiting(&mut admin).await;
+    assert_eq!(end_waiting, waiting, "seeds: line at the end");
+    assert_eq!(seen_left, waiting, "seeds: heartbeats at the end");
+    for set in &sets[1..] {
+        assert_eq!(set.waiting(&mut admin).await, waiting, "{}: line at the end", set.name);
+    }
+
+    // Report.
+    let stats = |set: &str, phase: &str| results.get(&(set, phase)).map(|v| Stats::of(v));
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpu = cpu_model();
+    println!("\nMode of vwr: {mode}.");
+    println!(
+        "Redis time per operation, vwr against the seeds' scripts: {waiting} waiting ({line} before the admissions), \
+         ids of {id_len} chars; Redis {redis_version}; {cpu}, {cores} cores; {rounds} rounds × {samples} samples \
+         of {ops} polls / {admissions} + {small} admissions / {line_calls} line documents; {conc} clients. µs/op: script time (INFO commandstats), \
+         lowest sample; server CPU: used_cpu_user+sys, lowest sample.\n"
+    );
+    println!(
+        "| operation | seeds µs | vwr µs | vwr ÷ seeds (lowest) | vwr ÷ seeds (medians) | vwr as scripts µs | server CPU seeds | server CPU vwr |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let f1 = |x: Option<f64>| x.map_or(NONE.to_owned(), |x| format!("{x:.1}"));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => NONE.into(),
+    };
+    let mut table = serde_json::Map::new();
+    for (phase, label) in PHASES {
+        let (seeds, vwr, scr) = (stats("seeds", phase), stats("vwr", phase), stats("vwr_scripts", phase));
+        if seeds.is_none() && vwr.is_none() && scr.is_none() {
+            continue; // not run in this mode
+        }
+        println!(
+            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+            f1(seeds.as_ref().map(|s| s.best)),
+            f1(vwr.as_ref().map(|s| s.best)),
+            ratio(vwr.as_ref().map(|s| s.best), seeds.as_ref().map(|s| s.best)),
+            ratio(vwr.as_ref().map(|s| s.median), seeds.as_ref().map(|s| s.median)),
+            f1(scr.as_ref().map(|s| s.best)),
+            f1(seeds.as_ref().map(|s| s.min_cpu)),
+            f1(vwr.as_ref().map(|s| s.min_cpu)),
+        );
+        let mut entry = serde_json::Map::new();
+        entry.insert("label".into(), json!(label));
+        for (name, st) in [("seeds", &seeds), ("vwr", &vwr), ("vwr_scripts", &scr)] {
+            if let Some(st) = st {
+                entry.insert(name.into(), st.json());
+            }
+        }
+        if let (Some(v), Some(sd)) = (&vwr, &seeds) {
+            entry.insert("ratio_vwr_over_seeds".into(), json!(round2(v.best / sd.best)));
+            entry.insert("ratio_of_medians".into(), json!(round2(v.median / sd.median)));
+            entry.insert("ratio_server_cpu".into(), json!(round2(v.min_cpu / sd.min_cpu)));
+        }
+        table.insert(phase.into(), serde_json::Value::Object(entry));
+    }
+    // An admission's whole cost on vwr: the step, and what it leaves to later cleanups (lowest
+    // samples added, medians added): the judging at the collect window, and with a waiting
+    // timeout the admitted users' waiting heartbeats. The seeds leave nothing.
+    let deferred: Vec<&str> = ["admission_cleanup", "admission_collect"]
+        .into_iter()
+        .filter(|p| stats("vwr", p).is_some())
+        .collect();
+    let what = if deferred.len() == 2 {
+        "the collect judging and the heartbeat cleanup"
+    } else {
+        "the collect judging"
+    };
+    let mut totals = serde_json::Map::new();
+    for (phase, label) in [("admission", "steps of 500"), ("admission_small", "steps of 5")] {
+        let with_cleanup = |set: &str| -> Option<(f64, f64)> {
+            let a = stats(set, phase)?;
+            deferred.iter().try_fold((a.best, a.median), |(b, m), p| {
+                let c = stats(set, p)?;
+                Some((b + c.best, m + c.median))
+            })
+        };
+        if deferred.is_empty() {
+            continue;
+        }
+        let (Some(sd), Some((v, vm))) = (stats("seeds", phase), with_cleanup("vwr")) else { continue };
+        let scr = with_cleanup("vwr_scripts").map(|(s, _)| s);
+        println!(
+            "| **admission** with vwr's deferred part ({what}), {label} | {:.1} | {v:.1} | {:.2}× | {:.2}× | {} | | |",
+            sd.best,
+            v / sd.best,
+            vm / sd.median,
+            f1(scr),
+        );
+        totals.insert(
+            phase.into(),
+            json!({ "deferred": deferred, "seeds": round2(sd.best), "vwr": round2(v), "vwr_scripts": scr.map(round2),
+                    "ratio_vwr_over_seeds": round2(v / sd.best), "ratio_of_medians": round2(vm / sd.median) }),
+        );
+    }
+    if !totals.is_empty() {
+        table.insert("admission_with_cleanup".into(), serde_json::Value::Object(totals));
+    }
+
+    // Where the time goes: every command's calls (per script call) and µs (per operation), over
+    // all samples; what the script command's µs holds beyond its commands is the call itself and
+    // the Lua around the commands.
+    println!(
+        "\nWhere the time goes, per operation over all samples: script µs = its commands' µs + the call and \
+         its Lua; each command as calls per script call / µs per operation:\n"
+    );
+    for (phase, _) in PHASES {
+        for set in sets.iter() {
+            let Some(st) = stats(set.name, phase) else { continue };
+            let script: (f64, f64) = SCRIPT_COMMANDS
+                .iter()
+                .filter_map(|n| st.commands.get(*n))
+                .fold((0.0, 0.0), |(c, u), (c2, u2)| (c + c2, u + u2));
+            let nested: Vec<(&String, &(f64, f64))> =
+                st.commands.iter().filter(|(name, _)| !SCRIPT_COMMANDS.contains(&name.as_str())).collect();
+            let nested_usec: f64 = nested.iter().map(|(_, (_, u))| u).sum();
+            let parts: Vec<String> = nested
+                .iter()
+                .map(|(name, (calls, usec))| format!("{name} {:.2}/{usec:.2}", calls / script.0.max(1e-9)))
+                .collect();
+            println!(
+                "- {phase} {}: {:.2} = {nested_usec:.2} + {:.2}; {:.3} calls per operation; {}",
+                set.name,
+                script.1,
+                script.1 - nested_usec,
+                script.0,
+                parts.join(", ")
+            );
+        }
+    }
+
+    let doc = json!({
+        "bench": "seeds_cost",
+        "machine": { "cpu": cpu, "cores": cores, "redis_version": redis_version },
+        "config": {
+            "mode": mode, "waiting_timeout_ms": waiting_timeout_ms, "touch": format!("{:?}", s.touch()),
+            "line_calls_per_round": line_calls,
+            "waiting": waiting, "line": line, "ops_per_round": ops, "admissions_per_round": admissions,
+            "small_admissions_per_round": small, "rounds": rounds, "samples_per_round": samples,
+            "concurrency": conc, "user_id_len": id_len, "rate_buckets": rate_buckets, "threshold": threshold,
+            "fill": "pipelined ZADD of the line and heartbeat sets; the same members on every side, the same heartbeats where the store keeps them (vwr: with a waiting timeout only); heartbeats spread over the last minute, those of the users the rounds admit ten minutes older",
+            "figure": "script usec (INFO commandstats evalsha+eval+fcall) per operation (poll, admitted user, line document); lowest and median sample",
+        },
+        "phases": table,
+    });
+    let path = out_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    println!("\nwritten: {}", path.display());
+    drop(server);
+}
