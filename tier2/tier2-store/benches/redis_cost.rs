@@ -42,13 +42,17 @@
 //! are shown too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{
+    FRONT_HEARTBEAT_AGE_MS, HOUR_MS, RedisServer, command_stats, connect, cpu_model, cpu_secs, env_u64, info,
+    round2, run_all,
+};
 use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
@@ -57,14 +61,6 @@ use vwr_tier2::model::{LineOrder, LineScore, Place, RegisterMode, Tier2Settings,
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-const HOUR_MS: u64 = 3_600_000;
-/// How much older the heartbeats of the users the rounds admit are (see `fill`).
-const FRONT_HEARTBEAT_AGE_MS: u64 = 600_000;
 
 fn settings() -> Tier2Settings {
     Tier2Settings {
@@ -79,50 +75,6 @@ fn settings() -> Tier2Settings {
 
 // ---------------------------------------------------------------------------------------------
 // The throwaway Redis.
-
-struct RedisServer {
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-impl RedisServer {
-    fn start() -> Self {
-        let bin = std::env::var("VWR_BENCH_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = std::env::temp_dir().join(format!("vwr-redis-cost-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new(&bin)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--dir", dir.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-        if let Ok(n) = std::env::var("VWR_BENCH_RENICE") {
-            // On a shared machine: give the server priority over other work (needs the right).
-            let _ = Command::new("renice").args(["-n", &n, "-p", &child.id().to_string()]).output();
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start on port {port}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, dir, port }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The two script sets.
@@ -406,40 +358,6 @@ impl Stats {
     }
 }
 
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-async fn info(admin: &mut MultiplexedConnection, section: &str) -> String {
-    redis::cmd("INFO").arg(section).query_async(admin).await.unwrap()
-}
-
-fn cpu_secs(info: &str) -> f64 {
-    info.lines()
-        .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
-        .filter_map(|v| v.trim().parse::<f64>().ok())
-        .sum()
-}
-
-/// `INFO commandstats` as name -> (calls, usec).
-fn command_stats(info: &str) -> BTreeMap<String, (u64, u64)> {
-    let mut out = BTreeMap::new();
-    for line in info.lines() {
-        let Some((name, fields)) = line.split_once(':') else { continue };
-        let Some(name) = name.strip_prefix("cmdstat_") else { continue };
-        let (mut calls, mut usec) = (0, 0);
-        for f in fields.split(',') {
-            match f.split_once('=') {
-                Some(("calls", v)) => calls = v.parse::<u64>().unwrap_or(0),
-                Some(("usec", v)) => usec = v.parse::<u64>().unwrap_or(0),
-                _ => {}
-            }
-        }
-        out.insert(name.to_owned(), (calls, usec));
-    }
-    out
-}
-
 /// (calls, usec) summed over the script commands.
 fn script_stats(commands: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
     ["evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"]
@@ -464,32 +382,6 @@ where
     let (script_calls, script_usec) = script_stats(&commands);
     let cpu1 = cpu_secs(&info(admin, "cpu").await);
     Cost { ops, script_calls, script_usec, cpu_usec: (cpu1 - cpu0) * 1e6, wall_secs, commands }
-}
-
-/// Runs `op` on every user of `users`, `conc` at a time.
-async fn run_all<F, Fut>(users: Vec<String>, conc: usize, op: F) -> u64
-where
-    F: Fn(String) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let users = Arc::new(users);
-    let next = Arc::new(AtomicUsize::new(0));
-    let op = Arc::new(op);
-    let mut tasks = Vec::new();
-    for _ in 0..conc {
-        let (users, next, op) = (Arc::clone(&users), Arc::clone(&next), Arc::clone(&op));
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(u) = users.get(i) else { break };
-                op(u.clone()).await;
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    users.len() as u64
 }
 
 fn user(prefix: char, i: u64, len: usize) -> String {
@@ -567,23 +459,6 @@ async fn top_up_rate(conn: &mut MultiplexedConnection, event: &EventId, buckets:
     tokio::time::sleep(Duration::from_millis(1000 - ms % 1000 + 5)).await;
 }
 
-/// A connection without a response timeout (the fill sends large pipelines).
-async fn connect(client: &redis::Client) -> MultiplexedConnection {
-    let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(None);
-    client.get_multiplexed_async_connection_with_config(&cfg).await.unwrap()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
-            })
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
 fn out_path() -> PathBuf {
     std::env::var("VWR_BENCH_OUT").map(PathBuf::from).unwrap_or_else(|_| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench/redis-cost.json")
@@ -617,7 +492,7 @@ async fn main() {
     let rate_buckets = env_u64("VWR_BENCH_RATE_BUCKETS", 121);
     let samples = env_u64("VWR_BENCH_SAMPLES", 5).max(1);
 
-    let server = RedisServer::start();
+    let server = RedisServer::start("redis-cost");
     let url = server.url();
     let client = redis::Client::open(url.as_str()).unwrap();
     let mut admin = connect(&client).await;

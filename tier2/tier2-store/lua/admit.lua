@@ -22,6 +22,7 @@ local dropped = tonumber(m.dropped or '0')
 local active, held = active_counts(now)
 local n = math.min(th - active - held, tonumber(ARGV[2]))
 local reply = { 'done', expired, evicted, stale, full, 0, 0, 0, 0, 0 }
+local admitted_n = 0
 if n > 0 then
   -- The front of the line, taken as a range (cheaper than ZPOPMIN, which removes its members
   -- one by one and sends their scores); then the whole batch at once, one command per key.
@@ -57,12 +58,17 @@ if n > 0 then
       dropped = dropped + admit_all(users, ARGV[6], now, tonumber(ARGV[3]), tonumber(ARGV[7]), m, held == 0, true)
     end
     for k = 1, #users do reply[10 + k] = users[k] end
+    admitted_n = #users
   end
 end
 reply[6] = redis.call('ZCARD', K_WAIT)
--- (No slot was held, and admitting holds none: only the active set can have changed.)
-reply[7] = redis.call('ZCOUNT', K_ACT, '(' .. text(now), '+inf')
-  + (held == 0 and 0 or redis.call('ZCOUNT', K_HELD, '(' .. text(now), '+inf'))
+if held == 0 then
+  -- No slot was held, and admitting holds none: the slots taken are those counted before, and
+  -- the admissions made or given back since (all ending after now).
+  reply[7] = active + reply[10] + admitted_n
+else
+  reply[7] = redis.call('ZCOUNT', K_ACT, '(' .. text(now), '+inf') + redis.call('ZCOUNT', K_HELD, '(' .. text(now), '+inf')
+end
 -- The counters since the previous step are reported once: back to 0.
 reply[8] = dropped
 local reset = {}

@@ -451,8 +451,9 @@ end
 -- - no call of anybody (a check, meta `last`; a status or heartbeat, meta `hd`) reached the
 --   store for more than `bound` ms while at least `crowd` people were in the event (the API in
 --   front was down: people in line poll every few seconds), from the last call heard.
--- Spans out of reach of `keep` ms of audible time are forgotten. Writes `clean` = now. Returns
--- the silences.
+-- Spans out of reach of `keep` ms of audible time are forgotten. Returns the silences, and
+-- what meta `sil` becomes: nil (unchanged), '' (deleted) or its new text; the cleanup writes it
+-- with `clean` = now in one command.
 local function hear(now, bound, crowd, keep, m)
   need(m, 'clean', 'hd', 'last', 'sil')
   local sil = silences(m)
@@ -482,24 +483,12 @@ local function hear(now, bound, crowd, keep, m)
   local kept = {}
   for i = first, #sil do kept[#kept + 1] = sil[i] end
   if first > 1 then changed = true end
-  if changed and #kept == 0 then
-    redis.call('HDEL', K_META, 'sil')
-    redis.call('HSET', K_META, 'clean', text(now))
-  elseif changed then
-    local parts = {}
-    for i, s in ipairs(kept) do parts[i] = string.format('%d-%d', s[1], s[2]) end
-    redis.call('HSET', K_META, 'clean', text(now), 'sil', table.concat(parts, ','))
-  else
-    redis.call('HSET', K_META, 'clean', text(now))
-  end
-  return kept
+  if not changed then return kept, nil end
+  local parts = {}
+  for i, s in ipairs(kept) do parts[i] = string.format('%d-%d', s[1], s[2]) end
+  return kept, table.concat(parts, ',')
 end
 
--- Removes up to `limit` expired actives, actives whose heartbeat is older than
--- `hb_timeout` (their slot is held until their last token expires), waiting users whose
--- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
--- released slots whose last token has expired, and ghosts whose time is up. Heartbeat ages
--- leave out the silences (hear). `q`: {bound, crowd, ghost_ttl}.
 -- Frees the slots of the worker's admissions that no call has collected (they have no
 -- heartbeat yet) `collect` ms of audible time after they were made, each leaving a ghost of its
 -- admission (docs/invariants.md#26). Every admission lasts `ttl`, so its end tells when it was
@@ -510,12 +499,13 @@ end
 -- moves on: the usual case costs two ZCARDs a step, nothing per admission. A worker step's
 -- admissions share one end, so when `limit` cuts the range, the mark stays before the last end
 -- read, and its admissions are judged whole by the next pass (only a single end shared by more
--- than `limit` admissions is judged in part). Returns the users to free.
+-- than `limit` admissions is judged in part). Returns the users to free, and the new mark (nil:
+-- unchanged), which the cleanup writes.
 local function collect_uncollected(now, collect, ttl, limit, sil, m)
   need(m, 'cc')
   local upto = audible_cutoff(now, collect, sil) + ttl
   local from = tonumber(m.cc)
-  if from and from >= upto then return {} end
+  if from and from >= upto then return {}, nil end
   local mark, gone = string.format('%d', upto), {}
   if redis.call('ZCARD', K_ACT) > redis.call('ZCARD', K_ASEEN) then
     local due = redis.call('ZRANGEBYSCORE', K_ACT, from and ('(' .. string.format('%d', from)) or '-inf', mark,
@@ -537,20 +527,33 @@ local function collect_uncollected(now, collect, ttl, limit, sil, m)
       end
     end
   end
-  redis.call('HSET', K_META, 'cc', mark)
   m.cc = mark
-  return gone
+  return gone, mark
 end
 
+-- Removes up to `limit` expired actives, actives whose heartbeat is older than
+-- `hb_timeout` (their slot is held until their last token expires), waiting users whose
+-- heartbeat is older than `wait_timeout` (of `limit` heartbeats, see remove_stale_waitings),
+-- released slots whose last token has expired, and ghosts whose time is up. Heartbeat ages
+-- leave out the silences (hear). `q`: {bound, crowd, ghost_ttl}.
 local function cleanup(now, hb_timeout, wait_timeout, limit, m, q)
   local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, limit)
   remove_actives(expired)
-  local sil = hear(now, q.bound, q.crowd, math.max(hb_timeout, wait_timeout), m)
+  local sil, sil_text = hear(now, q.bound, q.crowd, math.max(hb_timeout, wait_timeout), m)
   local evicted = redis.call('ZRANGEBYSCORE', K_ASEEN, '-inf', '(' .. audible_cutoff(now, hb_timeout, sil),
     'LIMIT', 0, limit)
   release_actives(evicted, now, q.ghost_ttl)
-  local uncollected = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m)
+  local uncollected, mark = collect_uncollected(now, q.collect, q.ttl, 10 * limit, sil, m)
   release_actives(uncollected, now, q.ghost_ttl)
+  -- The meta the hearing and the collect judging changed, in one command.
+  local w = { 'clean', text(now) }
+  if mark then w[#w + 1], w[#w + 2] = 'cc', mark end
+  if sil_text == '' then
+    redis.call('HDEL', K_META, 'sil')
+  elseif sil_text then
+    w[#w + 1], w[#w + 2] = 'sil', sil_text
+  end
+  redis.call('HSET', K_META, unpack(w))
   -- Without a waiting timeout (0) waiting users are not heard from while they wait: none is
   -- stale, and the heartbeat set stays empty.
   local stale = 0

@@ -1,0 +1,143 @@
+//! What the Redis benches share: their throwaway `redis-server`, the readings of `INFO`, the
+//! clients that run operations at a given concurrency, and the environment knobs. Each bench
+//! uses part of it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+pub const HOUR_MS: u64 = 3_600_000;
+
+/// How much older the heartbeats of the users the rounds admit are (see `fill`).
+pub const FRONT_HEARTBEAT_AGE_MS: u64 = 600_000;
+
+pub struct RedisServer {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl RedisServer {
+    pub fn start(name: &str) -> Self {
+        let bin = std::env::var("VWR_BENCH_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("vwr-{name}-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(&bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--dir", dir.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        if let Ok(n) = std::env::var("VWR_BENCH_RENICE") {
+            // On a shared machine: give the server priority over other work (needs the right).
+            let _ = Command::new("renice").args(["-n", &n, "-p", &child.id().to_string()]).output();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, dir, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+pub async fn info(admin: &mut MultiplexedConnection, section: &str) -> String {
+    redis::cmd("INFO").arg(section).query_async(admin).await.unwrap()
+}
+
+pub fn cpu_secs(info: &str) -> f64 {
+    info.lines()
+        .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+        .filter_map(|v| v.trim().parse::<f64>().ok())
+        .sum()
+}
+
+/// `INFO commandstats` as name -> (calls, usec).
+pub fn command_stats(info: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, fields)) = line.split_once(':') else { continue };
+        let Some(name) = name.strip_prefix("cmdstat_") else { continue };
+        let (mut calls, mut usec) = (0, 0);
+        for f in fields.split(',') {
+            match f.split_once('=') {
+                Some(("calls", v)) => calls = v.parse::<u64>().unwrap_or(0),
+                Some(("usec", v)) => usec = v.parse::<u64>().unwrap_or(0),
+                _ => {}
+            }
+        }
+        out.insert(name.to_owned(), (calls, usec));
+    }
+    out
+}
+
+/// Runs `op` on every user of `users`, `conc` at a time.
+pub async fn run_all<F, Fut>(users: Vec<String>, conc: usize, op: F) -> u64
+where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let users = Arc::new(users);
+    let next = Arc::new(AtomicUsize::new(0));
+    let op = Arc::new(op);
+    let mut tasks = Vec::new();
+    for _ in 0..conc {
+        let (users, next, op) = (Arc::clone(&users), Arc::clone(&next), Arc::clone(&op));
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(u) = users.get(i) else { break };
+                op(u.clone()).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    users.len() as u64
+}
+
+/// A connection without a response timeout (the fill sends large pipelines).
+pub async fn connect(client: &redis::Client) -> MultiplexedConnection {
+    let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    client.get_multiplexed_async_connection_with_config(&cfg).await.unwrap()
+}
+
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
