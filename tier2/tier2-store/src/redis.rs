@@ -8,6 +8,7 @@
 //! connection comes back by itself when Redis does. The keys: [`keys`].
 
 pub mod keys;
+mod reply;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -20,13 +21,14 @@ use redis::{FromRedisValue, RedisError, ScriptInvocation, Value};
 use vwr_core::EventId;
 use vwr_core::config::{ConfigError, Env};
 use vwr_tier2::model::{
-    Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, LineView,
-    PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
+    AdmitReport, Admitted, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
+    RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use vwr_tier2::store::{AdmissionStore, Retire};
 
 use crate::scripts::{self, Op};
 use keys::{EVENTS_KEY, event_keys};
+use reply::{as_array, as_score, as_string, as_u64, figures, parse_place, proto};
 
 #[derive(Clone)]
 enum Conn {
@@ -126,105 +128,6 @@ fn redis_error(op: &'static str, e: RedisError) -> StoreError {
         StoreError::Protocol(format!("{op}: {e}"))
     } else {
         StoreError::Unavailable(format!("{op}: {e}"))
-    }
-}
-
-fn proto(msg: impl Into<String>) -> StoreError {
-    StoreError::Protocol(msg.into())
-}
-
-fn as_u64(v: &Value) -> Result<u64, StoreError> {
-    match v {
-        Value::Int(i) => u64::try_from(*i).map_err(|_| proto(format!("negative {i}"))),
-        Value::BulkString(b) => {
-            std::str::from_utf8(b).ok().and_then(|s| s.parse().ok()).ok_or_else(|| proto("not a number"))
-        }
-        Value::Nil => Ok(0),
-        other => Err(proto(format!("expected a number, got {other:?}"))),
-    }
-}
-
-/// A sorted-set score (an integer: a tier-1 position, an arrival stamp in µs, 0), as Redis
-/// writes it (`%.17g`, or an integer reply from Lua).
-fn as_score(v: &Value) -> Result<u64, StoreError> {
-    if let Ok(n) = as_u64(v) {
-        return Ok(n);
-    }
-    let text = as_string(v)?;
-    match text.parse::<f64>() {
-        Ok(f) if (0.0..9.007_199_254_740_992e15).contains(&f) => Ok(f as u64),
-        _ => Err(proto(format!("bad score {text:?}"))),
-    }
-}
-
-fn as_string(v: &Value) -> Result<String, StoreError> {
-    match v {
-        Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| proto("not UTF-8")),
-        Value::SimpleString(s) => Ok(s.clone()),
-        other => Err(proto(format!("expected a string, got {other:?}"))),
-    }
-}
-
-fn as_array(v: Value) -> Result<Vec<Value>, StoreError> {
-    match v {
-        Value::Array(a) => Ok(a),
-        other => Err(proto(format!("expected an array, got {other:?}"))),
-    }
-}
-
-/// Parses `"jti|admittedAtMs|expiresAtMs|tokenExpMs"` (records written before the token end
-/// existed have three fields).
-pub(crate) fn parse_admission(rec: &str) -> Result<Admission, StoreError> {
-    let mut it = rec.split('|');
-    let (jti, at, exp) =
-        (it.next(), it.next().and_then(|a| a.parse().ok()), it.next().and_then(|e| e.parse().ok()));
-    let tok = match it.next() {
-        None | Some("") => Some(0),
-        Some(t) => t.parse().ok(),
-    };
-    match (jti, at, exp, tok, it.next()) {
-        (Some(jti), Some(admitted_at_ms), Some(expires_at_ms), Some(token_expires_at_ms), None)
-            if !jti.is_empty() =>
-        {
-            Ok(Admission { jti: jti.to_owned(), admitted_at_ms, expires_at_ms, token_expires_at_ms })
-        }
-        _ => Err(proto(format!("bad admission record {rec:?}"))),
-    }
-}
-
-/// Parses a `describe()` reply (after its tag); a check's reply says in its 9th element whether
-/// it gave back a place a timeout had taken.
-fn parse_place(tag: &str, a: &[Value]) -> Result<Place, StoreError> {
-    let restored = a.get(8).map(as_u64).transpose()?.unwrap_or(0) == 1;
-    let fig = |i: usize| -> Result<Figures, StoreError> {
-        Ok(Figures {
-            queue_size: as_u64(&a[i])?,
-            active: as_u64(&a[i + 1])?,
-            threshold: as_u64(&a[i + 2])?,
-            admitted_last_60s: as_u64(&a[i + 3])?,
-            since_first_admission_secs: match &a[i + 4] {
-                Value::Nil => None,
-                v => Some(as_u64(v)?),
-            },
-        })
-    };
-    if a.len() < 7 {
-        return Err(proto(format!("short reply {a:?}")));
-    }
-    match tag {
-        "queued" => Ok(Place::Queued {
-            position: as_u64(&a[1])?,
-            figures: fig(2)?,
-            restored,
-            score: a.get(9).map(as_score).transpose()?,
-        }),
-        "active" | "admitted" => Ok(Place::Active {
-            admission: parse_admission(&as_string(&a[1])?)?,
-            fresh: tag == "admitted",
-            restored,
-            figures: fig(2)?,
-        }),
-        other => Err(proto(format!("unexpected tag {other}"))),
     }
 }
 
@@ -574,16 +477,7 @@ impl AdmissionStore for RedisStore {
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
             Some("line") if v.len() >= 6 && v.len() % 2 == 0 => {
-                let figures = Figures {
-                    queue_size: as_u64(&v[1])?,
-                    active: as_u64(&v[2])?,
-                    threshold: as_u64(&v[3])?,
-                    admitted_last_60s: as_u64(&v[4])?,
-                    since_first_admission_secs: match &v[5] {
-                        Value::Nil => None,
-                        x => Some(as_u64(x)?),
-                    },
-                };
+                let figures = figures(&v[1..6])?;
                 let marks = v[6..]
                     .chunks(2)
                     .map(|p| Ok((as_u64(&p[0])?, as_score(&p[1])?)))
@@ -807,14 +701,5 @@ mod tests {
                 .unwrap()
                 .cluster
         );
-    }
-
-    #[test]
-    fn admission_records_old_and_new() {
-        let a = parse_admission("j1|10|20").unwrap();
-        assert_eq!((a.expires_at_ms, a.token_expires_at_ms), (20, 0));
-        assert_eq!(parse_admission("j1|10|20|15").unwrap().token_expires_at_ms, 15);
-        assert!(parse_admission("j1|10|20|x").is_err());
-        assert!(parse_admission("|10|20|15").is_err());
     }
 }

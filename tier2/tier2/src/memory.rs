@@ -12,66 +12,8 @@ use crate::model::{
     Admission, AdmitReport, Admitted, Cleaned, EventMeta, Figures, Left, LineOrder, LineScore, LineView,
     MAX_LINE_MARKS, PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
-use crate::ranked::RankedSet;
+use crate::ranked::ZSet;
 use crate::store::{AdmissionStore, Retire};
-
-/// A sorted set: members with scores, ordered by (score, member).
-#[derive(Default)]
-struct ZSet {
-    order: RankedSet,
-    scores: HashMap<String, u64>,
-}
-
-impl ZSet {
-    fn score(&self, m: &str) -> Option<u64> {
-        self.scores.get(m).copied()
-    }
-
-    fn add(&mut self, score: u64, m: &str) {
-        if let Some(old) = self.scores.insert(m.to_owned(), score) {
-            self.order.remove(old, m);
-        }
-        self.order.insert(score, m.to_owned());
-    }
-
-    fn add_nx(&mut self, score: u64, m: &str) {
-        if !self.scores.contains_key(m) {
-            self.add(score, m);
-        }
-    }
-
-    fn rem(&mut self, m: &str) -> bool {
-        match self.scores.remove(m) {
-            Some(s) => self.order.remove(s, m),
-            None => false,
-        }
-    }
-
-    fn rank(&self, m: &str) -> Option<usize> {
-        self.order.rank(self.score(m)?, m)
-    }
-
-    fn len(&self) -> u64 {
-        self.order.len() as u64
-    }
-
-    /// Members with score < `max` (exclusive) when `exclusive`, else ≤ `max`; at most `limit`.
-    fn below(&self, max: u64, exclusive: bool, limit: usize) -> Vec<String> {
-        let bound = if exclusive { max.saturating_sub(1) } else { max };
-        if exclusive && max == 0 {
-            return Vec::new();
-        }
-        self.order.up_to(bound, limit).into_iter().map(|(_, m)| m).collect()
-    }
-
-    fn count_above(&self, min: u64) -> u64 {
-        (self.order.len() - self.order.count_le(min)) as u64
-    }
-
-    fn max_score(&self) -> Option<u64> {
-        self.order.iter().last().map(|(s, _)| *s)
-    }
-}
 
 /// What a timeout took from a user (`:gh`), kept for their return (docs/invariants.md#23).
 #[derive(Clone)]
@@ -457,6 +399,45 @@ impl Event {
         }
     }
 
+    /// `collect_uncollected` of lib.lua: frees the worker's admissions nobody came for within
+    /// `collect_ms`, judged from the mark on, `limit` at most; returns how many.
+    fn collect_uncollected(&mut self, now: u64, s: &Tier2Settings, limit: usize) -> u64 {
+        let upto = audible_cutoff(now, s.collect_ms, &self.silences) + s.active_ttl_ms;
+        let mark = self.collect_mark;
+        if mark.is_some_and(|m| m >= upto) {
+            return 0;
+        }
+        if self.active.len() == self.aseen.len() {
+            // Every admission collected: the mark just moves on.
+            self.collect_mark = Some(upto);
+            return 0;
+        }
+        let due: Vec<(u64, String)> = self
+            .active
+            .order
+            .iter()
+            .skip_while(|(end, _)| mark.is_some_and(|m| *end <= m))
+            .take_while(|(end, _)| *end <= upto)
+            .take(limit)
+            .cloned()
+            .collect();
+        let mut freed = 0;
+        for (_, u) in &due {
+            if self.aseen.score(u).is_none() {
+                self.release_active(u, now, Some(s.ghost_ttl_ms));
+                freed += 1;
+            }
+        }
+        // As lib.lua: a cut range leaves the mark before the last end read, if any.
+        self.collect_mark = Some(match due.last() {
+            Some((last, _)) if due.len() == limit => {
+                due.iter().rev().map(|(end, _)| *end).find(|end| end != last).unwrap_or(*last)
+            }
+            _ => upto,
+        });
+        freed
+    }
+
     fn cleanup(&mut self, now: u64, s: &Tier2Settings) -> Cleaned {
         let limit = usize::try_from(s.cleanup_limit).unwrap_or(usize::MAX);
         let expired = self.active.below(now, false, limit);
@@ -469,35 +450,7 @@ impl Event {
         for u in &evicted {
             self.release_active(u, now, Some(s.ghost_ttl_ms));
         }
-        // `collect_uncollected` of lib.lua: the worker's admissions nobody came for.
-        let upto = audible_cutoff(now, s.collect_ms, &self.silences) + s.active_ttl_ms;
-        let mut uncollected = 0;
-        if self.collect_mark.is_none_or(|m| m < upto) && self.active.len() == self.aseen.len() {
-            // Every admission collected: the mark just moves on.
-            self.collect_mark = Some(upto);
-        } else if self.collect_mark.is_none_or(|m| m < upto) {
-            let due: Vec<(u64, String)> = self
-                .active
-                .order
-                .iter()
-                .filter(|(end, _)| self.collect_mark.is_none_or(|m| *end > m) && *end <= upto)
-                .take(10 * limit)
-                .cloned()
-                .collect();
-            for (_, u) in &due {
-                if self.aseen.score(u).is_none() {
-                    self.release_active(u, now, Some(s.ghost_ttl_ms));
-                    uncollected += 1;
-                }
-            }
-            // As lib.lua: a cut range leaves the mark before the last end read, if any.
-            self.collect_mark = Some(match due.last() {
-                Some((last, _)) if due.len() == 10 * limit => {
-                    due.iter().rev().map(|(end, _)| *end).find(|end| end != last).unwrap_or(*last)
-                }
-                _ => upto,
-            });
-        }
+        let uncollected = self.collect_uncollected(now, s, 10 * limit);
         // As lib.lua `remove_stale_waitings`: the oldest `limit` heartbeats; those of users
         // admitted since (an admission leaves them) go uncounted. Each leaves a ghost.
         let cutoff = audible_cutoff(now, s.waiting_timeout_ms, &self.silences);

@@ -1,5 +1,8 @@
 //! An ordered set with rank queries (like a Redis sorted set) for the in-memory store:
-//! sorted chunks, so insert/remove cost O(chunk) and rank O(chunks + log chunk).
+//! sorted chunks, so insert/remove cost O(chunk) and rank O(chunks + log chunk); and [`ZSet`], the
+//! sorted set of members with their scores that the store's keys are made of.
+
+use std::collections::HashMap;
 
 const MAX_CHUNK: usize = 1024;
 
@@ -115,6 +118,64 @@ impl RankedSet {
             i -= c.len();
         }
         None
+    }
+}
+
+/// A sorted set: members with scores, ordered by (score, member).
+#[derive(Default)]
+pub(crate) struct ZSet {
+    pub(crate) order: RankedSet,
+    pub(crate) scores: HashMap<String, u64>,
+}
+
+impl ZSet {
+    pub(crate) fn score(&self, m: &str) -> Option<u64> {
+        self.scores.get(m).copied()
+    }
+
+    pub(crate) fn add(&mut self, score: u64, m: &str) {
+        if let Some(old) = self.scores.insert(m.to_owned(), score) {
+            self.order.remove(old, m);
+        }
+        self.order.insert(score, m.to_owned());
+    }
+
+    pub(crate) fn add_nx(&mut self, score: u64, m: &str) {
+        if !self.scores.contains_key(m) {
+            self.add(score, m);
+        }
+    }
+
+    pub(crate) fn rem(&mut self, m: &str) -> bool {
+        match self.scores.remove(m) {
+            Some(s) => self.order.remove(s, m),
+            None => false,
+        }
+    }
+
+    pub(crate) fn rank(&self, m: &str) -> Option<usize> {
+        self.order.rank(self.score(m)?, m)
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.order.len() as u64
+    }
+
+    /// Members with score < `max` (exclusive) when `exclusive`, else ≤ `max`; at most `limit`.
+    pub(crate) fn below(&self, max: u64, exclusive: bool, limit: usize) -> Vec<String> {
+        let bound = if exclusive { max.saturating_sub(1) } else { max };
+        if exclusive && max == 0 {
+            return Vec::new();
+        }
+        self.order.up_to(bound, limit).into_iter().map(|(_, m)| m).collect()
+    }
+
+    pub(crate) fn count_above(&self, min: u64) -> u64 {
+        (self.order.len() - self.order.count_le(min)) as u64
+    }
+
+    pub(crate) fn max_score(&self) -> Option<u64> {
+        self.order.iter().last().map(|(s, _)| *s)
     }
 }
 
