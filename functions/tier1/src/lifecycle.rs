@@ -7,7 +7,7 @@ use vwr_core::EventId;
 
 use crate::model::{
     CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Hold, HoldBy, MAX_SCHEDULE_AHEAD_SECS,
-    Message, Schedule,
+    Message, Pass, PassError, Schedule, add_pass, revoke_pass,
 };
 
 /// Something that changes an event's lifecycle fields.
@@ -47,6 +47,12 @@ pub enum Action {
         ok: bool,
         reason: Option<String>,
     },
+    /// Records a new pass (docs/passes.md); the event must exist.
+    CreatePass(Pass),
+    /// Marks a pass revoked (the edge then refuses it).
+    RevokePass {
+        id: String,
+    },
 }
 
 impl Action {
@@ -63,6 +69,8 @@ impl Action {
             Self::Close { .. } => "close",
             Self::SetMessage(_) => "message",
             Self::SetHealth { .. } => "health",
+            Self::CreatePass(_) => "pass_create",
+            Self::RevokePass { .. } => "pass_revoke",
         }
     }
 }
@@ -91,6 +99,8 @@ pub enum LifecycleError {
     /// anyone chooses (docs/invariants.md#21).
     #[error("{reason}")]
     SealTimeFixed { state: EventState, reason: &'static str },
+    #[error(transparent)]
+    Pass(#[from] PassError),
 }
 
 const ACTIVATE_IN_PREQUEUE: &str = "the pre-queue has started: it is sealed and drawn at openAt, not earlier \
@@ -253,6 +263,8 @@ pub fn apply(
             let reason = reason.clone().unwrap_or_default();
             rec.hold = Some(Hold { by: HoldBy::Health, reason, since });
         }
+        Action::CreatePass(pass) => add_pass(&mut rec.passes, pass.clone(), now)?,
+        Action::RevokePass { id } => revoke_pass(&mut rec.passes, id, now)?,
     }
     rec.rev = old.map_or(1, |o| o.rev + 1);
     rec.audit_seq = old.map_or(1, |o| o.audit_seq + 1);
@@ -343,6 +355,7 @@ pub fn allowed(state: EventState, action: &Action) -> bool {
         Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
         Action::Activate { .. } => state != Prequeue,
         Action::SetMessage(_) | Action::SetHealth { .. } => true,
+        Action::CreatePass(_) | Action::RevokePass { .. } => true,
         Action::Deactivate => state != Inactive,
         Action::StartPrequeue => state == Scheduled,
         Action::Open { .. } => state == Prequeue,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
 use super::rates::{RATE_WINDOW_SECS, rate};
-use super::{EventConfig, OutflowMode, Sample};
+use super::{EventConfig, OutflowMode, Pass, Sample};
 
 /// Where an event is in its life (docs/lifecycle.md#states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -197,6 +197,8 @@ pub struct EventRecord {
     pub hold: Option<Hold>,
     /// When the line last started moving again (the end of a pause or hold).
     pub resumed_at: Option<u64>,
+    /// The event's passes, expired ones dropped at each pass write (docs/passes.md).
+    pub passes: Vec<Pass>,
 }
 
 impl EventRecord {
@@ -223,6 +225,7 @@ impl EventRecord {
             audit_seq: 0,
             hold: None,
             resumed_at: None,
+            passes: Vec::new(),
         }
     }
 
@@ -252,6 +255,7 @@ impl EventRecord {
             "message": self.message,
             "closeReason": self.close_reason,
             "hold": self.hold,
+            "passes": self.passes,
         })
     }
 
