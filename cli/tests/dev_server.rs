@@ -271,3 +271,34 @@ async fn bearer_tokens_and_passes_through_the_local_edge() {
         audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
     assert!(actions.ends_with(&["pass_create", "pass_revoke"]), "{actions:?}");
 }
+
+/// The example client of docs/apps.md runs end to end against `vwr dev`: two apps at a tier-2
+/// threshold of 1, so one waits on the line document for the other to leave; both reach the
+/// protected API with the Bearer tier-1 token and a renewed entry token.
+#[tokio::test]
+async fn the_example_app_client_runs_end_to_end() {
+    let server = start("apps", &["--store", "memory"], &[("VWR_ENTRY_TOKEN_TTL_SECONDS", "10")]).await;
+    admin(&server, &["activate", "e1", "--batch-size", "5", "--interval-seconds", "1"]);
+    admin(&server, &["threshold", "e1", "--threshold", "1"]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/examples/app-client.mjs");
+    let run = || {
+        std::process::Command::new("node")
+            .args([script, "--base", &server.base, "--event", "e1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("node is needed for this test (tests/run.sh checks for it)")
+    };
+    let (a, b) = (run(), run());
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let mut waited = false;
+    for out in &outs {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "client failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        let steps: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(steps.last().unwrap()["step"], "done", "{text}");
+        assert_eq!(steps.iter().filter(|s| s["step"] == "protected call").count(), 2, "{text}");
+        waited |= steps.iter().any(|s| s["step"] == "tier2 waiting");
+    }
+    assert!(waited, "at a threshold of 1 one of the two waits in tier 2");
+}
