@@ -553,14 +553,14 @@ ROUTER_FN = re.compile(r"pub fn (\w*router\w*)\(")
 
 
 def rust_routes(root: str, path: str) -> dict[str, set[str]]:
-    """Router function family (public / admin) -> {"METHOD /path/{}"}."""
-    text = read_code(os.path.join(root, path))
+    """Router function family (public / admin) -> {"METHOD /path/{}"}: every method of a
+    `.route(…, get(a).post(b))` chain (parse_routes, the reader check_openapi uses)."""
+    with open(os.path.join(root, path), encoding="utf-8") as fh:
+        routes, _ = parse_routes(fh.read(), path)
     out: dict[str, set[str]] = {}
-    fns = [(m.start(), m.group(1)) for m in ROUTER_FN.finditer(text)]
-    for m in ROUTE.finditer(text):
-        owner = [name for pos, name in fns if pos < m.start()]
-        family = "admin" if owner and owner[-1].startswith("admin") else "public"
-        out.setdefault(family, set()).add(f"{m.group(2).upper()} {normalize_path(m.group(1))}")
+    for r in routes:
+        family = "admin" if r["fn"].startswith("admin") else "public"
+        out.setdefault(family, set()).add(f"{r['method']} {normalize_path(r['path'])}")
     return out
 
 
@@ -2251,8 +2251,10 @@ def router_routes(root: str) -> dict[str, dict[str, set[str]]]:
     """Normalized path -> {method: {file}} over ROUTER_FILES (test modules cut)."""
     out: dict[str, dict[str, set[str]]] = {}
     for f in ROUTER_FILES:
-        for m in ANY_ROUTE.finditer(read_code(os.path.join(root, f))):
-            out.setdefault(normalize_path(m.group(1)), {}).setdefault(m.group(2).upper(), set()).add(f)
+        with open(os.path.join(root, f), encoding="utf-8") as fh:
+            routes, _ = parse_routes(fh.read(), f)
+        for r in routes:
+            out.setdefault(normalize_path(r["path"]), {}).setdefault(r["method"], set()).add(f)
     return out
 
 

@@ -403,6 +403,10 @@ locals {
     audit    = "GET /api/admin/vwr/audit/{eventId}"
     # The health gate (docs/outflow.md#health-gate): {ok: false, reason} holds the advancer.
     health = "PUT /api/admin/vwr/health/{eventId}"
+    # Passes for staff, monitors and callbacks (docs/passes.md).
+    pass_create = "POST /api/admin/vwr/pass/{eventId}"
+    pass_list   = "GET /api/admin/vwr/pass/{eventId}"
+    pass_revoke = "DELETE /api/admin/vwr/pass/{eventId}/{passId}"
   }
 }
 
