@@ -120,6 +120,26 @@ pub enum AdminCommand {
     QueueStatus { event_id: String },
     /// Tier 2: remove an event and everyone waiting or active in it.
     QueueRemove { event_id: String },
+    /// Keep an event ungated until a CloudWatch alarm fires, then open it in arrival order
+    /// (docs/lifecycle.md#standby); --end ends the standby.
+    Standby {
+        event_id: String,
+        /// The CloudWatch alarm whose ALARM state opens the event.
+        #[arg(long, required_unless_present = "end")]
+        alarm: Option<String>,
+        /// End the standby: the event is inactive again.
+        #[arg(long, conflicts_with = "alarm")]
+        end: bool,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// `vwr dev` only: set an alarm's state by hand (what a standby event waits for).
+    Alarm {
+        name: String,
+        /// ALARM or OK.
+        #[arg(long, value_parser = ["ALARM", "OK"])]
+        state: String,
+    },
     /// Passes for staff, monitors and callbacks: through the edge without waiting
     /// (docs/passes.md).
     #[command(subcommand)]
@@ -353,6 +373,18 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
                 None => json!({}),
             };
             (Method::POST, format!("/api/admin/vwr/pause/{event_id}"), Some(body))
+        }
+        AdminCommand::Standby { event_id, end: true, .. } => {
+            (Method::DELETE, format!("/api/admin/vwr/standby/{event_id}"), None)
+        }
+        AdminCommand::Standby { event_id, alarm, config, .. } => {
+            let mut m = Map::new();
+            m.insert("alarm".into(), json!(alarm));
+            config.put_into(&mut m);
+            (Method::PUT, format!("/api/admin/vwr/standby/{event_id}"), Some(Value::Object(m)))
+        }
+        AdminCommand::Alarm { name, state } => {
+            (Method::PUT, format!("/api/admin/vwr/alarm/{name}"), Some(json!({ "state": state })))
         }
         AdminCommand::Pass(PassCommand::Create { event_id, ttl, label }) => (
             Method::POST,

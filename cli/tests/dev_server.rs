@@ -302,3 +302,35 @@ async fn the_example_app_client_runs_end_to_end() {
     }
     assert!(waited, "at a threshold of 1 one of the two waits in tier 2");
 }
+
+/// A standby event in `vwr dev` (docs/lifecycle.md#standby): ungated while its alarm is OK; the
+/// alarm set by hand opens it within the advancer's next passes, and its pages are gated.
+#[tokio::test]
+async fn a_standby_event_opens_when_its_alarm_is_set() {
+    let server = start("standby", &["--store", "memory"], &[]).await;
+    let st = admin(
+        &server,
+        &["standby", "e1", "--alarm", "cf-requests", "--batch-size", "5", "--interval-seconds", "1"],
+    );
+    assert_eq!(st["state"], "standby");
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let (status, _, _) = get_with(&client, &server, "/events/e1", &[]).await;
+    assert_eq!(status, 200, "not gated while on standby");
+    let a = admin(&server, &["alarm", "cf-requests", "--state", "ALARM"]);
+    assert_eq!(a["state"], "ALARM");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, _, location) = get_with(&client, &server, "/events/e1", &[]).await;
+        if status == 302 {
+            assert_eq!(location, "/vwr/e1?next=%2Fevents%2Fe1");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the standby never opened");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(admin(&server, &["status", "e1"])["state"], "open");
+    let audit = admin(&server, &["audit", "e1"]);
+    let actions: Vec<&str> =
+        audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert_eq!(actions, ["standby", "standby_open"]);
+}

@@ -362,7 +362,7 @@ ROUTES_MAP_HEADING = "### Routes → files"
 # Every `.route("…", method(…))` of these files is a route the routes map must name: tier 1's
 # public and admin routers, tier 2's, and what `vwr dev` serves besides (dev/site.rs: the
 # greeting, the waiting page, the demo origin; dev/mod.rs: /healthz).
-ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/dev/site.rs", "cli/src/dev/mod.rs")
+ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/dev/site.rs", "cli/src/dev/mod.rs", "cli/src/dev/alarms.rs")
 # The protected APIs are prefixes the authorizer knows, not routes: the map writes them `/api/seats/**`.
 PROTECT_RS = "tier2/tier2/src/protect.rs"
 SETTINGS_DOC = "docs/settings.md"

@@ -358,6 +358,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/audit/{event_id}", get(audit))
         .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
+        .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
         .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
         .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -481,6 +482,33 @@ async fn health(
         ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"ok\": true|false, \"reason\": \"…\"}")
     })?;
     Ok(no_store(Json(svc.set_health(&event, ok, body.reason, &actor(caller)).await?).into_response()))
+}
+
+async fn standby(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    // `{alarm, …the fields of activate}` (docs/lifecycle.md#standby): the alarm is taken out,
+    // the rest must be a valid configuration patch (unknown fields refused).
+    let mut map: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
+    let bad = |m: String| ApiError::bad_request(ErrorCode::InvalidBody, m);
+    let alarm = match map.remove("alarm") {
+        Some(serde_json::Value::String(a)) => a,
+        _ => return Err(bad("alarm is required: the name of a CloudWatch alarm".into())),
+    };
+    let config: ConfigPatch = serde_json::from_value(serde_json::Value::Object(map))
+        .map_err(|e| bad(format!("invalid body: {e}")))?;
+    Ok(no_store(Json(svc.standby(&event, alarm, config, &actor(caller)).await?).into_response()))
+}
+
+async fn end_standby(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.end_standby(&event, &actor(caller)).await?).into_response()))
 }
 
 /// The body of `POST /api/admin/vwr/pass/{eventId}` (docs/passes.md).

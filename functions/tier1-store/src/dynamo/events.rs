@@ -69,6 +69,7 @@ pub(super) async fn write_event(
         Some(serde_json::to_string(&rec.passes).map_err(|e| StoreError::Corrupt(e.to_string()))?)
     };
     ex.opt("passes", passes.map(s));
+    ex.opt("standbyAlarm", rec.standby_alarm.as_deref().map(s));
     if rec.active() {
         ex.set("gsi1pk", s(ACTIVE));
         ex.set("gsi1sk", s(rec.event.as_str()));

@@ -168,6 +168,8 @@ struct EventItem {
     resumed_at: Option<u64>,
     /// The passes' records (JSON of a list of `Pass`), absent when there are none.
     passes: Option<String>,
+    /// The alarm that opens a standby event.
+    standby_alarm: Option<String>,
     #[serde(default)]
     batch_size: u64,
     #[serde(default)]
@@ -310,6 +312,7 @@ pub(super) fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         hold,
         resumed_at: it.resumed_at,
         passes,
+        standby_alarm: it.standby_alarm,
         serving_counter: it.serving_counter,
         last_step_at: it.last_step_at,
         samples,

@@ -18,11 +18,20 @@ pub enum EventState {
     Paused,
     Closed,
     Inactive,
+    /// Known but not gated until its alarm fires (docs/lifecycle.md#standby); then open.
+    Standby,
 }
 
 impl EventState {
-    pub const ALL: [EventState; 6] =
-        [Self::Scheduled, Self::Prequeue, Self::Open, Self::Paused, Self::Closed, Self::Inactive];
+    pub const ALL: [EventState; 7] = [
+        Self::Scheduled,
+        Self::Prequeue,
+        Self::Open,
+        Self::Paused,
+        Self::Closed,
+        Self::Inactive,
+        Self::Standby,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +41,7 @@ impl EventState {
             Self::Paused => "paused",
             Self::Closed => "closed",
             Self::Inactive => "inactive",
+            Self::Standby => "standby",
         }
     }
 
@@ -199,6 +209,8 @@ pub struct EventRecord {
     pub resumed_at: Option<u64>,
     /// The event's passes, expired ones dropped at each pass write (docs/passes.md).
     pub passes: Vec<Pass>,
+    /// The CloudWatch alarm whose firing opens a `standby` event (docs/lifecycle.md#standby).
+    pub standby_alarm: Option<String>,
 }
 
 impl EventRecord {
@@ -226,6 +238,7 @@ impl EventRecord {
             hold: None,
             resumed_at: None,
             passes: Vec::new(),
+            standby_alarm: None,
         }
     }
 
@@ -256,6 +269,7 @@ impl EventRecord {
             "closeReason": self.close_reason,
             "hold": self.hold,
             "passes": self.passes,
+            "standbyAlarm": self.standby_alarm,
         })
     }
 

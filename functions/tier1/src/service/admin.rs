@@ -97,6 +97,27 @@ impl Tier1Service {
         self.status_of(rec).await
     }
 
+    /// Admin: keep the event known but ungated until the CloudWatch alarm `alarm` fires; the
+    /// advancer then opens it in arrival order (docs/lifecycle.md#standby). `patch`: the
+    /// configuration it opens with, as for `activate`.
+    pub async fn standby(
+        &self,
+        event: &EventId,
+        alarm: String,
+        patch: ConfigPatch,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        self.validate_patch(&patch)?;
+        let rec = self.transition(event, actor, Action::Standby { alarm, patch }).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: end a standby without opening: the event is inactive again.
+    pub async fn end_standby(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
+        let rec = self.transition(event, actor, Action::EndStandby).await?;
+        self.status_of(rec).await
+    }
+
     /// Admin: hold the line; everybody keeps their place.
     pub async fn pause(
         &self,

@@ -44,7 +44,7 @@ use vwr_core::token::Tier1Tokens;
 use crate::edge_sync::{self, EdgeConfigStore};
 use crate::lifecycle::{self, Action, Facts};
 use crate::model::{AuditEntry, EventRecord, EventState, StoreError, revoked_live};
-use crate::store::{HealthSignal, PositionStore};
+use crate::store::{AlarmStates, HealthSignal, PositionStore};
 use crate::ticket::TicketSigner;
 
 /// Compare-and-set retries before giving up with 503.
@@ -97,6 +97,7 @@ pub struct Tier1Service {
     /// When this instance last counted the places handed out of each open or paused event.
     issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
+    alarms: Option<Arc<dyn AlarmStates>>,
     pow: crate::pow::PowIssuer,
     /// Proof-of-work solutions seen on this instance, with when they stop mattering: a cheap
     /// first filter; the store's record decides (docs/invariants.md#18).
@@ -133,6 +134,7 @@ impl Tier1Service {
             prequeue_counted: Mutex::new(HashMap::new()),
             issued_counted: Mutex::new(HashMap::new()),
             health: None,
+            alarms: None,
             pow,
             pow_seen: Mutex::new(HashMap::new()),
             enqueue: None,
@@ -153,6 +155,12 @@ impl Tier1Service {
     /// Holds the advancer while one of these alarms is in ALARM.
     pub(crate) fn with_health_signal(mut self, health: Arc<dyn HealthSignal>) -> Self {
         self.health = Some(health);
+        self
+    }
+
+    /// Opens standby events when their alarm fires (docs/lifecycle.md#standby).
+    pub(crate) fn with_alarm_states(mut self, alarms: Arc<dyn AlarmStates>) -> Self {
+        self.alarms = Some(alarms);
         self
     }
 
