@@ -13,6 +13,9 @@ authenticate IAM callers, and the functions refuse requests without an IAM ident
     python3 localstack/admin.py close e1 --reason sold_out | message e1 --en "…" | message e1 --clear
     python3 localstack/admin.py health e1 --hold --reason "origin 5xx" | health e1 --ok
     python3 localstack/admin.py audit e1
+    python3 localstack/admin.py standby e1 --alarm site-requests-spike [any option of activate] | standby-end e1
+    python3 localstack/admin.py pass-create e1 --label monitor [--ttl-seconds 3600] | pass-list e1
+    python3 localstack/admin.py pass-revoke e1 --pass-id pAbCdEfGhIjK
     python3 localstack/admin.py threshold e1 --threshold 50 | queue-status e1 | queue-remove e1
 
 Endpoint: --endpoint-url (default http://localhost:4566). Needs boto3.
@@ -98,6 +101,12 @@ def request(a: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[str, st
         ap.error("health needs --ok (let the advancer go on) or --hold (hold it)")
     if a.command == "health" and a.hold and not (a.reason or "").strip():
         ap.error("health --hold needs --reason (shown in the status and the audit trail)")
+    if a.command == "standby" and not a.alarm:
+        ap.error("standby needs --alarm (the CloudWatch alarm that opens the event)")
+    if a.command == "pass-create" and not a.label:
+        ap.error("pass-create needs --label")
+    if a.command == "pass-revoke" and not a.pass_id:
+        ap.error("pass-revoke needs --pass-id")
     if a.command != "health" and (a.ok or a.hold):
         ap.error("--ok and --hold belong to the health command")
     health = {"ok": bool(a.ok), **({"reason": a.reason} if a.reason else {})}
@@ -114,6 +123,11 @@ def request(a: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[str, st
         "message": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/message/{e}", {"message": None if a.clear else message(a)}),
         "health": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/health/{e}", health),
         "audit": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/audit/{e}", None),
+        "standby": ("vwr-tier1-admin", "PUT", f"/api/admin/vwr/standby/{e}", {"alarm": a.alarm} | config(a)),
+        "standby-end": ("vwr-tier1-admin", "DELETE", f"/api/admin/vwr/standby/{e}", None),
+        "pass-create": ("vwr-tier1-admin", "POST", f"/api/admin/vwr/pass/{e}", {"label": a.label, "ttlSeconds": a.ttl_seconds or 3600}),
+        "pass-list": ("vwr-tier1-admin", "GET", f"/api/admin/vwr/pass/{e}", None),
+        "pass-revoke": ("vwr-tier1-admin", "DELETE", f"/api/admin/vwr/pass/{e}/{a.pass_id}", None),
         "threshold": ("vwr-tier2-api", "PUT", f"/api/queue/admin/threshold/{e}", {"threshold": a.threshold or 1000}),
         "queue-status": ("vwr-tier2-api", "GET", f"/api/queue/admin/status/{e}", None),
         "queue-remove": ("vwr-tier2-api", "DELETE", f"/api/queue/admin/event/{e}", None),
@@ -124,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description="vwr admin against the LocalStack kit")
     ap.add_argument("--endpoint-url", default=os.environ.get("AWS_ENDPOINT_URL", "http://localhost:4566"))
     ap.add_argument("--region", default=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
-    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "schedule", "pause", "resume", "close", "message", "health", "audit", "threshold", "queue-status", "queue-remove"])
+    ap.add_argument("command", choices=["activate", "deactivate", "status", "advance", "events", "schedule", "pause", "resume", "close", "message", "health", "audit", "standby", "standby-end", "pass-create", "pass-list", "pass-revoke", "threshold", "queue-status", "queue-remove"])
     ap.add_argument("event_id", nargs="?")
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--interval-seconds", type=int)
@@ -144,6 +158,10 @@ def parser() -> argparse.ArgumentParser:
     hold = ap.add_mutually_exclusive_group()
     hold.add_argument("--ok", action="store_true", help="health: let the advancer go on")
     hold.add_argument("--hold", action="store_true", help="health: hold the advancer (nobody new is let in)")
+    ap.add_argument("--alarm", help="standby: the CloudWatch alarm whose ALARM state opens the event")
+    ap.add_argument("--label", help="pass-create: who or what the pass is for")
+    ap.add_argument("--ttl-seconds", type=int, help="pass-create: its life, 60-43200 s")
+    ap.add_argument("--pass-id", help="pass-revoke: the passId pass-create printed")
     ap.add_argument("--en")
     ap.add_argument("--ko")
     ap.add_argument("--clear", action="store_true")

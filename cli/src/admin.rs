@@ -120,6 +120,56 @@ pub enum AdminCommand {
     QueueStatus { event_id: String },
     /// Tier 2: remove an event and everyone waiting or active in it.
     QueueRemove { event_id: String },
+    /// Keep an event ungated until a CloudWatch alarm fires, then open it in arrival order
+    /// (docs/lifecycle.md#standby); --end ends the standby.
+    Standby {
+        event_id: String,
+        /// The CloudWatch alarm whose ALARM state opens the event.
+        #[arg(long, required_unless_present = "end")]
+        alarm: Option<String>,
+        /// End the standby: the event is inactive again.
+        #[arg(long, conflicts_with = "alarm")]
+        end: bool,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// `vwr dev` only: set an alarm's state by hand (what a standby event waits for).
+    Alarm {
+        name: String,
+        /// ALARM or OK.
+        #[arg(long, value_parser = ["ALARM", "OK"])]
+        state: String,
+    },
+    /// Passes for staff, monitors and callbacks: through the edge without waiting
+    /// (docs/passes.md).
+    #[command(subcommand)]
+    Pass(PassCommand),
+}
+
+/// `vwr admin pass …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum PassCommand {
+    /// Mint a pass: prints {id, pass, expiresAt}. The pass is shown once; send it as the
+    /// cookie vwr_t1_{eventId}, or as `Authorization: Bearer …` on API paths.
+    Create {
+        event_id: String,
+        /// How long it is valid: 90s, 10m, 2h (from 1 minute to 12 hours).
+        #[arg(long, default_value = "1h", value_parser = parse_ttl)]
+        ttl: u64,
+        /// Who or what it is for (shown in the list and the audit trail).
+        #[arg(long)]
+        label: String,
+    },
+    /// Revoke a pass by the id `create` printed ({eventId}.{passId}); the edge refuses it
+    /// within seconds.
+    Revoke { id: String },
+    /// The event's unexpired passes, revoked ones included (never the passes themselves).
+    List { event_id: String },
+}
+
+/// A pass's life from `90s`, `10m`, `2h`: whole seconds.
+fn parse_ttl(s: &str) -> Result<u64, String> {
+    humantime::parse_duration(s).map(|d| d.as_secs()).map_err(|e| format!("{s:?}: {e} (try 30m or 2h)"))
 }
 
 /// The per-event settings of `activate` and `schedule` (docs/settings.md).
@@ -323,6 +373,33 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
                 None => json!({}),
             };
             (Method::POST, format!("/api/admin/vwr/pause/{event_id}"), Some(body))
+        }
+        AdminCommand::Standby { event_id, end: true, .. } => {
+            (Method::DELETE, format!("/api/admin/vwr/standby/{event_id}"), None)
+        }
+        AdminCommand::Standby { event_id, alarm, config, .. } => {
+            let mut m = Map::new();
+            m.insert("alarm".into(), json!(alarm));
+            config.put_into(&mut m);
+            (Method::PUT, format!("/api/admin/vwr/standby/{event_id}"), Some(Value::Object(m)))
+        }
+        AdminCommand::Alarm { name, state } => {
+            (Method::PUT, format!("/api/admin/vwr/alarm/{name}"), Some(json!({ "state": state })))
+        }
+        AdminCommand::Pass(PassCommand::Create { event_id, ttl, label }) => (
+            Method::POST,
+            format!("/api/admin/vwr/pass/{event_id}"),
+            Some(json!({ "label": label, "ttlSeconds": ttl })),
+        ),
+        AdminCommand::Pass(PassCommand::List { event_id }) => {
+            (Method::GET, format!("/api/admin/vwr/pass/{event_id}"), None)
+        }
+        AdminCommand::Pass(PassCommand::Revoke { id }) => {
+            let (event_id, pass_id) = id
+                .rsplit_once('.')
+                .filter(|(e, p)| !e.is_empty() && !p.is_empty())
+                .ok_or_else(|| format!("{id:?} is not a pass id: give the id `vwr admin pass create` printed, {{eventId}}.{{passId}}"))?;
+            (Method::DELETE, format!("/api/admin/vwr/pass/{event_id}/{pass_id}"), None)
         }
         AdminCommand::Resume { event_id } => {
             (Method::POST, format!("/api/admin/vwr/resume/{event_id}"), None)

@@ -160,3 +160,177 @@ async fn tier2_walk_on_redis() {
     assert_eq!((st["active"].as_u64(), st["waiting"].as_u64()), (Some(2), Some(0)));
     admin(&server, &["queue-remove", &event]);
 }
+
+/// A GET of `path` on `server` with `headers`: (status, JSON body or null, Location).
+async fn get_with(
+    client: &HttpClient,
+    server: &Server,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, Value, String) {
+    let mut req = http::Request::get(format!("{}{path}", server.base));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res =
+        client.raw(req.body(http_body_util::Full::new(axum::body::Bytes::new())).unwrap()).await.unwrap();
+    let location = res.headers.get("location").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    (res.status.as_u16(), res.json(), location)
+}
+
+/// Reach (docs/apps.md, docs/passes.md) through the local edge: an app's Bearer tier-1 token
+/// passes on an API path (not on a page), the refusal names the waiting page and the status
+/// document; a pass opens a gated page as a cookie and an API path as a Bearer token, and is
+/// refused within seconds of `vwr admin pass revoke`; both are in the audit trail.
+#[tokio::test]
+async fn bearer_tokens_and_passes_through_the_local_edge() {
+    let server = start("reach", &["--store", "memory"], &[]).await;
+    admin(&server, &["activate", "e1", "--batch-size", "1", "--interval-seconds", "1"]);
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let json = [("accept", "application/json")];
+
+    // No token: the page is redirected, the API call refused with JSON.
+    let (status, _, location) = get_with(&client, &server, "/events/e1", &[]).await;
+    assert_eq!((status, location.as_str()), (302, "/vwr/e1?next=%2Fevents%2Fe1"));
+    let (status, body, _) = get_with(&client, &server, "/api/seats/e1/A1", &json).await;
+    assert_eq!(status, 403);
+    assert_eq!(body["error"], "waiting_room_token_required");
+    assert_eq!(body["redirectTo"], "/vwr/e1?next=%2Fapi%2Fseats%2Fe1%2FA1");
+    assert_eq!(body["statusUrl"], "/vwr-api/vwr/status/e1");
+
+    // A visitor's own tier-1 token, as an app holds it: assign, wait for the turn, check.
+    let a = client
+        .send(Method::POST, &format!("{}/vwr-api/vwr/assign/e1", server.base), None, &Auth::None)
+        .await
+        .unwrap();
+    let (rid, secret) = (
+        a.json()["requestId"].as_str().unwrap().to_owned(),
+        a.json()["requestSecret"].as_str().unwrap().to_owned(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let token = loop {
+        let (_, body, _) = get_with(
+            &client,
+            &server,
+            &format!("/vwr-api/vwr/check/e1/{rid}"),
+            &[("x-vwr-request-secret", &secret)],
+        )
+        .await;
+        if body["admitted"] == true {
+            break body["token"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < deadline, "never admitted: {body}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let bearer = format!("Bearer {token}");
+    // On the API path the edge lets it through (what answers next is tier 2's own gate).
+    let (status, body, _) =
+        get_with(&client, &server, "/api/seats/e1/A1", &[json[0], ("authorization", &bearer)]).await;
+    assert_ne!(body["error"], "waiting_room_token_required", "{status} {body}");
+    // Not on a page: there the cookie is the way.
+    let (status, _, _) = get_with(&client, &server, "/events/e1", &[("authorization", &bearer)]).await;
+    assert_eq!(status, 302);
+
+    // A pass: a cookie on the page, a Bearer token on the API.
+    let p = admin(&server, &["pass", "create", "e1", "--ttl", "10m", "--label", "synthetic monitor"]);
+    let (id, pass) = (p["id"].as_str().unwrap().to_owned(), p["pass"].as_str().unwrap().to_owned());
+    assert!(id.starts_with("e1."), "{p}");
+    assert!(p["expiresAt"].as_u64().is_some(), "{p}");
+    let cookie = format!("vwr_t1_e1={pass}");
+    let (status, _, _) = get_with(&client, &server, "/events/e1", &[("cookie", &cookie)]).await;
+    assert_eq!(status, 200, "a pass opens the gated page");
+    let pass_bearer = format!("Bearer {pass}");
+    let (_, body, _) =
+        get_with(&client, &server, "/api/seats/e1/A1", &[json[0], ("authorization", &pass_bearer)]).await;
+    assert_ne!(body["error"], "waiting_room_token_required", "{body}");
+    let listed = admin(&server, &["pass", "list", "e1"]);
+    assert_eq!(listed["passes"][0]["label"], "synthetic monitor");
+    assert!(!listed.to_string().contains(&pass), "the list never shows the pass itself");
+
+    // Revoked: refused within seconds, the visitor's own token unaffected.
+    let r = admin(&server, &["pass", "revoke", &id]);
+    assert!(r["revokedAt"].as_u64().is_some(), "{r}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, _, _) = get_with(&client, &server, "/events/e1", &[("cookie", &cookie)]).await;
+        if status == 302 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the revoked pass still opens the page");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, body, _) =
+        get_with(&client, &server, "/api/seats/e1/A1", &[json[0], ("authorization", &pass_bearer)]).await;
+    assert_eq!(body["error"], "waiting_room_token_required");
+    let (_, body, _) =
+        get_with(&client, &server, "/api/seats/e1/A1", &[json[0], ("authorization", &bearer)]).await;
+    assert_ne!(body["error"], "waiting_room_token_required");
+
+    let audit = admin(&server, &["audit", "e1"]);
+    let actions: Vec<&str> =
+        audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert!(actions.ends_with(&["pass_create", "pass_revoke"]), "{actions:?}");
+}
+
+/// The example client of docs/apps.md runs end to end against `vwr dev`: two apps at a tier-2
+/// threshold of 1, so one waits on the line document for the other to leave; both reach the
+/// protected API with the Bearer tier-1 token and a renewed entry token.
+#[tokio::test]
+async fn the_example_app_client_runs_end_to_end() {
+    let server = start("apps", &["--store", "memory"], &[("VWR_ENTRY_TOKEN_TTL_SECONDS", "10")]).await;
+    admin(&server, &["activate", "e1", "--batch-size", "5", "--interval-seconds", "1"]);
+    admin(&server, &["threshold", "e1", "--threshold", "1"]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/examples/app-client.mjs");
+    let run = || {
+        std::process::Command::new("node")
+            .args([script, "--base", &server.base, "--event", "e1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("node is needed for this test (tests/run.sh checks for it)")
+    };
+    let (a, b) = (run(), run());
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let mut waited = false;
+    for out in &outs {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "client failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        let steps: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(steps.last().unwrap()["step"], "done", "{text}");
+        assert_eq!(steps.iter().filter(|s| s["step"] == "protected call").count(), 2, "{text}");
+        waited |= steps.iter().any(|s| s["step"] == "tier2 waiting");
+    }
+    assert!(waited, "at a threshold of 1 one of the two waits in tier 2");
+}
+
+/// A standby event in `vwr dev` (docs/lifecycle.md#standby): ungated while its alarm is OK; the
+/// alarm set by hand opens it within the advancer's next passes, and its pages are gated.
+#[tokio::test]
+async fn a_standby_event_opens_when_its_alarm_is_set() {
+    let server = start("standby", &["--store", "memory"], &[]).await;
+    let st = admin(
+        &server,
+        &["standby", "e1", "--alarm", "cf-requests", "--batch-size", "5", "--interval-seconds", "1"],
+    );
+    assert_eq!(st["state"], "standby");
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let (status, _, _) = get_with(&client, &server, "/events/e1", &[]).await;
+    assert_eq!(status, 200, "not gated while on standby");
+    let a = admin(&server, &["alarm", "cf-requests", "--state", "ALARM"]);
+    assert_eq!(a["state"], "ALARM");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, _, location) = get_with(&client, &server, "/events/e1", &[]).await;
+        if status == 302 {
+            assert_eq!(location, "/vwr/e1?next=%2Fevents%2Fe1");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the standby never opened");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(admin(&server, &["status", "e1"])["state"], "open");
+    let audit = admin(&server, &["audit", "e1"]);
+    let actions: Vec<&str> =
+        audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert_eq!(actions, ["standby", "standby_open"]);
+}

@@ -24,12 +24,13 @@ async function kvsGet(name) {
   }
 }
 
-// Neutral response → CloudFront Functions response; no response: the request `r`, passed on.
+// Neutral response → CloudFront Functions response (no statusDescription: optional for a
+// generated response, and its bytes are counted); no response: the request `r`, passed on.
 function toViewer(res, r) {
   if (!res) return r;
   var headers = {};
   for (var k in res.headers) headers[k] = { value: res.headers[k] };
-  var out = { statusCode: res.status, statusDescription: STATUS_TEXT[res.status], headers: headers };
+  var out = { statusCode: res.status, headers: headers };
   if (res.body) out.body = { encoding: 'text', data: res.body };
   return out;
 }
@@ -65,16 +66,16 @@ async function handler(event) {
   var req = request(r.uri, queryText(r.querystring || {}), h.accept ? h.accept.value : '');
   if (req.room) return r;
   var raw = await kvsGet('config');
-  var cfg = raw === null ? 'entry missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
+  var cfg = raw === null ? 'missing or unreadable' : parseConfig(parseJson(raw), FAIL_MODE);
   if (isString(cfg)) return toViewer(failResponse(FAIL_MODE, req, 'config', cfg), r);
   var eventId = gatedEvent(cfg, req);
   if (eventId === null) return r;
   if (!eventId) return toViewer(refusal(req, 400, BAD_PATH, {}));
-  var tokens = cookieValues(r.cookies, cfg.cookiePrefix + eventId);
+  var tokens = withBearer(cfg, req, cookieValues(r.cookies, cfg.cookiePrefix + eventId), h.authorization && h.authorization.value);
   var keys = null;
   if (tokens.length) {
     keys = parseKeys(await kvsGet('keys'));
-    if (!keys) return toViewer(failResponse(cfg.failMode, req, 'keys', 'missing, unreadable or invalid'), r);
+    if (!keys) return toViewer(failResponse(cfg.failMode, req, 'keys', 'missing or invalid'), r);
   }
   return toViewer(checkTokens(req, cfg, eventId, tokens, keys, Math.floor(Date.now() / 1000)), r);
 }

@@ -17,6 +17,10 @@ var FAIL_MODE = '__VWR_FAIL_MODE__' === 'open' ? 'open' : 'closed';
 
 /*@@VWR_CORE@@*/
 
+// Reason phrases of the answers the verifier makes (a CloudFront Function may leave them out:
+// its bytes are counted, edge/README.md "Build").
+var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
+
 // The configuration in use: {cfg, keys, error}. cfg null = unusable configuration (FAIL_MODE
 // applies); keys null with a cfg = keys unusable (cfg.failMode applies where a token must be
 // checked).
@@ -85,7 +89,7 @@ exports.handler = async (event) => {
   var eventId = gatedEvent(s.cfg, req);
   if (eventId === null) return r;
   if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
-  var tokens = cookieValues(r.headers, s.cfg.cookiePrefix + eventId);
+  var tokens = withBearer(s.cfg, req, cookieValues(r.headers, s.cfg.cookiePrefix + eventId), headerValue(r.headers, 'authorization'));
   if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
   return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
 };

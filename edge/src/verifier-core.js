@@ -15,12 +15,11 @@ var B64URL = /^[A-Za-z0-9_-]*$/;
 var KID = /^[A-Za-z0-9_-]{1,32}$/;
 var NAME = /^[A-Za-z0-9_-]+$/;
 var EVENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
-var BAD_PATH = { error: 'bad_path', message: 'Path not canonical, or no valid event id in it.' };
+var BAD_PATH = { error: 'bad_path', message: 'Bad path, or no event id in it.' };
 // JWT header fields the Rust decoder reads as strings / lists of strings; another type there
 // makes it refuse the token as malformed before looking at the signature.
 var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'nonce', 'enc', 'zip'];
 var HEADER_LISTS = ['x5c', 'crit'];
-var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 // Names used many times, kept once: the minified CloudFront Function has a size budget.
 var isArray = Array.isArray;
@@ -157,11 +156,15 @@ function parseConfig(o, defaultFailMode) {
     audience: or(o.audience, 'vwr-edge'),
     failMode: or(o.failMode, defaultFailMode),
     leewaySeconds: or(o.leewaySeconds, 30),
+    apiPrefix: or(o.apiPrefix, '/api/'),
+    revoked: or(o.revoked, {}),
   };
-  if (!isString(cfg.cookiePrefix) || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
-  if (!isString(cfg.issuer) || !isString(cfg.audience)) return 'bad issuer or audience';
-  if (cfg.failMode !== 'open' && cfg.failMode !== 'closed') return 'failMode must be "open" or "closed"';
+  // The string fields, each with what it must match (one loop: the CloudFront Function's
+  // bytes are counted, edge/README.md "Build").
+  var want = { cookiePrefix: NAME, issuer: /^/, audience: /^/, failMode: /^(open|closed)$/, apiPrefix: /^\/([\w.-]+\/)*$/ };
+  for (var k in want) if (!isString(cfg[k]) || !want[k].test(cfg[k])) return 'bad ' + k;
   if (!optU64(cfg.leewaySeconds) || cfg.leewaySeconds > 300) return 'bad leewaySeconds';
+  if (!isObject(cfg.revoked)) return 'bad revoked';
   // Events: {"e1": {"active": true}} or, more compact, a list of active ids ["e1"].
   var ev = or(o.events, []);
   if (!isObject(ev) && !isArray(ev)) return 'bad events';
@@ -182,7 +185,7 @@ function parseConfig(o, defaultFailMode) {
     var r = o.rules[i];
     var prefix = isObject(r) && isString(r.pathPrefix) ? segments(r.pathPrefix) : null;
     if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
-      return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
+      return 'bad rule ' + i;
     }
     cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
   }
@@ -288,7 +291,7 @@ function gateResponse(req, eventId) {
     // A lone surrogate cannot be encoded: send the user to the waiting page without `next`.
   }
   if (req.api) {
-    return refusal(req, 403, { error: 'waiting_room_token_required', message: 'This page is behind the waiting room; join the queue first.', redirectTo: to }, {});
+    return refusal(req, 403, { error: 'waiting_room_token_required', message: 'Join the waiting room first.', redirectTo: to, statusUrl: '/vwr-api/vwr/status/' + eventId }, {});
   }
   return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
@@ -299,7 +302,7 @@ function gateResponse(req, eventId) {
 // could only loop.
 function failResponse(mode, req, entry, reason) {
   log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
-  return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
+  return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'Waiting room unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 
 // One JSON log line of a stable shape: {"src":"vwr-edge","evt":…, …fields}.
@@ -309,6 +312,15 @@ function log(evt, fields) {
   console.log(JSON.stringify(line));
 }
 
+// The tokens to try: the cookie's values, then, on an API path (the raw path starts with
+// `apiPrefix` as configured), the token of an `Authorization: Bearer …` header: an app's
+// way of sending it (docs/apps.md). The cookie stays first.
+function withBearer(cfg, req, tokens, auth) {
+  var m = !req.path.indexOf(cfg.apiPrefix) && /^Bearer +([!-~]+)$/i.exec(auth);
+  if (m) tokens.push(m[1]);
+  return tokens;
+}
+
 // Decides a request for an active event's protected path given the cookie values found
 // (at most a few; duplicates are tried in turn). Answers null to let it through, or the
 // gate response. A cookie that is present but invalid is logged with the reason.
@@ -316,8 +328,9 @@ function checkTokens(req, cfg, eventId, tokens, keys, now) {
   var reason = null;
   for (var i = 0; i < tokens.length; i++) {
     var res = verifyToken(tokens[i], eventId, now, keys, cfg);
-    if (res.ok) return null;
-    reason = reason || res.error;
+    // A valid token the operator revoked (a pass, docs/passes.md) is refused as `revoked`.
+    if (res.ok && !has(cfg.revoked, res.claims.jti)) return null;
+    reason = reason || res.error || 'revoked';
   }
   if (reason) log('token_rejected', { eventId: eventId, reason: reason });
   return gateResponse(req, eventId);

@@ -243,7 +243,8 @@ describe('non-canonical variants of a protected path are refused with 400 (more 
     const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
     const a = await cff.handler(cloudFrontEvent({ uri: '/events/e1/..' }));
     assert.equal(a.statusCode, 400);
-    assert.equal(a.statusDescription, 'Bad Request');
+    // Optional in a CloudFront Function's own response, and its bytes count: left out.
+    assert.equal(a.statusDescription, undefined);
     const edge = loadLambdaEdge();
     edge.setConfig({ ...CONFIG, keys: KEYS });
     const b = await edge.handler(lambdaEdgeEvent({ uri: '/events/e1/..' }));
@@ -328,7 +329,7 @@ describe('missing or unreadable configuration follows failMode, and is logged', 
     assert.equal(JSON.parse(api.body).error, 'waiting_room_unavailable');
     // Without configuration nothing is known to be unprotected.
     assert.equal(outcome(await cff.handler(cloudFrontEvent({ uri: '/about' }))).status, 503);
-    assert.deepEqual(JSON.parse(cff.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'config', reason: 'entry missing or unreadable', failMode: 'closed' });
+    assert.deepEqual(JSON.parse(cff.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'config', reason: 'missing or unreadable', failMode: 'closed' });
   });
 
   test('CloudFront Function: fail mode "open" lets requests through, and still logs', async () => {
@@ -357,7 +358,7 @@ describe('missing or unreadable configuration follows failMode, and is logged', 
     assert.deepEqual(noKeys.kvs.reads, ['config']);
     const withCookie = outcome(await noKeys.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
     assert.equal(withCookie.status, 503);
-    assert.deepEqual(JSON.parse(noKeys.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'keys', reason: 'missing, unreadable or invalid', failMode: 'closed' });
+    assert.deepEqual(JSON.parse(noKeys.logs[0]), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'keys', reason: 'missing or invalid', failMode: 'closed' });
     const open = loadCloudFrontFunction({ kvs: { config: JSON.stringify({ ...CONFIG, failMode: 'open' }), keys: 'k1:tooshort' } });
     assert.deepEqual(outcome(await open.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }))), { pass: true });
   });
@@ -407,11 +408,18 @@ describe('configuration is validated', () => {
     [{ rules: [], keys: KEYS }, null],
     [{ ...CONFIG, events: ['e1', 'e2'], keys: KEYS }, null],
     [{ ...CONFIG, keys: KEYS, cookiePrefix: 'bad prefix' }, 'bad cookiePrefix'],
-    [{ ...CONFIG, keys: KEYS, failMode: 'sometimes' }, 'failMode must be "open" or "closed"'],
+    [{ ...CONFIG, keys: KEYS, failMode: 'sometimes' }, 'bad failMode'],
     [{ ...CONFIG, keys: KEYS, events: { 'bad id': { active: true } } }, 'bad event id'],
-    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: '/events/', eventSegment: 1 }] }, 'rule 0 needs pathPrefix "/a/b/" and eventSegment after it'],
-    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: 'events/', eventSegment: 2 }] }, 'rule 0 needs pathPrefix "/a/b/" and eventSegment after it'],
+    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: '/events/', eventSegment: 1 }] }, 'bad rule 0'],
+    [{ ...CONFIG, keys: KEYS, rules: [{ pathPrefix: 'events/', eventSegment: 2 }] }, 'bad rule 0'],
     [{ ...CONFIG, keys: KEYS, leewaySeconds: -1 }, 'bad leewaySeconds'],
+    [{ ...CONFIG, keys: KEYS, issuer: 7 }, 'bad issuer'],
+    [{ ...CONFIG, keys: KEYS, apiPrefix: '/api/', revoked: { p1: 1 } }, null],
+    [{ ...CONFIG, keys: KEYS, apiPrefix: '/' }, null],
+    [{ ...CONFIG, keys: KEYS, apiPrefix: 'api/' }, 'bad apiPrefix'],
+    [{ ...CONFIG, keys: KEYS, apiPrefix: '/api' }, 'bad apiPrefix'],
+    [{ ...CONFIG, keys: KEYS, apiPrefix: '/a//' }, 'bad apiPrefix'],
+    [{ ...CONFIG, keys: KEYS, revoked: ['p1'] }, 'bad revoked'],
     [{ ...CONFIG, keys: 'k1:c2hvcnQ' }, 'keys missing or invalid'],
     [{ ...CONFIG, keys: `${KEYS},k1:${K0.toString('base64url')}` }, 'keys missing or invalid'],
     [{ ...CONFIG, keys: `bad kid:${K0.toString('base64url')}` }, 'keys missing or invalid'],
@@ -427,7 +435,7 @@ describe('platform response shapes', () => {
     const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
     const a = await cff.handler(cloudFrontEvent({ uri: '/api/seats/e1' }));
     assert.equal(a.statusCode, 403);
-    assert.equal(a.statusDescription, 'Forbidden');
+    assert.equal(a.statusDescription, undefined);
     assert.equal(a.headers['content-type'].value, 'application/json');
     assert.equal(a.body.encoding, 'text');
     const edge = loadLambdaEdge();
@@ -437,5 +445,69 @@ describe('platform response shapes', () => {
     assert.equal(b.statusDescription, 'Found');
     assert.deepEqual(b.headers.location, [{ key: 'Location', value: `/vwr/e1?next=${encodeURIComponent('/events/e1')}` }]);
     assert.deepEqual(b.headers['cache-control'], [{ key: 'Cache-Control', value: 'no-store' }]);
+  });
+});
+
+// Apps send the tier-1 token as `Authorization: Bearer …` on API paths (docs/apps.md); an
+// operator revokes a token (a pass) by its jti (docs/passes.md).
+describe('apps and passes', () => {
+  const bearer = (token) => ({ Authorization: `Bearer ${token}` });
+  const API = { uri: '/api/seats/e1/A1', accept: 'application/json' };
+
+  test('a Bearer token passes on an API path, with no cookie', async () => {
+    assertPass(await both({ ...API, headers: bearer(VALID) }));
+    assertPass(await both({ ...API, headers: { authorization: `bearer  ${VALID}` } }));
+  });
+
+  test('a Bearer token does not open a page outside the API prefix (the cookie does)', async () => {
+    const r = await both({ uri: '/events/e1', accept: 'text/html', headers: bearer(VALID) });
+    assertRedirect(r, `/vwr/e1?next=${encodeURIComponent('/events/e1')}`);
+    assertPass(await both({ uri: '/events/e1', accept: 'text/html', headers: bearer(VALID) }, { config: { ...CONFIG, apiPrefix: '/' } }));
+  });
+
+  test('the cookie comes first; a bad Bearer after a good cookie changes nothing', async () => {
+    const r = await both({ ...API, cookies: [['vwr_t1_e1', VALID]], headers: bearer('x.y.z') });
+    assertPass(r);
+    for (const { logs } of r) assert.deepEqual(logs, []);
+  });
+
+  test('an invalid Bearer token is refused with JSON naming the waiting page and the status document', async () => {
+    const expired = signToken(K1, 'k1', tier1Claims(NOW, { exp: NOW - 1 }));
+    for (const token of [expired, 'not-a-token', signToken(K1, 'k1', tier1Claims(NOW, { eid: 'e2' }))]) {
+      const r = await both({ ...API, headers: bearer(token) });
+      for (const { platform, outcome: o } of r) {
+        assert.equal(o.status, 403, platform);
+        assert.equal(o.headers['content-type'], 'application/json', platform);
+        assert.deepEqual(JSON.parse(o.body), {
+          error: 'waiting_room_token_required',
+          message: 'Join the waiting room first.',
+          redirectTo: `/vwr/e1?next=${encodeURIComponent('/api/seats/e1/A1')}`,
+          statusUrl: '/vwr-api/vwr/status/e1',
+        }, platform);
+      }
+    }
+  });
+
+  test('other schemes and a second token in the header are not read', async () => {
+    for (const value of [`Basic ${VALID}`, `Bearer ${VALID} x`, `Bearer${VALID}`, VALID]) {
+      for (const { platform, outcome: o } of await both({ ...API, headers: { Authorization: value } })) {
+        assert.equal(o.status, 403, `${platform}: ${value.slice(0, 12)}`);
+      }
+    }
+  });
+
+  test('a revoked token (a pass) is refused, cookie or Bearer, and logged as revoked', async () => {
+    const pass = signToken(K1, 'k1', tier1Claims(NOW, { jti: 'pAbCdEfGhIj', sub: 'pass:pAbCdEfGhIj', pos: 0 }));
+    assertPass(await both({ ...API, headers: bearer(pass) }));
+    const config = { ...CONFIG, revoked: { pAbCdEfGhIj: NOW + 3600 } };
+    for (const spec of [{ ...API, headers: bearer(pass) }, { uri: '/events/e1', cookies: [['vwr_t1_e1', pass]] }]) {
+      const r = await both(spec, { config });
+      for (const { platform, outcome: o, logs } of r) {
+        assert.notEqual(o.pass, true, platform);
+        assert.deepEqual(logs, [{ src: 'vwr-edge', evt: 'token_rejected', eventId: 'e1', reason: 'revoked' }], platform);
+      }
+    }
+    // Another token of the same visitor is not affected.
+    assertPass(await both({ ...API, headers: bearer(VALID) }, { config }));
   });
 });

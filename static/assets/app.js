@@ -902,7 +902,7 @@
       // Without a Date header the last change is still a lower bound on the server's time.
       if (!clock && Number(d.updatedAt) > 0) clock = { lo: Number(d.updatedAt) * 1000 - env.now(), hi: Infinity };
       var served = placed() && Number(d.servingCounter) >= ticket.position;
-      if (d.state === 'inactive') return leave('notOpen');
+      if (d.state === 'inactive' || d.state === 'standby') return leave('notOpen');
       if (d.state === 'closed') return served ? check() : closed(d.closeReason);
       if (d.state === 'scheduled') return preOpen('scheduled');
       if (d.state === 'prequeue') return ticket ? preOpen('prequeue') : join();

@@ -55,7 +55,13 @@ Fails when they disagree:
     lines); docs/settings.md has exactly one row for every VWR_* variable the Rust code reads;
     docs/data.md has one row for every DynamoDB key and Redis key the key builders make (naming
     the builder; for Redis, the Lua header's KEYS[i], name and type) and none for a key no builder
-    makes, and no other Rust source builds a key.
+    makes, and no other Rust source builds a key;
+  * docs/openapi.yaml is the routers' API: every `.route(…)` of the non-test Rust sources under
+    functions/ and tier2/ (each method of a `get(…).post(…)` chain, `on(MethodFilter::…)`) is an
+    operation of the file and every operation of the file is a route (paths compared with the
+    router's `{snake_case}` / `{*rest}` parameters written `{camelCase}` / `{rest}`); the routes
+    behind `require_admin` declare the SigV4 security scheme and the others none; and the file is
+    valid OpenAPI 3.1 (openapi-spec-validator).
 
 What the code reads and calls is derived from the Rust sources of the crates each binary is
 built from (BINARIES below, checked against the Cargo manifests). The tables below are the
@@ -356,7 +362,7 @@ ROUTES_MAP_HEADING = "### Routes → files"
 # Every `.route("…", method(…))` of these files is a route the routes map must name: tier 1's
 # public and admin routers, tier 2's, and what `vwr dev` serves besides (dev/site.rs: the
 # greeting, the waiting page, the demo origin; dev/mod.rs: /healthz).
-ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/dev/site.rs", "cli/src/dev/mod.rs")
+ROUTER_FILES = ("functions/tier1/src/http.rs", "tier2/tier2/src/http.rs", "cli/src/dev/site.rs", "cli/src/dev/mod.rs", "cli/src/dev/alarms.rs")
 # The protected APIs are prefixes the authorizer knows, not routes: the map writes them `/api/seats/**`.
 PROTECT_RS = "tier2/tier2/src/protect.rs"
 SETTINGS_DOC = "docs/settings.md"
@@ -365,6 +371,18 @@ SETTINGS_DOC = "docs/settings.md"
 SETTINGS_CODE_DIRS = ("functions", "tier2", "cli")
 # Scripts and JS that read variables too: a row may name a variable only these read.
 SETTINGS_SCRIPT_GLOBS = ("tests/*.sh", "tests/infra/*.sh", "tests/e2e/*.mjs", "scripts/*.sh", "edge/local/*.mjs", ".ci/*")
+
+# docs/openapi.yaml (check_openapi): the routes of the routers in the non-test sources (`src/`
+# trees, `#[cfg(test)]` modules cut) under these directories, one to one. `vwr dev`'s own routes
+# (cli/src/dev: the demo site, the waiting page, /healthz) are not vwr's API: the file's
+# description names them. Router parameters `{snake_case}` and catch-alls `{*name}` are written
+# `{camelCase}` and `{name}` in the file (openapi_path).
+OPENAPI_DOC = "docs/openapi.yaml"
+OPENAPI_ROUTER_DIRS = ("functions", "tier2")
+# The security scheme of the routes behind `require_admin` (API Gateway AWS_IAM); public routes
+# declare none.
+OPENAPI_ADMIN_SCHEME = "awsSigV4"
+OPENAPI_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 # Non-VWR variables Terraform may set.
 OTHER_ENV = {
@@ -535,14 +553,14 @@ ROUTER_FN = re.compile(r"pub fn (\w*router\w*)\(")
 
 
 def rust_routes(root: str, path: str) -> dict[str, set[str]]:
-    """Router function family (public / admin) -> {"METHOD /path/{}"}."""
-    text = read_code(os.path.join(root, path))
+    """Router function family (public / admin) -> {"METHOD /path/{}"}: every method of a
+    `.route(…, get(a).post(b))` chain (parse_routes, the reader check_openapi uses)."""
+    with open(os.path.join(root, path), encoding="utf-8") as fh:
+        routes, _ = parse_routes(fh.read(), path)
     out: dict[str, set[str]] = {}
-    fns = [(m.start(), m.group(1)) for m in ROUTER_FN.finditer(text)]
-    for m in ROUTE.finditer(text):
-        owner = [name for pos, name in fns if pos < m.start()]
-        family = "admin" if owner and owner[-1].startswith("admin") else "public"
-        out.setdefault(family, set()).add(f"{m.group(2).upper()} {normalize_path(m.group(1))}")
+    for r in routes:
+        family = "admin" if r["fn"].startswith("admin") else "public"
+        out.setdefault(family, set()).add(f"{r['method']} {normalize_path(r['path'])}")
     return out
 
 
@@ -2233,8 +2251,10 @@ def router_routes(root: str) -> dict[str, dict[str, set[str]]]:
     """Normalized path -> {method: {file}} over ROUTER_FILES (test modules cut)."""
     out: dict[str, dict[str, set[str]]] = {}
     for f in ROUTER_FILES:
-        for m in ANY_ROUTE.finditer(read_code(os.path.join(root, f))):
-            out.setdefault(normalize_path(m.group(1)), {}).setdefault(m.group(2).upper(), set()).add(f)
+        with open(os.path.join(root, f), encoding="utf-8") as fh:
+            routes, _ = parse_routes(fh.read(), f)
+        for r in routes:
+            out.setdefault(normalize_path(r["path"]), {}).setdefault(r["method"], set()).add(f)
     return out
 
 
@@ -2524,6 +2544,332 @@ def check_data_doc(root: str, checks: Checks) -> None:
     checks.check(f"{DATA_DOC} names every stored key and its builder ({len(built)} DynamoDB items, {len(redis_keys)} Redis keys), and nothing else builds one", problems)
 
 
+# --- docs/openapi.yaml ------------------------------------------------------------------------
+
+RAW_STRING = re.compile(r'b?r(#*)"')
+CHAR_LITERAL = re.compile(r"b?'(?:\\(?:x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]{1,6}\}|.)|[^\\'\n])'")
+IDENT = re.compile(r"[A-Za-z_]\w*")
+ROUTER_CALL = re.compile(r"\.\s*(route|route_service|nest|nest_service)\s*\(")
+METHOD_FILTER = re.compile(r"\bMethodFilter\s*::\s*([A-Z]+)\b")
+RUST_FN_NAME = re.compile(r"\bfn\s+([A-Za-z_]\w*)")
+
+
+def rust_literal_end(text: str, i: int) -> int | None:
+    """Where the string or char literal that starts at `i` ends (after it), or None."""
+    prev = text[i - 1] if i else " "
+    if prev.isalnum() or prev == "_":
+        return None
+    m = RAW_STRING.match(text, i)
+    if m:
+        end = text.find('"' + m.group(1), m.end())
+        return len(text) if end < 0 else end + 1 + len(m.group(1))
+    if text.startswith('"', i) or text.startswith('b"', i):
+        j = i + (2 if text[i] == "b" else 1)
+        while j < len(text) and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        return min(j + 1, len(text))
+    m = CHAR_LITERAL.match(text, i)
+    return m.end() if m else None
+
+
+def blank_comments(text: str, strings: bool = False) -> str:
+    """`text` with its Rust comments turned into spaces (newlines kept, so offsets and line numbers
+    stay); string and char literals are left as they are (a `//` in a string is no comment), or,
+    with `strings`, their contents are blanked too (quotes kept): code only, same offsets."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+        else:
+            end = rust_literal_end(text, i) if text[i] in "\"'br" else None
+            if end and strings:
+                opening = next(k for k in range(i, end) if text[k] in "\"'")
+                for k in range(opening + 1, end - 1):
+                    if out[k] != "\n":
+                        out[k] = " "
+            i = end if end else i + 1
+            continue
+        for k in range(i, j):
+            if out[k] != "\n":
+                out[k] = " "
+        i = j
+    return "".join(out)
+
+
+def balanced_end(text: str, i: int) -> int:
+    """`text[i]` opens a bracket: the index just after its match (literals skipped)."""
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        end = rust_literal_end(text, i) if c in "\"'br" else None
+        if end:
+            i = end
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+def call_args(text: str, open_paren: int) -> tuple[list[str], int]:
+    """The top-level arguments of the call whose `(` is at `open_paren`, and the index after `)`."""
+    close = balanced_end(text, open_paren)
+    args, depth, start, i = [], 0, open_paren + 1, open_paren + 1
+    while i < close - 1:
+        c = text[i]
+        end = rust_literal_end(text, i) if c in "\"'br" else None
+        if end:
+            i = end
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(text[start:i])
+            start = i + 1
+        i += 1
+    last = text[start : close - 1]
+    if last.strip():
+        args.append(last)
+    return [a.strip() for a in args], close
+
+
+def chain_calls(expr: str) -> list[tuple[str, str]]:
+    """The calls of a method chain at its top level, `(name, argument text)`:
+    `axum::routing::get(a).post(b)` -> [("get", "a"), ("post", "b")]."""
+    calls, i = [], 0
+    while i < len(expr):
+        c = expr[i]
+        end = rust_literal_end(expr, i) if c in "\"'br" else None
+        if end:
+            i = end
+            continue
+        m = IDENT.match(expr, i)
+        if m and (i == 0 or not (expr[i - 1].isalnum() or expr[i - 1] == "_")):
+            j = m.end()
+            while j < len(expr) and expr[j].isspace():
+                j += 1
+            if expr.startswith("::<", j):  # turbofish: name::<T>(…)
+                depth, j = 0, j + 2
+                while j < len(expr):
+                    depth += {"<": 1, ">": -1}.get(expr[j], 0)
+                    j += 1
+                    if depth == 0:
+                        break
+                while j < len(expr) and expr[j].isspace():
+                    j += 1
+            if j < len(expr) and expr[j] == "(":
+                close = balanced_end(expr, j)
+                calls.append((m.group(0), expr[j + 1 : close - 1]))
+                i = close
+                continue
+            i = m.end()
+            continue
+        i = balanced_end(expr, i) if c in "([{" else i + 1
+    return calls
+
+
+def string_literal(arg: str) -> str | None:
+    m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"|r(#*)"(.*?)"\2', arg, re.S)
+    if not m:
+        return None
+    return m.group(1) if m.group(1) is not None else m.group(3)
+
+
+def parse_routes(source: str, where: str) -> tuple[list[dict], list[str]]:
+    """Every route of one Rust file (comments and the `#[cfg(test)]` module are cut):
+    [{method, path, line, fn, admin, where}], `admin` when the router function layers
+    `require_admin`; and what could not be read (a path that is no literal, a route without a
+    method, `any`, `route_service`, `nest`)."""
+    text = strip_tests(blank_comments(source))
+    code = blank_comments(text, strings=True)  # what is not in a literal, at the same offsets
+    routes: list[dict] = []
+    problems: list[str] = []
+    fns = [(m.start(), m.group(1)) for m in RUST_FN_NAME.finditer(code)]
+    for m in ROUTER_CALL.finditer(code):
+        line = text.count("\n", 0, m.start()) + 1
+        owner = [(pos, name) for pos, name in fns if pos < m.start()]
+        fn_name = owner[-1][1] if owner else "?"
+        fn_start = owner[-1][0] if owner else 0
+        fn_end = next((pos for pos, _ in fns if pos > m.start()), len(text))
+        admin = re.search(r"\brequire_admin\b", code[fn_start:fn_end]) is not None
+        at = f"{where}:{line} ({fn_name})"
+        kind = m.group(1)
+        if kind != "route":
+            problems.append(f"{at}: .{kind}(…) hides its paths or methods from check_openapi: use .route(\"/path\", get(…)), or teach contract.py to read it")
+            continue
+        args, _ = call_args(text, m.end() - 1)
+        path = string_literal(args[0]) if args else None
+        if path is None or len(args) != 2:
+            problems.append(f"{at}: .route({', '.join(args)}) is not .route(\"/literal/path\", methods): check_openapi cannot read it")
+            continue
+        methods: list[str] = []
+        for name, inner in chain_calls(args[1]):
+            base = name.removesuffix("_service")
+            if base in OPENAPI_METHODS:
+                methods.append(base.upper())
+            elif base == "on":
+                found = METHOD_FILTER.findall(inner)
+                if not found:
+                    problems.append(f"{at}: on({inner.strip()}) names no MethodFilter::… check_openapi can read")
+                methods += found
+            elif base == "any":
+                problems.append(f"{at}: {path} takes any method ({name}(…)): list the methods (get(…).post(…)) so docs/openapi.yaml can name them")
+        if not methods and not any(p.startswith(at) for p in problems):
+            problems.append(f"{at}: .route(\"{path}\", {args[1]}) has no method check_openapi can read (get, post, put, delete, patch, on(MethodFilter::…))")
+        for method in methods:
+            routes.append({"method": method, "path": path, "line": line, "fn": fn_name, "admin": admin, "where": f"{where}:{line}"})
+    return routes, problems
+
+
+def router_sources(root: str) -> list[str]:
+    """The non-test Rust sources under OPENAPI_ROUTER_DIRS (src/ trees; tests/, benches/, tests.rs out)."""
+    out = []
+    for d in OPENAPI_ROUTER_DIRS:
+        for path in sorted(glob.glob(os.path.join(root, d, "**", "*.rs"), recursive=True)):
+            parts = rel(root, path).split(os.sep)
+            if "src" in parts and not {"tests", "benches", "examples", "target"} & set(parts) and parts[-1] != "tests.rs":
+                out.append(path)
+    return out
+
+
+def router_operations(root: str) -> tuple[list[dict], list[str]]:
+    routes, problems = [], []
+    for path in router_sources(root):
+        with open(path, encoding="utf-8") as fh:
+            raw = fh.read()
+        if ".route" not in raw and ".nest" not in raw:
+            continue
+        found, more = parse_routes(raw, rel(root, path))
+        routes += found
+        problems += more
+    return routes, problems
+
+
+def openapi_path(router_path: str) -> str:
+    """The router's path as docs/openapi.yaml writes it: `{event_id}` -> `{eventId}`,
+    `{*rest}` -> `{rest}`."""
+    def camel(m: re.Match) -> str:
+        head, *tail = m.group(1).split("_")
+        return "{" + head + "".join(t[:1].upper() + t[1:] for t in tail) + "}"
+
+    return re.sub(r"\{\*?([A-Za-z_][A-Za-z0-9_]*)\}", camel, router_path)
+
+
+def openapi_operations(spec: dict) -> tuple[dict[tuple[str, str], dict], list[str]]:
+    """(METHOD, path) -> operation of an OpenAPI document, and what could not be read."""
+    ops: dict[tuple[str, str], dict] = {}
+    problems = []
+    paths = spec.get("paths") if isinstance(spec, dict) else None
+    if not isinstance(paths, dict):
+        return ops, [f"{OPENAPI_DOC} has no paths object"]
+    for path, item in paths.items():
+        if str(path).startswith("x-"):
+            continue
+        if not isinstance(item, dict):
+            problems.append(f"{OPENAPI_DOC}: paths.{path} is not a path item")
+            continue
+        if "$ref" in item:
+            problems.append(f"{OPENAPI_DOC}: paths.{path} is a $ref; write the path item in place so its operations can be compared with the routers")
+        for method in OPENAPI_METHODS:
+            if isinstance(item.get(method), dict):
+                ops[(method.upper(), str(path))] = item[method]
+    return ops, problems
+
+
+def compare_openapi(routes: list[dict], spec: dict) -> list[str]:
+    """A route missing from the file, an operation of the file that no router serves, and the
+    admin routes' security scheme (required behind `require_admin`, none elsewhere)."""
+    ops, problems = openapi_operations(spec)
+    served: dict[tuple[str, str], list[dict]] = {}
+    for r in routes:
+        served.setdefault((r["method"], openapi_path(r["path"])), []).append(r)
+    top_security = spec.get("security") if isinstance(spec, dict) else None
+    for key, rs in sorted(served.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        method, path = key
+        for r in rs:
+            if key not in ops:
+                problems.append(f"route {method} {r['path']} in {r['where']} ({r['fn']}) is missing from {OPENAPI_DOC}: add `{method.lower()}` under paths.{path}")
+                continue
+            security = ops[key].get("security", top_security) or []
+            schemes = {name for req in security if isinstance(req, dict) for name in req}
+            if r["admin"] and OPENAPI_ADMIN_SCHEME not in schemes:
+                problems.append(f"route {method} {r['path']} in {r['where']} ({r['fn']}) is behind require_admin: {OPENAPI_DOC}'s {method} {path} must list the {OPENAPI_ADMIN_SCHEME} security scheme")
+            elif not r["admin"] and schemes:
+                problems.append(f"route {method} {r['path']} in {r['where']} ({r['fn']}) is public: {OPENAPI_DOC}'s {method} {path} declares security {sorted(schemes)}")
+    by_path: dict[str, set[str]] = {}
+    for method, path in served:
+        by_path.setdefault(path, set()).add(method)
+    for method, path in sorted(set(ops) - set(served), key=lambda k: (k[1], k[0])):
+        hint = f" (the routers serve it as {', '.join(sorted(by_path[path]))})" if path in by_path else ""
+        problems.append(f"{OPENAPI_DOC} has {method} {path}, which no router in {', '.join(d + '/' for d in OPENAPI_ROUTER_DIRS)} serves{hint}: remove it, or add the route")
+    return problems
+
+
+def validate_openapi(spec: dict) -> list[str]:
+    """Errors of the standard validator (openapi-spec-validator, OpenAPI 3.1)."""
+    try:
+        from openapi_spec_validator import OpenAPIV31SpecValidator  # noqa: PLC0415 - only this check needs it
+    except ImportError:
+        return ["openapi-spec-validator is not installed: pip install -r tests/infra/requirements.txt"]
+    version = str(spec.get("openapi", "")) if isinstance(spec, dict) else ""
+    if not version.startswith("3.1."):
+        return [f"{OPENAPI_DOC} is OpenAPI {version or '?'}; the contract is OpenAPI 3.1 (openapi: 3.1.x)"]
+    out = []
+    try:
+        for e in OpenAPIV31SpecValidator(spec).iter_errors():
+            at = "/".join(str(p) for p in e.path)
+            out.append(f"{OPENAPI_DOC}: {e.message}" + (f" (at {at})" if at else ""))
+    except Exception as e:  # noqa: BLE001 - the validator raises on what it cannot walk (a $ref to nowhere)
+        ref = getattr(e, "ref", None)
+        text = f"{ref} does not exist" if ref else str(e)[:200]
+        out.append(f"{OPENAPI_DOC}: invalid ({type(e).__name__}: {text})")
+    return out
+
+
+def load_openapi(root: str) -> tuple[dict | None, list[str]]:
+    import yaml  # noqa: PLC0415 - PyYAML comes with checkov and openapi-spec-validator
+
+    path = os.path.join(root, OPENAPI_DOC)
+    if not os.path.exists(path):
+        return None, [f"{OPENAPI_DOC} does not exist"]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            spec = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        return None, [f"{OPENAPI_DOC} is not YAML: {e}"]
+    return (spec, []) if isinstance(spec, dict) else (None, [f"{OPENAPI_DOC} is not a mapping"])
+
+
+def check_openapi(root: str, checks: Checks) -> None:
+    """docs/openapi.yaml names every route of the routers and nothing else, with the admin routes'
+    security scheme, and is valid OpenAPI 3.1."""
+    routes, problems = router_operations(root)
+    spec, more = load_openapi(root)
+    problems += more
+    if spec is not None:
+        problems += compare_openapi(routes, spec)
+        problems += validate_openapi(spec)
+    files = len({r["where"].split(":")[0] for r in routes})
+    checks.check(f"{OPENAPI_DOC} = the routers' routes ({len(routes)} routes in {files} files), admin routes signed with {OPENAPI_ADMIN_SCHEME}, valid OpenAPI 3.1", problems)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -2579,6 +2925,7 @@ def main() -> int:
     check_readme_size(root, checks)
     check_settings_doc(root, checks)
     check_data_doc(root, checks)
+    check_openapi(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

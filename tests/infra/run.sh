@@ -2,8 +2,10 @@
 # Infrastructure checks (no cloud, no Terraform providers needed):
 #   1. contract.py: every .tf file parses; code, packaging and Terraform agree (environment,
 #      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons), and
-#      so do the docs (the README's routes map and size, docs/settings.md's variables);
+#      so do the docs (the README's routes map and size, docs/settings.md's variables,
+#      docs/openapi.yaml against the routers, validated as OpenAPI 3.1);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
+#      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
 #   2. checkov on terraform/: fails on any finding not skipped inline with a reason;
 #   3. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
 #   4. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
@@ -45,6 +47,9 @@ if "$VENV/bin/python" "$HERE/contract.py" --root "$ROOT"; then ok; else fail "co
 
 step "contract: HCL evaluation (dynamic blocks, for_each maps)"
 if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract HCL evaluation"; fi
+
+step "contract: docs/openapi.yaml check (routes read from Rust, missing and extra operations)"
+if "$VENV/bin/python" "$HERE/test_contract_openapi.py"; then ok; else fail "contract openapi check"; fi
 
 step "checkov on terraform/"
 if "$VENV/bin/checkov" --directory "$ROOT/terraform" --framework terraform --skip-download \

@@ -19,11 +19,12 @@ use axum::response::{IntoResponse, Response};
 use vwr_core::identity::cookie;
 use vwr_core::{ApiError, EventId};
 use vwr_tier1::Tier1Service;
+use vwr_tier1::model::revoked_live;
 
 /// Longest `next` kept (as the JS verifier).
 const MAX_NEXT: usize = 2000;
 /// Message of the 400 for a non-canonical protected path (as the JS `BAD_PATH`).
-const BAD_PATH_MESSAGE: &str = "Path not canonical, or no valid event id in it.";
+const BAD_PATH_MESSAGE: &str = "Bad path, or no event id in it.";
 
 /// Raw path prefixes of the CloudFront behaviours that run no verifier (`terraform/modules/edge`:
 /// the waiting page, the tier-1 API, tier 2), matched as CloudFront matches its path patterns:
@@ -52,6 +53,10 @@ impl Rule {
         }
     }
 }
+
+/// API paths: where an app's `Authorization: Bearer` tier-1 token is read (the JS config's
+/// `apiPrefix`, default `/api/`; docs/apps.md), matched on the raw path as configured.
+pub const API_PREFIX: &str = "/api/";
 
 /// The demo site's rules (`DEFAULT_BASE_CONFIG` of `edge/local/proxy.mjs`).
 pub fn demo_rules() -> Vec<Rule> {
@@ -249,12 +254,10 @@ pub fn gate_response(req: &EdgeRequest, event: &EventId) -> Response {
         to.push_str(&encode_component(&next));
     }
     if req.api {
-        return ApiError::forbidden(
-            ErrorCode::WaitingRoomTokenRequired,
-            "This page is behind the waiting room; join the queue first.",
-        )
-        .with_field("redirectTo", to)
-        .into_response();
+        return ApiError::forbidden(ErrorCode::WaitingRoomTokenRequired, "Join the waiting room first.")
+            .with_field("redirectTo", to)
+            .with_field("statusUrl", format!("/vwr-api/vwr/status/{event}"))
+            .into_response();
     }
     let mut res = StatusCode::FOUND.into_response();
     if let Ok(loc) = HeaderValue::from_str(&to) {
@@ -275,17 +278,42 @@ pub fn bad_path_response(req: &EdgeRequest) -> Response {
     res
 }
 
-/// Whether the cookies hold a valid tier-1 token of `event`.
-pub fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId) -> bool {
+/// The token of an `Authorization: Bearer …` header (the JS `withBearer`: the scheme in any
+/// case, one or more spaces, then the token, printable ASCII without spaces).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    let token = rest.trim_start_matches(' ');
+    let printable = |t: &str| !t.is_empty() && t.bytes().all(|b| (b'!'..=b'~').contains(&b));
+    (scheme.eq_ignore_ascii_case("bearer") && printable(token)).then_some(token)
+}
+
+/// Whether the request holds a valid tier-1 token of `event` that the operator did not revoke
+/// (a pass, docs/passes.md): the cookie's values (the first four), then, on an API path
+/// (`api_path`), a Bearer token (docs/apps.md).
+pub async fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId, api_path: bool) -> bool {
     let name = vwr_tier1::http::token_cookie_name(tier1, event);
     let now = tier1.now();
-    headers
+    let mut tokens: Vec<&str> = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .filter_map(|h| cookie(h, &name))
         .take(4)
-        .any(|t| tier1.tokens().verify(t, event, now).is_ok())
+        .collect();
+    if api_path && let Some(t) = bearer(headers) {
+        tokens.push(t);
+    }
+    if tokens.is_empty() {
+        return false;
+    }
+    // The revoked passes, from the event item as this instance caches it (the edge reads them
+    // from its configuration, written at the revocation): refused within the cache's life.
+    let revoked: Vec<String> = match tier1.cached_event(event).await {
+        Ok(Some(rec)) => revoked_live(&rec.passes, now).map(|(id, _)| id.to_owned()).collect(),
+        _ => Vec::new(),
+    };
+    tokens.iter().any(|t| tier1.tokens().verify(t, event, now).is_ok_and(|c| !revoked.contains(&c.jti)))
 }
 
 /// Deletes every request header named `x-vwr-*` (the JS `dropViewerHeaders`).
@@ -317,8 +345,14 @@ pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, mut req: Request
     match gate(&demo_rules(), &active, &er) {
         Gate::Pass => next.run(req).await,
         Gate::BadPath => bad_path_response(&er),
-        Gate::Event(event) if has_pass(&tier1, req.headers(), &event) => next.run(req).await,
-        Gate::Event(event) => gate_response(&er, &event),
+        Gate::Event(event) => {
+            let api_path = req.uri().path().starts_with(API_PREFIX);
+            if has_pass(&tier1, req.headers(), &event, api_path).await {
+                next.run(req).await
+            } else {
+                gate_response(&er, &event)
+            }
+        }
     }
 }
 

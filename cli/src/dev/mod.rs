@@ -41,6 +41,7 @@ use vwr_tier2::{Tier2Clients, Tier2Service};
 use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
 use vwr_tier2_store::registry::DynamoRegistry;
 
+pub mod alarms;
 pub mod cdn;
 pub mod edge;
 pub mod site;
@@ -225,8 +226,13 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let (store, registry, store_name) = position_store(opts, env).await?;
-    let tier1 =
-        Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), Tier1Clients::new(store, Arc::clone(&clock))));
+    // Alarms by hand: what opens standby events here (CloudWatch in AWS).
+    let alarms = Arc::new(vwr_tier1::store::ManualAlarms::default());
+    let t1clients = Tier1Clients {
+        alarms: Some(Arc::clone(&alarms) as Arc<dyn vwr_tier1::store::AlarmStates>),
+        ..Tier1Clients::new(store, Arc::clone(&clock))
+    };
+    let tier1 = Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), t1clients));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
     let entry = t2cfg.tokens(tier2_ring(env, &state)?);
@@ -255,7 +261,8 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
             Some(Arc::clone(&tier2) as Arc<dyn vwr_core::tiers::StatusExtra>),
         ))
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
-        .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth))
+        .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth.clone()))
+        .merge(alarms::router(alarms, auth))
         .merge(site::home_page(Arc::clone(&tier1)))
         .merge(site::waiting_room())
         .merge(site::demo_pages())

@@ -9,10 +9,9 @@ var B64URL = /^[A-Za-z0-9_-]*$/;
 var KID = /^[A-Za-z0-9_-]{1,32}$/;
 var NAME = /^[A-Za-z0-9_-]+$/;
 var EVENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
-var BAD_PATH = { error: 'bad_path', message: 'Path not canonical, or no valid event id in it.' };
+var BAD_PATH = { error: 'bad_path', message: 'Bad path, or no event id in it.' };
 var HEADER_STRINGS = ['typ', 'cty', 'jku', 'x5u', 'x5t', 'x5t#S256', 'url', 'nonce', 'enc', 'zip'];
 var HEADER_LISTS = ['x5c', 'crit'];
-var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 var isArray = Array.isArray;
 var MALFORMED = 'malformed';
@@ -120,11 +119,13 @@ issuer: or(o.issuer, 'vwr'),
 audience: or(o.audience, 'vwr-edge'),
 failMode: or(o.failMode, defaultFailMode),
 leewaySeconds: or(o.leewaySeconds, 30),
+apiPrefix: or(o.apiPrefix, '/api/'),
+revoked: or(o.revoked, {}),
 };
-if (!isString(cfg.cookiePrefix) || !NAME.test(cfg.cookiePrefix)) return 'bad cookiePrefix';
-if (!isString(cfg.issuer) || !isString(cfg.audience)) return 'bad issuer or audience';
-if (cfg.failMode !== 'open' && cfg.failMode !== 'closed') return 'failMode must be "open" or "closed"';
+var want = { cookiePrefix: NAME, issuer: /^/, audience: /^/, failMode: /^(open|closed)$/, apiPrefix: /^\/([\w.-]+\/)*$/ };
+for (var k in want) if (!isString(cfg[k]) || !want[k].test(cfg[k])) return 'bad ' + k;
 if (!optU64(cfg.leewaySeconds) || cfg.leewaySeconds > 300) return 'bad leewaySeconds';
+if (!isObject(cfg.revoked)) return 'bad revoked';
 var ev = or(o.events, []);
 if (!isObject(ev) && !isArray(ev)) return 'bad events';
 var ids = isArray(ev) ? ev : Object.keys(ev);
@@ -142,7 +143,7 @@ for (i = 0; i < o.rules.length; i++) {
 var r = o.rules[i];
 var prefix = isObject(r) && isString(r.pathPrefix) ? segments(r.pathPrefix) : null;
 if (!prefix || r.pathPrefix.charAt(0) !== '/' || !optU64(r.eventSegment) || !(r.eventSegment > prefix.length)) {
-return 'rule ' + i + ' needs pathPrefix "/a/b/" and eventSegment after it';
+return 'bad rule ' + i;
 }
 cfg.rules.push({ prefix: prefix.map((s) => s.toLowerCase()), exact: '/' + prefix.join('/') + '/', at: r.eventSegment - 1 });
 }
@@ -209,29 +210,35 @@ if (next) to += '?next=' + encodeURIComponent(next);
 } catch (e) {
 }
 if (req.api) {
-return refusal(req, 403, { error: 'waiting_room_token_required', message: 'This page is behind the waiting room; join the queue first.', redirectTo: to }, {});
+return refusal(req, 403, { error: 'waiting_room_token_required', message: 'Join the waiting room first.', redirectTo: to, statusUrl: '/vwr-api/vwr/status/' + eventId }, {});
 }
 return { status: 302, headers: { location: to, 'cache-control': 'no-store' }, body: '' };
 }
 function failResponse(mode, req, entry, reason) {
 log('config_unavailable', { entry: entry, reason: reason, failMode: mode });
-return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'The waiting room is unavailable; retry shortly.' }, { 'retry-after': '5' });
+return mode === 'open' ? null : refusal(req, 503, { error: 'waiting_room_unavailable', message: 'Waiting room unavailable; retry shortly.' }, { 'retry-after': '5' });
 }
 function log(evt, fields) {
 var line = { src: 'vwr-edge', evt: evt };
 for (var k in fields) line[k] = fields[k];
 console.log(JSON.stringify(line));
 }
+function withBearer(cfg, req, tokens, auth) {
+var m = !req.path.indexOf(cfg.apiPrefix) && /^Bearer +([!-~]+)$/i.exec(auth);
+if (m) tokens.push(m[1]);
+return tokens;
+}
 function checkTokens(req, cfg, eventId, tokens, keys, now) {
 var reason = null;
 for (var i = 0; i < tokens.length; i++) {
 var res = verifyToken(tokens[i], eventId, now, keys, cfg);
-if (res.ok) return null;
-reason = reason || res.error;
+if (res.ok && !has(cfg.revoked, res.claims.jti)) return null;
+reason = reason || res.error || 'revoked';
 }
 if (reason) log('token_rejected', { eventId: eventId, reason: reason });
 return gateResponse(req, eventId);
 }
+var STATUS_TEXT = { 302: 'Found', 400: 'Bad Request', 403: 'Forbidden', 503: 'Service Unavailable' };
 var state = fromObject(parseJson(readConfigFile(path.join(__dirname, 'config.json'))));
 function readConfigFile(file) {
 try {
@@ -285,7 +292,7 @@ if (!s.cfg) return toEdge(failResponse(FAIL_MODE, req, 'config.json', s.error)) 
 var eventId = gatedEvent(s.cfg, req);
 if (eventId === null) return r;
 if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
-var tokens = cookieValues(r.headers, s.cfg.cookiePrefix + eventId);
+var tokens = withBearer(s.cfg, req, cookieValues(r.headers, s.cfg.cookiePrefix + eventId), headerValue(r.headers, 'authorization'));
 if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
 return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
 };

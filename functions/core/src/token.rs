@@ -215,6 +215,13 @@ impl Tier1Tokens {
         self.link.resign(&proved)
     }
 
+    /// Signs a pass (docs/passes.md): `claims` as they are, with no place proof (`t2` dropped),
+    /// so the edge takes it for a tier-1 token but tier 2, which requires the proof, never
+    /// gives it a place in its line.
+    pub fn sign_pass(&self, claims: &Tier1Claims) -> Result<String, TokenError> {
+        self.link.resign(&Tier1Claims { t2: None, ..claims.clone() })
+    }
+
     /// Verifies a tier-1 token for `event` at time `now` (its place proof is tier 2's to check).
     pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<Tier1Claims, TokenError> {
         self.link.verify_signed(token, event, now, Expiry::Enforce)

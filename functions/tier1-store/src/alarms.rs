@@ -13,7 +13,7 @@ use vwr_core::EventId;
 use vwr_core::cache::TtlCache;
 use vwr_core::time::Clock;
 use vwr_tier1::config::HealthAlarms;
-use vwr_tier1::store::HealthSignal;
+use vwr_tier1::store::{AlarmStates, HealthSignal};
 
 /// How long one reading of the alarms is used.
 pub const ALARM_CACHE: Duration = Duration::from_secs(5);
@@ -88,5 +88,45 @@ impl HealthSignal for CloudWatchAlarms {
         }
         let alarming = self.alarming().await?;
         Ok(self.alarms.for_event(event).find(|a| alarming.contains(*a)).map(str::to_owned))
+    }
+}
+
+/// The state of any named alarm, for standby events (docs/lifecycle.md#standby): one
+/// `DescribeAlarms` of that name, its answer used for [`ALARM_CACHE`].
+pub struct CloudWatchAlarmStates {
+    client: Client,
+    cache: TtlCache<String, bool>,
+}
+
+impl std::fmt::Debug for CloudWatchAlarmStates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudWatchAlarmStates").finish_non_exhaustive()
+    }
+}
+
+impl CloudWatchAlarmStates {
+    pub fn new(client: Client, clock: Arc<dyn Clock>) -> Self {
+        Self { client, cache: TtlCache::with_clock(ALARM_CACHE, clock) }
+    }
+}
+
+#[async_trait]
+impl AlarmStates for CloudWatchAlarmStates {
+    async fn in_alarm(&self, name: &str) -> Result<bool, String> {
+        if let Some(state) = self.cache.get(&name.to_owned()) {
+            return Ok(state);
+        }
+        let out =
+            self.client.describe_alarms().alarm_names(name).send().await.map_err(|e| {
+                format!("DescribeAlarms: {}", aws_sdk_cloudwatch::error::DisplayErrorContext(&e))
+            })?;
+        let metric =
+            out.metric_alarms().iter().find(|a| a.alarm_name() == Some(name)).map(|a| a.state_value());
+        let composite =
+            out.composite_alarms().iter().find(|a| a.alarm_name() == Some(name)).map(|a| a.state_value());
+        let state = metric.or(composite).ok_or_else(|| format!("no alarm named {name:?}"))?;
+        let alarm = state == Some(&StateValue::Alarm);
+        self.cache.insert(name.to_owned(), alarm);
+        Ok(alarm)
     }
 }

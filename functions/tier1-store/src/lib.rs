@@ -19,7 +19,7 @@ use vwr_core::time::{Clock, SystemClock};
 use vwr_tier1::Tier1Clients;
 use vwr_tier1::config::Tier1Config;
 use vwr_tier1::edge_sync::EdgeConfigStore;
-use vwr_tier1::store::{HealthSignal, PositionStore};
+use vwr_tier1::store::{AlarmStates, HealthSignal, PositionStore};
 
 /// Which events tier 1 gates, read from its event items (cached per instance for
 /// `cache_ttl`, as tier 1 caches them, ADR 0006). For the tier-2 API: it needs no tier-1 key,
@@ -70,5 +70,7 @@ pub fn clients(cfg: &Tier1Config, sdk: &aws_config::SdkConfig) -> Tier1Clients {
         let cw = aws_sdk_cloudwatch::Client::new(sdk);
         Arc::new(alarms::CloudWatchAlarms::new(cw, cfg.health_alarms.clone(), Arc::clone(&clock)))
     });
-    Tier1Clients { store: Arc::new(store), clock, edge, health }
+    let cw = aws_sdk_cloudwatch::Client::new(sdk);
+    let alarms: Arc<dyn AlarmStates> = Arc::new(alarms::CloudWatchAlarmStates::new(cw, Arc::clone(&clock)));
+    Tier1Clients { store: Arc::new(store), clock, edge, health, alarms: Some(alarms) }
 }

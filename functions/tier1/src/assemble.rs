@@ -13,7 +13,7 @@ use vwr_core::token::Tier1Tokens;
 use crate::Tier1Service;
 use crate::config::Tier1Config;
 use crate::edge_sync::EdgeConfigStore;
-use crate::store::{HealthSignal, PositionStore};
+use crate::store::{AlarmStates, HealthSignal, PositionStore};
 
 /// What a tier-1 service runs on.
 pub struct Tier1Clients {
@@ -25,25 +25,31 @@ pub struct Tier1Clients {
     pub edge: Option<Arc<dyn EdgeConfigStore>>,
     /// Holds the advancer while an alarm fires (the CloudWatch alarms of `VWR_HEALTH_ALARMS`).
     pub health: Option<Arc<dyn HealthSignal>>,
+    /// The alarms that open standby events (CloudWatch); none: standby events wait for an
+    /// operator (docs/lifecycle.md#standby).
+    pub alarms: Option<Arc<dyn AlarmStates>>,
 }
 
 impl Tier1Clients {
     /// `store` on `clock`, with no edge list and no health signal (`vwr dev`, the tests).
     pub fn new(store: Arc<dyn PositionStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock, edge: None, health: None }
+        Self { store, clock, edge: None, health: None, alarms: None }
     }
 }
 
 /// The tier-1 service of `cfg` on `clients`, signing with `tokens`: its settings, and the
 /// site's enqueue keys when `VWR_ENQUEUE_JWKS` gave them.
 pub fn assemble(cfg: &Tier1Config, tokens: Tier1Tokens, clients: Tier1Clients) -> Tier1Service {
-    let Tier1Clients { store, clock, edge, health } = clients;
+    let Tier1Clients { store, clock, edge, health, alarms } = clients;
     let mut svc = Tier1Service::new(store, tokens, cfg.settings.clone(), clock);
     if let Some(edge) = edge {
         svc = svc.with_edge_sync(edge);
     }
     if let Some(health) = health {
         svc = svc.with_health_signal(health);
+    }
+    if let Some(alarms) = alarms {
+        svc = svc.with_alarm_states(alarms);
     }
     if let Some(v) = &cfg.enqueue {
         svc = svc.with_enqueue_verifier(v.clone());

@@ -12,7 +12,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::{Extension, Json, middleware};
 use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, AdminCaller, require_admin};
@@ -21,7 +21,7 @@ use vwr_core::tiers::StatusExtra;
 use vwr_core::{ApiError, ErrorCode};
 
 use crate::lifecycle::LifecycleError;
-use crate::model::{CloseReason, ConfigPatch, Message, StoreError};
+use crate::model::{CloseReason, ConfigPatch, Message, PassError, StoreError};
 use crate::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Error, Tier1Service};
 
 /// Largest request body the tier-1 routes read.
@@ -79,6 +79,14 @@ impl From<Tier1Error> for ApiError {
                     ),
                 ),
                 LifecycleError::SealRequired => ApiError::internal(msg),
+                LifecycleError::Pass(p) => match p {
+                    PassError::BadTtl | PassError::BadLabel => {
+                        ApiError::bad_request(ErrorCode::InvalidBody, msg)
+                    }
+                    PassError::NotFound => ApiError::not_found(ErrorCode::NotFound, msg),
+                    PassError::TooMany => ApiError::conflict(ErrorCode::TooManyPasses, msg),
+                    PassError::Expired => ApiError::new(StatusCode::GONE, ErrorCode::PassExpired, msg),
+                },
             },
             Tier1Error::InvalidMessage(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::AdmissionExpired => ApiError::new(StatusCode::GONE, ErrorCode::AdmissionExpired, msg),
@@ -350,6 +358,9 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/audit/{event_id}", get(audit))
         .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
+        .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
+        .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
+        .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(AdminState { svc, extra })
@@ -471,6 +482,82 @@ async fn health(
         ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"ok\": true|false, \"reason\": \"…\"}")
     })?;
     Ok(no_store(Json(svc.set_health(&event, ok, body.reason, &actor(caller)).await?).into_response()))
+}
+
+async fn standby(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    // `{alarm, …the fields of activate}` (docs/lifecycle.md#standby): the alarm is taken out,
+    // the rest must be a valid configuration patch (unknown fields refused).
+    let mut map: serde_json::Map<String, serde_json::Value> = json_body(&body)?;
+    let bad = |m: String| ApiError::bad_request(ErrorCode::InvalidBody, m);
+    let alarm = match map.remove("alarm") {
+        Some(serde_json::Value::String(a)) => a,
+        _ => return Err(bad("alarm is required: the name of a CloudWatch alarm".into())),
+    };
+    let config: ConfigPatch = serde_json::from_value(serde_json::Value::Object(map))
+        .map_err(|e| bad(format!("invalid body: {e}")))?;
+    Ok(no_store(Json(svc.standby(&event, alarm, config, &actor(caller)).await?).into_response()))
+}
+
+async fn end_standby(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.end_standby(&event, &actor(caller)).await?).into_response()))
+}
+
+/// The body of `POST /api/admin/vwr/pass/{eventId}` (docs/passes.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PassBody {
+    label: String,
+    #[serde(default = "default_pass_ttl")]
+    ttl_seconds: u64,
+}
+
+fn default_pass_ttl() -> u64 {
+    3600
+}
+
+/// An empty body: no label (refused with its message).
+impl Default for PassBody {
+    fn default() -> Self {
+        Self { label: String::new(), ttl_seconds: default_pass_ttl() }
+    }
+}
+
+async fn create_pass(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body: PassBody = json_body(&body)?;
+    let created = svc.create_pass(&event, &body.label, body.ttl_seconds, &actor(caller)).await?;
+    Ok(no_store((StatusCode::CREATED, Json(created)).into_response()))
+}
+
+async fn list_passes(
+    State(AdminState { svc, .. }): State<AdminState>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    let passes = svc.passes(&event).await?;
+    Ok(no_store(Json(serde_json::json!({ "eventId": event.as_str(), "passes": passes })).into_response()))
+}
+
+async fn revoke_pass(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    Path(params): Path<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    let id = params.iter().find(|(k, _)| k == "pass_id").map(|(_, v)| v.as_str()).unwrap_or_default();
+    Ok(no_store(Json(svc.revoke_pass(&event, id, &actor(caller)).await?).into_response()))
 }
 
 async fn audit(

@@ -7,7 +7,7 @@ use vwr_core::EventId;
 
 use crate::model::{
     CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Hold, HoldBy, MAX_SCHEDULE_AHEAD_SECS,
-    Message, Schedule,
+    Message, Pass, PassError, Schedule, add_pass, revoke_pass,
 };
 
 /// Something that changes an event's lifecycle fields.
@@ -47,6 +47,22 @@ pub enum Action {
         ok: bool,
         reason: Option<String>,
     },
+    /// Keeps an event known but ungated until `alarm` fires (docs/lifecycle.md#standby): from
+    /// inactive (or new), or to change the alarm or configuration of a standby event.
+    Standby {
+        alarm: String,
+        patch: ConfigPatch,
+    },
+    /// Ends a standby: the event is inactive again.
+    EndStandby,
+    /// Advancer: the standby's alarm fired: open, in arrival order (no pre-queue, no draw).
+    StandbyOpen,
+    /// Records a new pass (docs/passes.md); the event must exist.
+    CreatePass(Pass),
+    /// Marks a pass revoked (the edge then refuses it).
+    RevokePass {
+        id: String,
+    },
 }
 
 impl Action {
@@ -63,6 +79,11 @@ impl Action {
             Self::Close { .. } => "close",
             Self::SetMessage(_) => "message",
             Self::SetHealth { .. } => "health",
+            Self::Standby { .. } => "standby",
+            Self::EndStandby => "standby_end",
+            Self::StandbyOpen => "standby_open",
+            Self::CreatePass(_) => "pass_create",
+            Self::RevokePass { .. } => "pass_revoke",
         }
     }
 }
@@ -91,6 +112,8 @@ pub enum LifecycleError {
     /// anyone chooses (docs/invariants.md#21).
     #[error("{reason}")]
     SealTimeFixed { state: EventState, reason: &'static str },
+    #[error(transparent)]
+    Pass(#[from] PassError),
 }
 
 const ACTIVATE_IN_PREQUEUE: &str = "the pre-queue has started: it is sealed and drawn at openAt, not earlier \
@@ -132,7 +155,7 @@ pub fn apply(
     let now = facts.now;
     let refuse = |state: EventState| LifecycleError::InvalidTransition { action: action.name(), state };
     let mut rec = match (old, action) {
-        (None, Action::Schedule { .. } | Action::Activate { .. }) => {
+        (None, Action::Schedule { .. } | Action::Activate { .. } | Action::Standby { .. }) => {
             EventRecord::new(event.clone(), Inactive, EventConfig::default(), now)
         }
         (None, _) => return Err(LifecycleError::NotFound),
@@ -253,11 +276,53 @@ pub fn apply(
             let reason = reason.clone().unwrap_or_default();
             rec.hold = Some(Hold { by: HoldBy::Health, reason, since });
         }
+        Action::Standby { alarm, patch } => {
+            // Only an event with nothing in line: a standby opens in arrival order, which a
+            // scheduled pre-queue (a draw) or a running sale would contradict.
+            if !matches!(rec.state, Inactive | Standby) || rec.needs_seal() {
+                return Err(refuse(rec.state));
+            }
+            validate_alarm_name(alarm)?;
+            apply_patch(&mut rec, patch, is_new)?;
+            rec.state = Standby;
+            rec.standby_alarm = Some(alarm.clone());
+        }
+        Action::EndStandby => {
+            if rec.state != Standby {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Inactive;
+            rec.standby_alarm = None;
+        }
+        Action::StandbyOpen => {
+            if rec.state != Standby {
+                return Err(refuse(rec.state));
+            }
+            rec.state = Open;
+            rec.opened_at = Some(now);
+            rec.close_reason = None;
+        }
+        Action::CreatePass(pass) => add_pass(&mut rec.passes, pass.clone(), now)?,
+        Action::RevokePass { id } => revoke_pass(&mut rec.passes, id, now)?,
     }
     rec.rev = old.map_or(1, |o| o.rev + 1);
     rec.audit_seq = old.map_or(1, |o| o.audit_seq + 1);
     rec.updated_at = now;
     Ok(rec)
+}
+
+/// Longest CloudWatch alarm name.
+pub const MAX_ALARM_NAME_CHARS: usize = 255;
+
+/// A CloudWatch alarm name: 1–255 characters, no control characters.
+fn validate_alarm_name(name: &str) -> Result<(), LifecycleError> {
+    let n = name.chars().count();
+    if n == 0 || n > MAX_ALARM_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(LifecycleError::InvalidConfig(format!(
+            "alarm must be a CloudWatch alarm name: 1 to {MAX_ALARM_NAME_CHARS} characters, no control characters"
+        )));
+    }
+    Ok(())
 }
 
 fn apply_patch(rec: &mut EventRecord, patch: &ConfigPatch, is_new: bool) -> Result<(), LifecycleError> {
@@ -343,6 +408,9 @@ pub fn allowed(state: EventState, action: &Action) -> bool {
         Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
         Action::Activate { .. } => state != Prequeue,
         Action::SetMessage(_) | Action::SetHealth { .. } => true,
+        Action::CreatePass(_) | Action::RevokePass { .. } => true,
+        Action::Standby { .. } => matches!(state, Inactive | Standby),
+        Action::EndStandby | Action::StandbyOpen => state == Standby,
         Action::Deactivate => state != Inactive,
         Action::StartPrequeue => state == Scheduled,
         Action::Open { .. } => state == Prequeue,

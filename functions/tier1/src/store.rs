@@ -165,6 +165,35 @@ pub trait PositionStore: Send + Sync + 'static {
     async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError>;
 }
 
+/// The state of named alarms, for standby events (docs/lifecycle.md#standby): in AWS,
+/// CloudWatch; in `vwr dev`, alarms set by hand (`PUT /api/admin/vwr/alarm/{name}`).
+#[async_trait]
+pub trait AlarmStates: Send + Sync + 'static {
+    /// Whether the alarm `name` is in ALARM now. An error means it could not be read (or does
+    /// not exist); the standby then stays as it is (and the advancer logs it).
+    async fn in_alarm(&self, name: &str) -> Result<bool, String>;
+}
+
+/// Alarms set by hand: `vwr dev` and the tests. An alarm never set is OK.
+#[derive(Debug, Default)]
+pub struct ManualAlarms {
+    states: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+}
+
+impl ManualAlarms {
+    /// Sets `name` in ALARM (`true`) or OK.
+    pub fn set(&self, name: &str, alarm: bool) {
+        self.states.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_owned(), alarm);
+    }
+}
+
+#[async_trait]
+impl AlarmStates for ManualAlarms {
+    async fn in_alarm(&self, name: &str) -> Result<bool, String> {
+        Ok(self.states.lock().unwrap_or_else(|p| p.into_inner()).get(name).copied().unwrap_or(false))
+    }
+}
+
 /// Alarms that hold the advancer (docs/outflow.md#health-gate): in AWS, CloudWatch alarms.
 #[async_trait]
 pub trait HealthSignal: Send + Sync + 'static {

@@ -428,3 +428,63 @@ async fn a_request_id_without_its_secret_is_worth_nothing() {
             .await;
     assert_eq!(ok.body["admitted"], true);
 }
+
+/// Passes over HTTP (docs/passes.md): 201 with the pass shown once; bad bodies 400 and bad
+/// ids 404, each changing nothing; the admin key is required.
+#[tokio::test]
+async fn pass_routes_answer_as_documented() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let r =
+        call(&app, "POST", "/api/admin/vwr/pass/e1", Some(r#"{"label":"monitor","ttlSeconds":600}"#), true)
+            .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.body);
+    assert_eq!(r.headers.get(header::CACHE_CONTROL).unwrap(), "no-store");
+    let keys: Vec<&str> = r.body.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["eventId", "expiresAt", "id", "label", "pass", "passId"]);
+    let pass_id = r.body["passId"].as_str().unwrap().to_owned();
+    let audit_len = || async {
+        call(&app, "GET", "/api/admin/vwr/audit/e1", None, true).await.body["entries"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let before = audit_len().await;
+    for body in [
+        "",
+        "{}",
+        r#"{"label":"x","ttlSeconds":43201}"#,
+        r#"{"label":"x","extra":1}"#,
+        r#"{"label":"a\nb"}"#,
+        "[1]",
+    ] {
+        let r = call(&app, "POST", "/api/admin/vwr/pass/e1", Some(body), true).await;
+        assert_error(&r, StatusCode::BAD_REQUEST, "invalid_body");
+    }
+    assert_error(
+        &call(&app, "DELETE", "/api/admin/vwr/pass/e1/nope", None, true).await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    );
+    assert_error(
+        &call(&app, "DELETE", "/api/admin/vwr/pass/e1/AAAAAAAAAAAA", None, true).await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    );
+    assert_error(
+        &call(&app, "POST", "/api/admin/vwr/pass/nope", Some(r#"{"label":"x"}"#), true).await,
+        StatusCode::NOT_FOUND,
+        "event_not_found",
+    );
+    assert_eq!(audit_len().await, before, "refused: nothing written");
+    assert_eq!(
+        call(&app, "POST", "/api/admin/vwr/pass/e1", Some(r#"{"label":"x"}"#), false).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let r = call(&app, "DELETE", &format!("/api/admin/vwr/pass/e1/{pass_id}"), None, true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert!(r.body["revokedAt"].as_u64().is_some());
+    let list = call(&app, "GET", "/api/admin/vwr/pass/e1", None, true).await;
+    assert_eq!(list.body["passes"][0]["passId"], pass_id.as_str());
+    assert!(list.body["passes"][0].get("pass").is_none());
+}

@@ -63,6 +63,8 @@ module "tier1" {
     var.hold_on_origin_errors && local.origin_5xx != null ? [module.observability.origin_5xx_alarm_name] : [],
   )
   health_alarms_by_event = var.health_alarms_by_event
+  # Standby events may wait for the traffic-spike alarm below (docs/lifecycle.md#standby).
+  standby_alarm_names = aws_cloudwatch_metric_alarm.standby_spike[*].alarm_name
   # One place per site account (docs/abuse.md): the site's public keys for enqueue tokens.
   enqueue_jwks = var.enqueue_jwks
 }
@@ -175,4 +177,25 @@ check "custom_domain" {
     condition     = var.acm_certificate_arn != null
     error_message = "No acm_certificate_arn: the *.cloudfront.net certificate lets viewers connect with TLSv1. For production, set aliases and an ACM certificate (us-east-1); the distribution then requires TLS 1.2 (TLSv1.2_2021)."
   }
+}
+
+# A standby event (docs/lifecycle.md#standby) is known but not gated until an alarm fires; this
+# one fires when the site's traffic through CloudFront passes standby_requests_per_minute (a
+# leaked link, a line-up reveal): `vwr admin standby EVENT --alarm <this name>`. CloudFront's
+# metrics exist in us-east-1 only, and the advancer reads alarms of its own region, so it is
+# made there only; elsewhere, name an alarm of your own origin in tier 1's standby_alarm_names.
+resource "aws_cloudwatch_metric_alarm" "standby_spike" {
+  count               = var.region == "us-east-1" ? 1 : 0
+  alarm_name          = "${var.name}-standby-spike"
+  alarm_description   = "Opens vwr standby events waiting for it: CloudFront requests above ${var.standby_requests_per_minute} a minute."
+  namespace           = "AWS/CloudFront"
+  metric_name         = "Requests"
+  dimensions          = { DistributionId = module.edge.distribution_id, Region = "Global" }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  threshold           = var.standby_requests_per_minute
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
 }

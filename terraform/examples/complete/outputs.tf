@@ -67,3 +67,8 @@ output "health_alarms" {
   description = "The alarms that hold the advancer (VWR_HEALTH_ALARMS): AlarmName holds every event, eventId=AlarmName one."
   value       = module.tier1.health_alarms
 }
+
+output "standby_alarm_name" {
+  description = "The alarm a standby event can wait for (`vwr admin standby EVENT --alarm NAME`); null outside us-east-1."
+  value       = one(aws_cloudwatch_metric_alarm.standby_spike[*].alarm_name)
+}

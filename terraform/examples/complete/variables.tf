@@ -167,3 +167,13 @@ variable "enqueue_jwks" {
   type        = string
   default     = null
 }
+
+variable "standby_requests_per_minute" {
+  description = "CloudFront requests a minute above which the standby_spike alarm fires and opens the standby events waiting for it (docs/lifecycle.md#standby). Made in us-east-1 only (CloudFront's metrics live there)."
+  type        = number
+  default     = 60000
+  validation {
+    condition     = var.standby_requests_per_minute >= 1
+    error_message = "standby_requests_per_minute must be at least 1."
+  }
+}

@@ -36,8 +36,9 @@ locals {
   health_alarms = length(local.health_alarm_entries) == 0 ? null : join(",", local.health_alarm_entries)
   # DescribeAlarms is allowed on exactly these alarms (metric alarms of this account and region:
   # the advancer's CloudWatch client asks its own region).
+  # The standby alarms (docs/lifecycle.md#standby) are read the same way.
   health_alarm_arns = [
-    for n in distinct(concat(var.health_alarm_names, flatten(values(var.health_alarms_by_event)))) :
+    for n in distinct(concat(var.health_alarm_names, flatten(values(var.health_alarms_by_event)), var.standby_alarm_names)) :
     "arn:${data.aws_partition.current.partition}:cloudwatch:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:alarm:${n}"
   ]
 }
@@ -287,7 +288,7 @@ data "aws_iam_policy_document" "advancer" {
   # permissions on metric alarm ARNs, so it is allowed on exactly the listed alarms. (Composite
   # alarms are only returned to a DescribeAlarms allowed on "*": name metric alarms here.)
   dynamic "statement" {
-    for_each = length(local.health_alarm_entries) == 0 ? [] : [local.health_alarm_arns]
+    for_each = length(local.health_alarm_arns) == 0 ? [] : [local.health_alarm_arns]
     content {
       sid       = "HealthAlarms"
       actions   = ["cloudwatch:DescribeAlarms"]
@@ -403,6 +404,13 @@ locals {
     audit    = "GET /api/admin/vwr/audit/{eventId}"
     # The health gate (docs/outflow.md#health-gate): {ok: false, reason} holds the advancer.
     health = "PUT /api/admin/vwr/health/{eventId}"
+    # Passes for staff, monitors and callbacks (docs/passes.md).
+    pass_create = "POST /api/admin/vwr/pass/{eventId}"
+    pass_list   = "GET /api/admin/vwr/pass/{eventId}"
+    pass_revoke = "DELETE /api/admin/vwr/pass/{eventId}/{passId}"
+    # Standby events (docs/lifecycle.md#standby): ungated until their alarm fires.
+    standby     = "PUT /api/admin/vwr/standby/{eventId}"
+    standby_end = "DELETE /api/admin/vwr/standby/{eventId}"
   }
 }
 

@@ -187,6 +187,16 @@ variable "health_alarm_names" {
   }
 }
 
+variable "standby_alarm_names" {
+  description = "CloudWatch metric alarms (names, in this account and region) that standby events may wait for (PUT /api/admin/vwr/standby/{eventId} {alarm}; docs/lifecycle.md#standby): the advancer may call cloudwatch:DescribeAlarms on exactly these. An event on standby whose alarm is not listed here cannot be read, and stays on standby (logged). [] = none."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for n in var.standby_alarm_names : length(n) >= 1 && length(n) <= 255 && !can(regex("[[:cntrl:]]", n))])
+    error_message = "standby_alarm_names must be alarm names of 1-255 characters without control characters."
+  }
+}
+
 variable "health_alarms_by_event" {
   description = "CloudWatch metric alarms that hold ONE event's advancer while in ALARM: event id -> alarm names, e.g. { \"concert-1\" = [\"concert-1-checkout-5xx\"] }. Joined with health_alarm_names into VWR_HEALTH_ALARMS as eventId=AlarmName entries."
   type        = map(list(string))

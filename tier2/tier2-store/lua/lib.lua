@@ -100,8 +100,14 @@ local function need(m, ...)
   return m
 end
 
+-- The named fields of the event's meta hash, as `need` loads them, without its search for
+-- what is missing (a script's first read: nothing is): this is in every poll.
 local function meta(...)
-  return need({}, ...)
+  local names = { ... }
+  local values = redis.call('HMGET', K_META, unpack(names))
+  local m = {}
+  for i = 1, #names do m[names[i]] = values[i] end
+  return m
 end
 
 -- Runs `cmd key a1 a2 ...` over the list `args`, at most 1000 arguments a call (Lua's unpack
@@ -318,6 +324,8 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollec
   local prefix = type(jtis) == 'string' and (jtis .. '.')
   local act, seen, recs, owners, notices = {}, {}, {}, {}, {}
   local j = 0
+  -- One search over all the ids tells whether any needs escaping (usually none).
+  local plain = not string.find(table.concat(users), '[%c"\\/]')
   for i, user in ipairs(users) do
     local jti = prefix and (prefix .. i) or jtis[i]
     j = j + 2
@@ -327,7 +335,7 @@ local function admit_all(users, jtis, now, ttl, notice_cap, m, no_held, uncollec
     if tier1 then owners[j - 1], owners[j] = 'u:' .. user, 1 end
     -- Written field by field in the order the Rust side serializes a notice, so the stored
     -- form (which orders notices of equal lease) is the same in both stores.
-    if string.find(user, '[%c"\\/]') then
+    if not plain and string.find(user, '[%c"\\/]') then
       notices[i] = '{"userId":' .. cjson.encode(user) .. ',"jti":"' .. jti .. notice_tail
     else
       notices[i] = '{"userId":"' .. user .. '","jti":"' .. jti .. notice_tail
@@ -465,6 +473,8 @@ local function hear(now, bound, crowd, keep, m)
       and redis.call('ZCARD', K_WAIT) + redis.call('ZCARD', K_ACT) >= crowd then
     if not from or heard < from then from = heard end
   end
+  -- The usual case: no silence kept, none to record.
+  if not from and #sil == 0 then return sil, nil end
   local changed = false
   if from then
     local last = sil[#sil]

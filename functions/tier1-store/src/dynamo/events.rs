@@ -62,6 +62,14 @@ pub(super) async fn write_event(
     };
     ex.opt("hold", hold.map(s));
     ex.opt("resumedAt", rec.resumed_at.map(n));
+    // The passes' records (docs/passes.md), JSON like the hold; none: no attribute.
+    let passes = if rec.passes.is_empty() {
+        None
+    } else {
+        Some(serde_json::to_string(&rec.passes).map_err(|e| StoreError::Corrupt(e.to_string()))?)
+    };
+    ex.opt("passes", passes.map(s));
+    ex.opt("standbyAlarm", rec.standby_alarm.as_deref().map(s));
     if rec.active() {
         ex.set("gsi1pk", s(ACTIVE));
         ex.set("gsi1sk", s(rec.event.as_str()));

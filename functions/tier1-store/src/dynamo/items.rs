@@ -9,7 +9,7 @@ use serde::Deserialize;
 use vwr_core::EventId;
 use vwr_tier1::model::{
     CloseReason, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_REENTRY_GRACE_SECONDS,
-    EventConfig, EventRecord, EventState, Hold, Message, OutflowMode, Redemption, Sample, Schedule,
+    EventConfig, EventRecord, EventState, Hold, Message, OutflowMode, Pass, Redemption, Sample, Schedule,
     StoreError,
 };
 
@@ -166,6 +166,10 @@ struct EventItem {
     /// The health gate (JSON of `Hold`), absent when not held.
     hold: Option<String>,
     resumed_at: Option<u64>,
+    /// The passes' records (JSON of a list of `Pass`), absent when there are none.
+    passes: Option<String>,
+    /// The alarm that opens a standby event.
+    standby_alarm: Option<String>,
     #[serde(default)]
     batch_size: u64,
     #[serde(default)]
@@ -268,6 +272,10 @@ pub(super) fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("hold: {e}")))?),
         None => None,
     };
+    let passes: Vec<Pass> = match &it.passes {
+        Some(j) => serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("passes: {e}")))?,
+        None => Vec::new(),
+    };
     let message: Option<Message> = match &it.message {
         Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("message: {e}")))?),
         None => None,
@@ -303,6 +311,8 @@ pub(super) fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         },
         hold,
         resumed_at: it.resumed_at,
+        passes,
+        standby_alarm: it.standby_alarm,
         serving_counter: it.serving_counter,
         last_step_at: it.last_step_at,
         samples,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
 use super::rates::{RATE_WINDOW_SECS, rate};
-use super::{EventConfig, OutflowMode, Sample};
+use super::{EventConfig, OutflowMode, Pass, Sample};
 
 /// Where an event is in its life (docs/lifecycle.md#states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -18,11 +18,20 @@ pub enum EventState {
     Paused,
     Closed,
     Inactive,
+    /// Known but not gated until its alarm fires (docs/lifecycle.md#standby); then open.
+    Standby,
 }
 
 impl EventState {
-    pub const ALL: [EventState; 6] =
-        [Self::Scheduled, Self::Prequeue, Self::Open, Self::Paused, Self::Closed, Self::Inactive];
+    pub const ALL: [EventState; 7] = [
+        Self::Scheduled,
+        Self::Prequeue,
+        Self::Open,
+        Self::Paused,
+        Self::Closed,
+        Self::Inactive,
+        Self::Standby,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +41,7 @@ impl EventState {
             Self::Paused => "paused",
             Self::Closed => "closed",
             Self::Inactive => "inactive",
+            Self::Standby => "standby",
         }
     }
 
@@ -197,6 +207,10 @@ pub struct EventRecord {
     pub hold: Option<Hold>,
     /// When the line last started moving again (the end of a pause or hold).
     pub resumed_at: Option<u64>,
+    /// The event's passes, expired ones dropped at each pass write (docs/passes.md).
+    pub passes: Vec<Pass>,
+    /// The CloudWatch alarm whose firing opens a `standby` event (docs/lifecycle.md#standby).
+    pub standby_alarm: Option<String>,
 }
 
 impl EventRecord {
@@ -223,6 +237,8 @@ impl EventRecord {
             audit_seq: 0,
             hold: None,
             resumed_at: None,
+            passes: Vec::new(),
+            standby_alarm: None,
         }
     }
 
@@ -252,6 +268,8 @@ impl EventRecord {
             "message": self.message,
             "closeReason": self.close_reason,
             "hold": self.hold,
+            "passes": self.passes,
+            "standbyAlarm": self.standby_alarm,
         })
     }
 

@@ -5,11 +5,13 @@
 //! - `event.rs`: the event item (state, schedule, message, hold, audit entries);
 //! - `rates.rs`: the serving-counter samples and the rates read from them;
 //! - `line.rs`: shard counters and positions;
+//! - `pass.rs`: the records of passes (docs/passes.md);
 //! - here: a redemption (an admission) and the store's errors.
 
 mod config;
 mod event;
 mod line;
+mod pass;
 mod rates;
 
 pub use config::{
@@ -24,6 +26,10 @@ pub use event::{
     MAX_SCHEDULE_AHEAD_SECS, Message, Schedule,
 };
 pub use line::{Line, ShardCounts, position_of, shard_of};
+pub use pass::{
+    MAX_LIVE_PASSES, MAX_PASS_LABEL_CHARS, MAX_PASS_TTL_SECS, MIN_PASS_TTL_SECS, PASS_ID_LEN, Pass,
+    PassError, add_pass, revoke_pass, revoked_live, validate_pass,
+};
 pub use rates::{RATE_WINDOW_SECS, SAMPLE_HISTORY_SECS, Sample, joins_per_second, push_sample};
 
 /// Result of redeeming a ticket.

@@ -54,7 +54,7 @@ impl Tier1Service {
         let rec = self.transition(event, actor, Action::Activate { patch, sealed: None }).await?;
         if rec.state == EventState::Open {
             // An activation of an already open event may have been a no-op for the edge.
-            self.sync_edge(Some((event, true))).await?;
+            self.sync_edge(Some((event, true)), None).await?;
         }
         self.status_of(rec).await
     }
@@ -94,6 +94,27 @@ impl Tier1Service {
     /// Admin: stop gating an event.
     pub async fn deactivate(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
         let rec = self.transition(event, actor, Action::Deactivate).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: keep the event known but ungated until the CloudWatch alarm `alarm` fires; the
+    /// advancer then opens it in arrival order (docs/lifecycle.md#standby). `patch`: the
+    /// configuration it opens with, as for `activate`.
+    pub async fn standby(
+        &self,
+        event: &EventId,
+        alarm: String,
+        patch: ConfigPatch,
+        actor: &str,
+    ) -> Result<EventStatus, Tier1Error> {
+        self.validate_patch(&patch)?;
+        let rec = self.transition(event, actor, Action::Standby { alarm, patch }).await?;
+        self.status_of(rec).await
+    }
+
+    /// Admin: end a standby without opening: the event is inactive again.
+    pub async fn end_standby(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
+        let rec = self.transition(event, actor, Action::EndStandby).await?;
         self.status_of(rec).await
     }
 

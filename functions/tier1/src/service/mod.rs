@@ -7,6 +7,7 @@
 //!   lifecycle write (`transition`) that the admin and the advancer share;
 //! - `visitor.rs`: `assign`, `check`, `release` and the public status (the public router);
 //! - `admin.rs`: the lifecycle transitions, manual advance, status and audit (the admin router);
+//! - `passes.rs`: passes for staff, monitors and callbacks (the admin router, docs/passes.md);
 //! - `steps.rs`: the advancer's pass over the events (the advancer Lambda and `vwr dev`);
 //! - `answers.rs`: what the operations answer; `error.rs`: why they fail.
 //!
@@ -15,6 +16,7 @@
 mod admin;
 mod answers;
 mod error;
+mod passes;
 mod steps;
 mod visitor;
 
@@ -24,10 +26,11 @@ pub use answers::{
     PrequeueWait, PublicStatus, Rates, Waiting,
 };
 pub use error::Tier1Error;
+pub use passes::{CreatedPass, PassView};
 pub use steps::{ADVANCER_ACTOR, PREQUEUE_COUNT_EVERY_SECS, STEP_SKEW_LEEWAY_SECS, StepOutcome};
 pub use visitor::{JoinProof, position_of, ticket_life_start};
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,8 +43,8 @@ use vwr_core::token::Tier1Tokens;
 
 use crate::edge_sync::{self, EdgeConfigStore};
 use crate::lifecycle::{self, Action, Facts};
-use crate::model::{AuditEntry, EventRecord, EventState, StoreError};
-use crate::store::{HealthSignal, PositionStore};
+use crate::model::{AuditEntry, EventRecord, EventState, StoreError, revoked_live};
+use crate::store::{AlarmStates, HealthSignal, PositionStore};
 use crate::ticket::TicketSigner;
 
 /// Compare-and-set retries before giving up with 503.
@@ -94,6 +97,7 @@ pub struct Tier1Service {
     /// When this instance last counted the places handed out of each open or paused event.
     issued_counted: Mutex<HashMap<EventId, u64>>,
     health: Option<Arc<dyn HealthSignal>>,
+    alarms: Option<Arc<dyn AlarmStates>>,
     pow: crate::pow::PowIssuer,
     /// Proof-of-work solutions seen on this instance, with when they stop mattering: a cheap
     /// first filter; the store's record decides (docs/invariants.md#18).
@@ -130,6 +134,7 @@ impl Tier1Service {
             prequeue_counted: Mutex::new(HashMap::new()),
             issued_counted: Mutex::new(HashMap::new()),
             health: None,
+            alarms: None,
             pow,
             pow_seen: Mutex::new(HashMap::new()),
             enqueue: None,
@@ -153,6 +158,12 @@ impl Tier1Service {
         self
     }
 
+    /// Opens standby events when their alarm fires (docs/lifecycle.md#standby).
+    pub(crate) fn with_alarm_states(mut self, alarms: Arc<dyn AlarmStates>) -> Self {
+        self.alarms = Some(alarms);
+        self
+    }
+
     /// Keeps the edge verifier's event list in step with the events' states.
     pub(crate) fn with_edge_sync(mut self, edge: Arc<dyn EdgeConfigStore>) -> Self {
         self.edge = Some(edge);
@@ -168,7 +179,15 @@ impl Tier1Service {
     /// consistent read of its event item; an event both show is kept. Each attempt decides on
     /// the list as it reads it and writes against its version, so a list another instance
     /// changed meanwhile is decided again.
-    async fn sync_edge(&self, changed: Option<(&EventId, bool)>) -> Result<(), Tier1Error> {
+    ///
+    /// The same write carries the revoked passes (docs/passes.md) of the indexed events and of
+    /// `fresh`, the record just written (the index may not show it yet); `write_events` keeps
+    /// the entries the configuration already holds until they expire.
+    async fn sync_edge(
+        &self,
+        changed: Option<(&EventId, bool)>,
+        fresh: Option<&EventRecord>,
+    ) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
         };
@@ -176,13 +195,14 @@ impl Tier1Service {
             tracing::error!(event = "tier1.edge_sync_failed", error = %e);
             Tier1Error::EdgeSync(e.to_string())
         };
-        let indexed: HashMap<String, bool> = self
-            .store
-            .list_active()
-            .await?
-            .into_iter()
-            .map(|r| (r.event.as_str().to_owned(), r.state.gates()))
-            .collect();
+        let now = self.now();
+        let records = self.store.list_active().await?;
+        let mut revoked: BTreeMap<String, u64> = BTreeMap::new();
+        for r in records.iter().chain(fresh) {
+            revoked.extend(revoked_live(&r.passes, now).map(|(id, exp)| (id.to_owned(), exp)));
+        }
+        let indexed: HashMap<String, bool> =
+            records.into_iter().map(|r| (r.event.as_str().to_owned(), r.state.gates())).collect();
         for _ in 0..edge_sync::PUBLISH_ATTEMPTS {
             let (raw, version) = edge.get().await.map_err(failed)?;
             let listed: BTreeSet<String> = edge_sync::events_of(&raw).map_err(failed)?.into_iter().collect();
@@ -210,7 +230,10 @@ impl Tier1Service {
                     gated.push(event);
                 }
             }
-            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated).await.map_err(failed)?.is_some()
+            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated, &revoked, now)
+                .await
+                .map_err(failed)?
+                .is_some()
             {
                 return Ok(());
             }
@@ -333,8 +356,10 @@ impl Tier1Service {
                     to = new.state.as_str(),
                     rev = new.rev
                 );
-                if from.is_some_and(EventState::gates) != new.state.gates() {
-                    self.sync_edge(Some((event, new.state.gates()))).await?;
+                if from.is_some_and(EventState::gates) != new.state.gates()
+                    || matches!(action, Action::RevokePass { .. })
+                {
+                    self.sync_edge(Some((event, new.state.gates())), Some(&new)).await?;
                 }
                 return Ok(new);
             }

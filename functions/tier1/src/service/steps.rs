@@ -76,7 +76,7 @@ pub const ADVANCER_ACTOR: &str = "advancer";
 impl Tier1Service {
     /// Reconciles the edge configuration with the gated events (each advancer run).
     pub async fn reconcile_edge(&self) -> Result<(), Tier1Error> {
-        self.sync_edge(None).await
+        self.sync_edge(None, None).await
     }
 
     /// One advancer pass: every event's due transition (pre-queue, open, close at
@@ -106,7 +106,20 @@ impl Tier1Service {
     async fn due(&self, rec: EventRecord, now: u64) -> Result<StepOutcome, Tier1Error> {
         let event = rec.event.clone();
         let from = rec.state;
+        // A standby opens when its alarm fires; an alarm that cannot be read leaves it as it
+        // is (logged): ungated, as the operator left it.
+        let mut fired = false;
+        if rec.state == EventState::Standby
+            && let (Some(alarms), Some(name)) = (&self.alarms, &rec.standby_alarm)
+        {
+            match alarms.in_alarm(name).await {
+                Ok(f) => fired = f,
+                Err(e) => tracing::warn!(event = "tier1.standby_alarm_unreadable", event_id = %event,
+                    alarm = %name, error = %e),
+            }
+        }
         let action = match (rec.state, rec.schedule) {
+            (EventState::Standby, _) if fired => Some(Action::StandbyOpen),
             (EventState::Scheduled, Some(s)) if now >= s.prequeue_at => Some(Action::StartPrequeue),
             (EventState::Prequeue, Some(s)) if now >= s.open_at => Some(Action::Open { sealed: Vec::new() }),
             (EventState::Open | EventState::Paused, Some(Schedule { close_at: Some(c), .. })) if now >= c => {

@@ -60,7 +60,8 @@ impl Tier1Service {
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         let now = self.now();
         match rec.state {
-            EventState::Inactive => return Err(Tier1Error::EventNotActive),
+            // A standby event is not gated: nobody lines up (docs/lifecycle.md#standby).
+            EventState::Inactive | EventState::Standby => return Err(Tier1Error::EventNotActive),
             EventState::Scheduled => return Err(not_open(&rec)),
             EventState::Closed => return Err(Tier1Error::EventClosed { reason: rec.close_reason }),
             EventState::Prequeue | EventState::Open | EventState::Paused => {}
@@ -310,7 +311,7 @@ impl Tier1Service {
         let life_start = ticket_life_start(&rec, ticket.issued_at);
         self.tickets.check_life(&ticket, life_start, now).map_err(Tier1Error::Ticket)?;
         let position = match rec.state {
-            EventState::Inactive => return Err(Tier1Error::EventNotActive),
+            EventState::Inactive | EventState::Standby => return Err(Tier1Error::EventNotActive),
             EventState::Scheduled => return Err(not_open(&rec)),
             EventState::Prequeue => None,
             _ => position_of(&rec, ticket.place)?,
