@@ -106,10 +106,13 @@
     });
   }
 
-  /** The event id of the booking page's address: /vwr/queue/{eventId}(/), or /queue/{eventId}(/) (vwr dev); else null. */
+  /** The event id of the booking page's address, or null: /vwr/queue/{eventId}(/) as deployed
+   *  (edge/build.mjs gives this pattern to the CloudFront rewrite, docs/adr/0027-booking-page-path.md),
+   *  or /queue/{eventId}(/), where `vwr dev` serves it too. */
   function eventIdFrom(pathname) {
-    var m = /^\/vwr\/queue\/([A-Za-z0-9_-]{1,64})\/?$/.exec(pathname || '') || /^\/queue\/([A-Za-z0-9_-]{1,64})\/?$/.exec(pathname || '');
-    return m ? m[1] : null;
+    var m = /^\/vwr\/queue\/([A-Za-z0-9_-]{1,64})\/?$/.exec(pathname || '');
+    var dev = /^\/queue\/([A-Za-z0-9_-]{1,64})\/?$/.exec(pathname || '');
+    return m ? m[1] : dev ? dev[1] : null;
   }
 
   /** 'ko' or 'en': a saved choice first, else the first of the browser's languages we have. */
