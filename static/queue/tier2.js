@@ -674,7 +674,7 @@
       show('leave', mode === 'waiting' || mode === 'admitted');
       el('leave').textContent = mode === 'admitted' ? s.done : s.leave;
       show('rejoin', mode === 'left' || mode === 'ended');
-      show('keep', mode === 'starting' || mode === 'waiting' || mode === 'admitted');
+      show('keep', mode === 'starting' || mode === 'waiting');
 
       // Why the page stopped, or why it is waiting longer than it should (role=alert).
       var err = problem || (mode === 'stopped' ? refusal(q.error) : null);
