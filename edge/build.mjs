@@ -2,8 +2,10 @@
 // Builds the deployable edge files from edge/src:
 //   dist/cloudfront-function.js   CloudFront Function, verifier core inlined, minified
 //   dist/lambda-edge/index.js     Lambda@Edge handler, verifier core inlined, readable
-//   dist/waiting-page-rewrite.js  CloudFront Function mapping /vwr/{eventId} to the page, minified,
-//                                 with the page's address pattern from static/assets/app.js
+//   dist/waiting-page-rewrite.js  CloudFront Function mapping /vwr/{eventId} to the waiting page and
+//                                 /vwr/queue/{eventId} to the booking page, minified, with the
+//                                 pages' address patterns from static/assets/app.js and
+//                                 static/queue/tier2.js
 // The CloudFront Functions go through terser (pinned in edge/package.json: `npm ci` in edge/
 // first) so that the verifier keeps its budget, at most 7,168 bytes of the 10,240 allowed
 // (edge/README.md, "Build"). The Lambda@Edge handler only loses whole-line comments, blank lines
@@ -40,17 +42,24 @@ function strip(text) {
     .join('\n') + '\n';
 }
 
-// The waiting page's address, /vwr/{eventId}(/): the pattern the page reads the event id with
-// (static/assets/app.js, eventIdFrom), put in the rewrite function at PAGE_PATH_MARKER.
-const PAGE_PATH_MARKER = '/*@@VWR_PAGE_PATH@@*/ null';
-const PAGE_PATH = /\n  function eventIdFrom\(pathname\) \{\n    var m = (\/\^[^\n]*\$\/)\.exec\(pathname \|\| ''\);\n/;
+// The pages' addresses: the patterns they read the event id with (eventIdFrom, its first
+// pattern), put in the rewrite function at the markers: the waiting page's /vwr/{eventId}(/)
+// (static/assets/app.js) and the booking page's /vwr/queue/{eventId}(/) (static/queue/tier2.js).
+const PAGE_PATHS = [
+  { marker: '/*@@VWR_PAGE_PATH@@*/ null', file: ['static', 'assets', 'app.js'] },
+  { marker: '/*@@VWR_BOOKING_PATH@@*/ null', file: ['static', 'queue', 'tier2.js'] },
+];
+const EVENT_ID_FROM = /\n  function eventIdFrom\(pathname\) \{\n    var m = (\/\^[^\n]*\$\/)\.exec\(pathname \|\| ''\);\n/;
 
 function withPagePath(rewriteSource) {
-  const app = readFileSync(join(here, '..', 'static', 'assets', 'app.js'), 'utf8');
-  const m = PAGE_PATH.exec(app);
-  if (!m) throw new Error("static/assets/app.js: eventIdFrom(pathname) no longer starts with `var m = /^…$/.exec(pathname || '');`");
-  if (!rewriteSource.includes(PAGE_PATH_MARKER)) throw new Error(`waiting-page-rewrite.js lacks ${PAGE_PATH_MARKER}`);
-  return rewriteSource.replace(PAGE_PATH_MARKER, () => m[1]);
+  let out = rewriteSource;
+  for (const { marker, file } of PAGE_PATHS) {
+    const m = EVENT_ID_FROM.exec(readFileSync(join(here, '..', ...file), 'utf8'));
+    if (!m) throw new Error(`${file.join('/')}: eventIdFrom(pathname) no longer starts with \`var m = /^…$/.exec(pathname || '');\``);
+    if (!out.includes(marker)) throw new Error(`waiting-page-rewrite.js lacks ${marker}`);
+    out = out.replace(marker, () => m[1]);
+  }
+  return out;
 }
 
 function inline(handlerSource) {

@@ -97,6 +97,37 @@ async fn readme_walk_on_dynamodb() {
     walk(&server).await;
 }
 
+/// The booking page (static/queue/, docs/adr/0027-booking-page-path.md) at the deployed path and
+/// at `/queue/{eventId}`, with the waiting page's policy; its client beside it; other names refused.
+#[tokio::test]
+async fn booking_page_and_its_client_are_served() {
+    let server = start("booking", &["--store", "memory"], &[]).await;
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let get = async |p: &str| {
+        client.send(Method::GET, &format!("{}{p}", server.base), None, &Auth::None).await.unwrap()
+    };
+    let waiting = get("/vwr/e1").await;
+    for path in ["/vwr/queue/e1", "/queue/e1", "/vwr/queue/E_1-x"] {
+        let page = get(path).await;
+        assert_eq!(page.status, 200, "{path}");
+        assert!(String::from_utf8_lossy(&page.body).contains("<main id=\"booking\""), "{path}");
+        for h in ["content-type", "content-security-policy", "x-frame-options", "cache-control"] {
+            assert_eq!(page.headers.get(h), waiting.headers.get(h), "{path}: {h} as the waiting page's");
+        }
+    }
+    let js = get("/vwr/queue/tier2.js").await;
+    assert_eq!(js.status, 200);
+    assert!(js.headers["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    assert!(String::from_utf8_lossy(&js.body).contains("x-queue-entry-token"));
+    for path in ["/vwr/queue/app.js", "/queue/e.1", "/vwr/queue/e1/x"] {
+        let r = get(path).await;
+        assert!(matches!(r.status.as_u16(), 400 | 404), "{path}: {}", r.status);
+    }
+    // The event page the waiting page sends visitors to by default is still the demo's.
+    let demo = get("/events/e1").await;
+    assert!(String::from_utf8_lossy(&demo.body).contains("Demo event"));
+}
+
 async fn send_as(client: &HttpClient, method: Method, url: &str, user: &str) -> (u16, Value) {
     // X-User-Id is only honoured because `vwr dev` is local development mode.
     let uri: http::Uri = url.parse().unwrap();

@@ -19,8 +19,9 @@
 //     --dev-dir DIR           where `vwr dev` keeps dev.json (default: env VWR_DEV_DIR, else .vwr)
 //     --config FILE           base edge configuration (rules, cookiePrefix, issuer, audience,
 //                             failMode, leewaySeconds); default: the demo site layout
-//     --static DIR            also serve the waiting page from DIR (e.g. static/):
-//                             /vwr/{eventId} and /vwr/assets/…, as S3 + CloudFront would
+//     --static DIR            also serve the waiting and booking pages from DIR (e.g. static/):
+//                             /vwr/{eventId}, /vwr/assets/…, /vwr/queue/{eventId} and
+//                             /vwr/queue/tier2.js, as S3 + CloudFront would
 //     --poll-ms N             events poll interval (default 1000)
 //     --stale-after-ms N      how long the last good events list is used while polls fail
 //                             (default 10000); after that the configuration counts as
@@ -81,7 +82,7 @@ function loadHandler(file) {
   return mod;
 }
 
-/** The shipped CloudFront Function mapping /vwr/{eventId} to /vwr/index.html. */
+/** The shipped CloudFront Function mapping /vwr/{eventId} and /vwr/queue/{eventId} to their pages. */
 function loadRewrite() {
   const context = {};
   vm.createContext(context);

@@ -139,7 +139,7 @@ describe('local proxy with events from the admin API', () => {
     assert.equal(rest, 'second');
   });
 
-  test('the waiting page is served from --static, as S3 behind the rewrite function would', async () => {
+  test('the waiting and booking pages are served from --static, as S3 behind the rewrite function would', async () => {
     const page = await get('/vwr/e1?next=%2Fevents%2Fe1');
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type'), /^text\/html/);
@@ -147,6 +147,10 @@ describe('local proxy with events from the admin API', () => {
     const js = await get('/vwr/assets/app.js');
     assert.equal(js.status, 200);
     assert.match(js.headers.get('content-type'), /javascript/);
+    const booking = await get('/vwr/queue/e1');
+    assert.equal(booking.status, 200);
+    assert.match(await booking.text(), /<main id="booking"/);
+    assert.match((await get('/vwr/queue/tier2.js')).headers.get('content-type'), /javascript/);
     for (const path of ['/vwr/..%2f..%2fedge%2fbuild.mjs', '/vwr/assets/nope.js', '/vwr/%E0%A4%A']) {
       assert.ok([400, 404].includes((await get(path)).status), path);
     }

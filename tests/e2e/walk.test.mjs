@@ -93,7 +93,7 @@ test('waiting room walk: redirect, position kept on reload, admission, tier-2 en
   });
   assert.equal(without.status, 403);
   assert.equal(without.body.error, 'queue_entry_token_required');
-  assert.equal(without.body.redirectTo, '/queue/e1');
+  assert.equal(without.body.redirectTo, '/vwr/queue/e1');
   const withToken = await page.evaluate(async () => {
     const r = await fetch('/api/seats/e1', { headers: { 'x-queue-entry-token': window.vwrEntryToken } });
     return r.status;

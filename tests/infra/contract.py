@@ -1344,6 +1344,41 @@ def check_waiting_page_headers(checks: Checks, modules: dict) -> None:
     checks.check("the waiting page (/vwr/*) has its Content-Security-Policy and DENY framing", problems)
 
 
+BOOKING_FILES = ("static/vwr/queue/index.html", "static/vwr/queue/tier2.js")
+
+
+def check_booking_page(root: str, checks: Checks, modules: dict, layout: list[str]) -> None:
+    """The booking page is deployed beside the waiting page (docs/adr/0027-booking-page-path.md):
+    its files are packaged under vwr/queue/ (uploaded with the waiting page's), every file it
+    loads is packaged too, the /vwr/* behaviour's viewer-request function is the rewrite that
+    maps /vwr/queue/{eventId} to it, and `vwr dev` serves the same path."""
+    problems = [f"scripts/package.sh does not package {f}" for f in BOOKING_FILES if f not in layout]
+    with open(os.path.join(root, "static/queue/index.html"), encoding="utf-8") as fh:
+        page = fh.read()
+    for ref in re.findall(r'(?:src|href)="(/vwr/[^"]+)"', page):
+        if f"static{ref}" not in layout:
+            problems.append(f"static/queue/index.html loads {ref}, which is not packaged")
+    edge = modules.get("terraform/modules/edge", {})
+    fns = blocks(edge, "resource", "aws_cloudfront_function")
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    for b in behaviors:
+        arns = [str(first(f.get("function_arn"))) for f in b.get("function_association", []) if first(f.get("event_type")) == "viewer-request"]
+        names = [m.group(1) for a in arns for m in [re.fullmatch(r"\$\{aws_cloudfront_function\.(\w+)\.arn\}", a)] if m]
+        codes = [str(first(fns.get(n, {}).get("code"))) for n in names]
+        if not any("edge/waiting-page-rewrite.js" in c for c in codes):
+            problems.append(f"the /vwr/* behaviour's viewer-request function is not edge/dist/waiting-page-rewrite.js ({arns})")
+    with open(os.path.join(root, "edge/dist/waiting-page-rewrite.js"), encoding="utf-8") as fh:
+        rewrite = fh.read()
+    if '"/vwr/queue/index.html"' not in rewrite or "\\/vwr\\/queue\\/" not in rewrite:
+        problems.append("edge/dist/waiting-page-rewrite.js does not map /vwr/queue/{eventId} to /vwr/queue/index.html")
+    with open(os.path.join(root, "cli/src/dev/site.rs"), encoding="utf-8") as fh:
+        site = fh.read()
+    if '"/vwr/queue/{name}"' not in site:
+        problems.append("vwr dev (cli/src/dev/site.rs) does not serve /vwr/queue/…")
+    checks.check("the booking page: packaged under vwr/queue/, mapped by the /vwr/* rewrite, served by vwr dev at the same path", problems)
+
+
 def check_status_document(checks: Checks, modules: dict) -> None:
     """The public status document: its own CloudFront behavior before /vwr-api/*, cached 1 s on
     the path alone, nothing of the viewer's request forwarded, treated like /vwr-api/* at the edge
@@ -2912,6 +2947,7 @@ def main() -> int:
     check_tier2_link_keys(root, checks, modules, deployments)
     check_tier2_writes(root, checks, deployments)
     check_waiting_page_headers(checks, modules)
+    check_booking_page(root, checks, modules, layout)
     check_status_document(checks, modules)
     check_release(checks, modules)
     check_line_document(checks, modules)

@@ -1,13 +1,13 @@
 //! `vwr dev`: the whole system on one port with the layout of docs/api.md#layout-behind-cloudfront:
-//! the waiting page `/vwr/{eventId}`, the tier-1 API under `/vwr-api`, tier 2 under
-//! `/api/queue`, the admin APIs (bearer key), a demo origin (`/events/{eventId}`, protected
-//! `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
+//! the waiting page `/vwr/{eventId}`, the booking page `/vwr/queue/{eventId}` (also
+//! `/queue/{eventId}`), the tier-1 API under `/vwr-api`, tier 2 under `/api/queue`, the admin
+//! APIs (bearer key), a demo origin (`/events/{eventId}`, protected `/api/seats/**`), and the advancer and admission worker on timers. In-memory stores by
 //! default; DynamoDB (`--store dynamodb`) and Redis (`--redis`) on request.
 //!
 //! The local platform, one room each (arrows point down, to the tiers' crates):
 //! - this file: the options, both tiers put together on local clients as their Lambdas put
 //!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
-//! - [`site`]: the greeting, the waiting page's files and the demo origin (`demo/`);
+//! - [`site`]: the greeting, the waiting and booking pages' files and the demo origin (`demo/`);
 //! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
 //! - [`cdn`]: CloudFront's cache of the public status document;
 //! - [`state`]: the keys and admin key kept in `.vwr/dev.json`.

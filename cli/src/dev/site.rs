@@ -1,6 +1,6 @@
-//! What `vwr dev` serves besides the APIs: the static waiting page (the same files that go to
-//! S3, embedded at build time) and a small demo origin — an event page that joins tier 2 and
-//! a protected `/api/seats/**` behind the entry-token check.
+//! What `vwr dev` serves besides the APIs: the static waiting page and booking page (the same
+//! files that go to S3, embedded at build time) and a small demo origin — an event page that
+//! joins tier 2 and a protected `/api/seats/**` behind the entry-token check.
 
 use std::sync::Arc;
 
@@ -20,6 +20,8 @@ const POW_WORKER: &str = include_str!("../../../static/assets/pow-worker.js");
 const DRAW_JS: &str = include_str!("../../../static/assets/draw.js");
 const VERIFY_HTML: &str = include_str!("../../../static/assets/verify.html");
 const VERIFY_JS: &str = include_str!("../../../static/assets/verify.js");
+const BOOKING_PAGE: &str = include_str!("../../../static/queue/index.html");
+const TIER2_JS: &str = include_str!("../../../static/queue/tier2.js");
 const EVENT_PAGE: &str = include_str!("demo/event.html");
 
 fn with_type(body: &'static str, content_type: &'static str, cache: &'static str) -> Response {
@@ -34,14 +36,39 @@ fn with_type(body: &'static str, content_type: &'static str, cache: &'static str
 pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/// A page of the waiting room (`static/`): its policy, and no framing. The booking page needs
+/// nothing more than the waiting page (same-origin script, stylesheet and API calls:
+/// static/queue/README.md), so both get the same headers.
+fn room_page(body: &'static str) -> Response {
+    let mut res = with_type(body, "text/html; charset=utf-8", "public, max-age=60");
+    res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
+    res.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    res
+}
+
 async fn waiting_page(Path(event): Path<String>) -> Response {
     if EventId::parse(&event).is_err() {
         return ApiError::bad_request(ErrorCode::InvalidEventId, "no such waiting room").into_response();
     }
-    let mut res = with_type(INDEX, "text/html; charset=utf-8", "public, max-age=60");
-    res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
-    res.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    res
+    room_page(INDEX)
+}
+
+/// The booking page (`/queue/{eventId}`, and `/vwr/queue/{eventId}` where CloudFront serves it:
+/// docs/adr/0027-booking-page-path.md).
+async fn booking_page(Path(event): Path<String>) -> Response {
+    if EventId::parse(&event).is_err() {
+        return ApiError::bad_request(ErrorCode::InvalidEventId, "no such booking line").into_response();
+    }
+    room_page(BOOKING_PAGE)
+}
+
+/// `/vwr/queue/{name}`: the booking page's client, or the page of an event (an event id has no
+/// dot, so the two never meet).
+async fn booking_file(Path(name): Path<String>) -> Response {
+    match name.as_str() {
+        "tier2.js" => with_type(TIER2_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
+        _ => booking_page(Path(name)).await,
+    }
 }
 
 async fn asset(Path(name): Path<String>) -> Response {
@@ -61,9 +88,14 @@ async fn asset(Path(name): Path<String>) -> Response {
     }
 }
 
-/// `/vwr/{eventId}` and `/vwr/assets/{file}`.
+/// `/vwr/{eventId}`, `/vwr/assets/{file}`, and the booking page: `/vwr/queue/{eventId}` as
+/// deployed, `/queue/{eventId}` as the demo site had it, `/vwr/queue/tier2.js`.
 pub fn waiting_room() -> Router {
-    Router::new().route("/vwr/{event_id}", get(waiting_page)).route("/vwr/assets/{name}", get(asset))
+    Router::new()
+        .route("/vwr/{event_id}", get(waiting_page))
+        .route("/vwr/assets/{name}", get(asset))
+        .route("/vwr/queue/{name}", get(booking_file))
+        .route("/queue/{event_id}", get(booking_page))
 }
 
 async fn event_page(Path(event): Path<String>) -> Response {
@@ -84,10 +116,10 @@ async fn seats(Path(params): Path<Vec<(String, String)>>) -> Response {
     axum::Json(serde_json::json!({"eventId": event, "seats": seats})).into_response()
 }
 
-/// The demo origin: `/events/{eventId}`, `/queue/{eventId}` (same page) and the protected
-/// `/api/seats/{eventId}/…` (put the entry-token check in front of the latter).
+/// The demo origin's event page, `/events/{eventId}`, where the waiting page sends visitors by
+/// default (the protected `/api/seats/{eventId}/…` is [`demo_seats`]).
 pub fn demo_pages() -> Router {
-    Router::new().route("/events/{event_id}", get(event_page)).route("/queue/{event_id}", get(event_page))
+    Router::new().route("/events/{event_id}", get(event_page))
 }
 
 /// Demo protected API.
@@ -126,7 +158,7 @@ pub fn home_html(events: &[EventId]) -> String {
                     "<li><strong>{e}</strong>: <a href=\"/events/{e}\">the event page</a> (gated: \
                      sends you through the line) · <a href=\"/vwr/{e}\">the waiting page</a> · \
                      <a href=\"/vwr-api/vwr/status/{e}\">status document</a> · \
-                     <a href=\"/queue/{e}\">booking demo (tier 2)</a></li>\n"
+                     <a href=\"/queue/{e}\">the booking page (tier 2)</a></li>\n"
                 )
             })
             .collect();

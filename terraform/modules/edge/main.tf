@@ -40,7 +40,8 @@ locals {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Waiting page bucket (private; CloudFront reads it through Origin Access Control)
+# Waiting page bucket (private; CloudFront reads it through Origin Access Control): the waiting
+# page under vwr/, the booking page under vwr/queue/ (static/README.md, static/queue/README.md)
 
 resource "aws_s3_bucket" "static" {
   #checkov:skip=CKV_AWS_18:Requests are logged by CloudFront (var.access_log_bucket_domain); the bucket is only read through it.
@@ -163,7 +164,7 @@ resource "aws_s3_bucket_policy" "static" {
 resource "aws_cloudfront_function" "waiting_page_rewrite" {
   name    = "${var.name}-waiting-page-rewrite"
   runtime = "cloudfront-js-2.0"
-  comment = "vwr: /vwr/{eventId} -> /vwr/index.html"
+  comment = "vwr: /vwr/{eventId} -> /vwr/index.html, /vwr/queue/{eventId} -> /vwr/queue/index.html"
   publish = true
   code    = file("${var.dist_dir}/edge/waiting-page-rewrite.js")
 }
@@ -419,7 +420,8 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
-  # The waiting page: one cached copy for every event (the rewrite runs before the cache key).
+  # The waiting page, and the booking page at /vwr/queue/{eventId} (docs/adr/0027-booking-page-path.md):
+  # one cached copy of each for every event (the rewrite runs before the cache key).
   ordered_cache_behavior {
     path_pattern               = "/vwr/*"
     target_origin_id           = "waiting-page"
@@ -567,9 +569,10 @@ resource "aws_cloudfront_response_headers_policy" "security" {
   }
 }
 
-# The waiting page (S3, no headers of its own): a strict Content-Security-Policy — the page is
-# one HTML file, one script and one stylesheet of its own, calling /vwr-api on the same origin —
-# and every other header set here, whatever S3 answers.
+# The waiting page and the booking page (S3, no headers of their own): a strict
+# Content-Security-Policy — each page is one HTML file, its script and the one stylesheet,
+# calling /vwr-api, /api/queue and the protected APIs on the same origin — and every other
+# header set here, whatever S3 answers.
 resource "aws_cloudfront_response_headers_policy" "waiting_page" {
   #checkov:skip=CKV_AWS_259:includeSubDomains and preload commit the operator's whole domain (and browsers' preload lists): their decision, not this module's.
   name    = "${var.name}-waiting-page-headers"

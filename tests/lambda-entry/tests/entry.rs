@@ -328,5 +328,5 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     let replies = rt.replies(1, Duration::from_secs(30)).await;
     let r = &replies.first().expect("authorizer answered").1;
     assert_eq!(r["policyDocument"]["Statement"][0]["Effect"], "Deny", "{r}");
-    assert_eq!(r["context"]["redirectTo"], "/queue/e1");
+    assert_eq!(r["context"]["redirectTo"], "/vwr/queue/e1");
 }

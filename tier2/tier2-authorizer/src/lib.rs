@@ -54,7 +54,7 @@ fn policy(effect: IamPolicyEffect, method_arn: &str) -> ApiGatewayCustomAuthoriz
 
 /// The decision for one request: Allow with the context `{userId, eventId, jti}`, or Deny with
 /// `{error, message, redirectTo}` — map those into the `ACCESS_DENIED` gateway response
-/// template so callers get `{"error":"queue_entry_token_required","redirectTo":"/queue/{eventId}"}`.
+/// template so callers get `{"error":"queue_entry_token_required","redirectTo":"/vwr/queue/{eventId}"}`.
 pub fn decide(
     p: &Protector,
     event: &ApiGatewayCustomAuthorizerRequestTypeRequest,

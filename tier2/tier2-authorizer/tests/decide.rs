@@ -73,7 +73,7 @@ async fn rest_authorizer_allows_and_denies_with_context() {
     let deny = serde_json::to_value(vwr_tier2_authorizer::decide(&p, &with("not-a-token"))).unwrap();
     assert_eq!(deny["policyDocument"]["Statement"][0]["Effect"], "Deny");
     assert_eq!(deny["context"]["error"], "queue_entry_token_required");
-    assert_eq!(deny["context"]["redirectTo"], "/queue/e1");
+    assert_eq!(deny["context"]["redirectTo"], "/vwr/queue/e1");
     // No identity (no tier-1 cookie): denied even with a genuine entry token.
     let anon = ev(
         serde_json::json!({"requestContext": {}, "methodArn": arn, "path": "/api/seats/e1", "headers": {"x-queue-entry-token": entry}}),

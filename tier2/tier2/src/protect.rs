@@ -61,8 +61,10 @@ pub fn event_of_path(path: &str) -> Option<EventId> {
         .and_then(|seg| EventId::parse(seg).ok())
 }
 
+/// A refusal; `redirectTo` is the booking page, where a visitor gets an entry token
+/// (docs/adr/0027-booking-page-path.md), or `/` without an event.
 fn refuse(event: Option<&EventId>, why: &str) -> ApiError {
-    let to = event.map_or_else(|| "/".to_owned(), |e| format!("/queue/{e}"));
+    let to = event.map_or_else(|| "/".to_owned(), |e| format!("/vwr/queue/{e}"));
     ApiError::forbidden(
         ErrorCode::QueueEntryTokenRequired,
         format!("a valid queue entry token is required ({why})"),

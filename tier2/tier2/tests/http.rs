@@ -392,7 +392,7 @@ async fn jwks_and_protected_api() {
     ] {
         let r = send(&app, seats(user, token)).await;
         assert_error(&r, StatusCode::FORBIDDEN, "queue_entry_token_required");
-        assert_eq!(r.body["redirectTo"], "/queue/e1");
+        assert_eq!(r.body["redirectTo"], "/vwr/queue/e1");
     }
     app.clock.advance(601);
     let r = send(&app, seats(Some("alice"), Some(&tok))).await;
