@@ -105,6 +105,8 @@ ROUTES = [
     ("/vwr/assign/{eventId}", "POST", "vwr-tier1-api", "NONE"),
     ("/vwr/check/{eventId}/{requestId}", "GET", "vwr-tier1-api", "NONE"),
     ("/vwr/status/{eventId}", "GET", "vwr-tier1-api", "NONE"),
+    # The page document (docs/brand.md).
+    ("/vwr/page/{eventId}", "GET", "vwr-tier1-api", "NONE"),
     # Early release (docs/outflow.md#early-release): the visitor's tier-1 token in x-vwr-token or
     # the tier-1 cookie.
     ("/vwr/release/{eventId}", "POST", "vwr-tier1-api", "NONE"),

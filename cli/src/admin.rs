@@ -133,6 +133,17 @@ pub enum AdminCommand {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// The page in the site's colours and words (docs/brand.md): the settings from a JSON
+    /// file, or --clear for the default page.
+    Page {
+        event_id: String,
+        /// A JSON file: {title, message, logoUrl, colors, links, languages, defaultLanguage}.
+        #[arg(long, required_unless_present = "clear")]
+        file: Option<std::path::PathBuf>,
+        /// Back to the default page.
+        #[arg(long, conflicts_with = "file")]
+        clear: bool,
+    },
     /// `vwr dev` only: set an alarm's state by hand (what a standby event waits for).
     Alarm {
         name: String,
@@ -382,6 +393,18 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             m.insert("alarm".into(), json!(alarm));
             config.put_into(&mut m);
             (Method::PUT, format!("/api/admin/vwr/standby/{event_id}"), Some(Value::Object(m)))
+        }
+        AdminCommand::Page { event_id, file, .. } => {
+            let body = match file {
+                Some(path) => {
+                    let text =
+                        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    serde_json::from_str::<Value>(&text)
+                        .map_err(|e| format!("{}: not JSON: {e}", path.display()))?
+                }
+                None => Value::Null,
+            };
+            (Method::PUT, format!("/api/admin/vwr/page/{event_id}"), Some(body))
         }
         AdminCommand::Alarm { name, state } => {
             (Method::PUT, format!("/api/admin/vwr/alarm/{name}"), Some(json!({ "state": state })))

@@ -21,10 +21,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
-/// The cached path prefixes: tier 1's status document, tier 2's line document.
+/// The cached path prefixes: tier 1's status document, tier 2's line document, the page
+/// document (docs/brand.md: a minute behind CloudFront, at most a second here like the rest,
+/// so a change of the settings shows at once locally).
 pub const STATUS_PREFIX: &str = "/vwr-api/vwr/status/";
 pub const LINE_PREFIX: &str = "/api/queue/line/";
-const CACHED: [&str; 2] = [STATUS_PREFIX, LINE_PREFIX];
+pub const PAGE_PREFIX: &str = "/vwr-api/vwr/page/";
+const CACHED: [&str; 3] = [STATUS_PREFIX, LINE_PREFIX, PAGE_PREFIX];
 /// Largest body kept (the status document is well under 2 KB).
 const MAX_BODY: usize = 64 * 1024;
 /// Longest time an entry is kept, whatever the origin says (CloudFront's behaviour max TTL).

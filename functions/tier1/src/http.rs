@@ -21,7 +21,7 @@ use vwr_core::tiers::StatusExtra;
 use vwr_core::{ApiError, ErrorCode};
 
 use crate::lifecycle::LifecycleError;
-use crate::model::{CloseReason, ConfigPatch, Message, PassError, StoreError};
+use crate::model::{CloseReason, ConfigPatch, Message, PageSettings, PassError, StoreError};
 use crate::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Error, Tier1Service};
 
 /// Largest request body the tier-1 routes read.
@@ -79,6 +79,7 @@ impl From<Tier1Error> for ApiError {
                     ),
                 ),
                 LifecycleError::SealRequired => ApiError::internal(msg),
+                LifecycleError::Page(_) => ApiError::bad_request(ErrorCode::InvalidPage, msg),
                 LifecycleError::Pass(p) => match p {
                     PassError::BadTtl | PassError::BadLabel => {
                         ApiError::bad_request(ErrorCode::InvalidBody, msg)
@@ -141,6 +142,7 @@ pub fn public_router(svc: Svc) -> Router {
         .route("/vwr/assign/{event_id}", post(assign))
         .route("/vwr/check/{event_id}/{request_id}", get(check))
         .route("/vwr/status/{event_id}", get(public_status))
+        .route("/vwr/page/{event_id}", get(public_page))
         .route("/vwr/release/{event_id}", post(release))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
@@ -300,6 +302,22 @@ async fn public_status(State(svc): State<Svc>, EventPath(event): EventPath) -> R
     res
 }
 
+/// How long CDNs and browsers keep the page document (docs/brand.md): a minute, the same for
+/// every visitor; a change of the settings shows within it.
+pub const PAGE_CACHE_CONTROL: &str = "public, max-age=60";
+
+/// `GET /vwr/page/{eventId}`: the page settings, cached like the status document but for a
+/// minute (an unknown event too, so made-up ids stay at the CDN).
+async fn public_page(State(svc): State<Svc>, EventPath(event): EventPath) -> Response {
+    let mut res = match svc.public_page(&event).await {
+        Ok(p) => Json(p).into_response(),
+        Err(Tier1Error::EventNotFound) => ApiError::from(Tier1Error::EventNotFound).into_response(),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(PAGE_CACHE_CONTROL));
+    res
+}
+
 /// Who makes an admin change, for the audit trail: the IAM principal the Lambda entry point
 /// found, else `dev` (the local bearer key).
 fn actor(caller: Option<Extension<AdminCaller>>) -> String {
@@ -359,6 +377,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
         .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
+        .route("/api/admin/vwr/page/{event_id}", put(set_page))
         .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
         .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -501,6 +520,18 @@ async fn standby(
     let config: ConfigPatch = serde_json::from_value(serde_json::Value::Object(map))
         .map_err(|e| bad(format!("invalid body: {e}")))?;
     Ok(no_store(Json(svc.standby(&event, alarm, config, &actor(caller)).await?).into_response()))
+}
+
+/// `PUT /api/admin/vwr/page/{eventId}` (docs/brand.md): the settings object, or `null` (or an
+/// empty body) to go back to the default page.
+async fn set_page(
+    State(AdminState { svc, .. }): State<AdminState>,
+    caller: Option<Extension<AdminCaller>>,
+    EventPath(event): EventPath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let page: Option<PageSettings> = json_body(&body)?;
+    Ok(no_store(Json(svc.set_page(&event, page, &actor(caller)).await?).into_response()))
 }
 
 async fn end_standby(

@@ -7,7 +7,7 @@ use vwr_core::EventId;
 
 use crate::model::{
     CloseReason, ConfigPatch, EventConfig, EventRecord, EventState, Hold, HoldBy, MAX_SCHEDULE_AHEAD_SECS,
-    Message, Pass, PassError, Schedule, add_pass, revoke_pass,
+    Message, PageError, PageSettings, Pass, PassError, Schedule, add_pass, revoke_pass,
 };
 
 /// Something that changes an event's lifecycle fields.
@@ -57,6 +57,8 @@ pub enum Action {
     EndStandby,
     /// Advancer: the standby's alarm fired: open, in arrival order (no pre-queue, no draw).
     StandbyOpen,
+    /// Sets (`Some`) or clears (`None`) the page settings (docs/brand.md); checked first.
+    SetPage(Option<PageSettings>),
     /// Records a new pass (docs/passes.md); the event must exist.
     CreatePass(Pass),
     /// Marks a pass revoked (the edge then refuses it).
@@ -82,6 +84,7 @@ impl Action {
             Self::Standby { .. } => "standby",
             Self::EndStandby => "standby_end",
             Self::StandbyOpen => "standby_open",
+            Self::SetPage(_) => "page",
             Self::CreatePass(_) => "pass_create",
             Self::RevokePass { .. } => "pass_revoke",
         }
@@ -114,6 +117,8 @@ pub enum LifecycleError {
     SealTimeFixed { state: EventState, reason: &'static str },
     #[error(transparent)]
     Pass(#[from] PassError),
+    #[error(transparent)]
+    Page(#[from] PageError),
 }
 
 const ACTIVATE_IN_PREQUEUE: &str = "the pre-queue has started: it is sealed and drawn at openAt, not earlier \
@@ -302,6 +307,12 @@ pub fn apply(
             rec.opened_at = Some(now);
             rec.close_reason = None;
         }
+        Action::SetPage(page) => {
+            if let Some(p) = page {
+                p.validate()?;
+            }
+            rec.page = page.clone();
+        }
         Action::CreatePass(pass) => add_pass(&mut rec.passes, pass.clone(), now)?,
         Action::RevokePass { id } => revoke_pass(&mut rec.passes, id, now)?,
     }
@@ -408,7 +419,7 @@ pub fn allowed(state: EventState, action: &Action) -> bool {
         Action::Schedule { .. } => matches!(state, Inactive | Scheduled | Prequeue),
         Action::Activate { .. } => state != Prequeue,
         Action::SetMessage(_) | Action::SetHealth { .. } => true,
-        Action::CreatePass(_) | Action::RevokePass { .. } => true,
+        Action::CreatePass(_) | Action::RevokePass { .. } | Action::SetPage(_) => true,
         Action::Standby { .. } => matches!(state, Inactive | Standby),
         Action::EndStandby | Action::StandbyOpen => state == Standby,
         Action::Deactivate => state != Inactive,

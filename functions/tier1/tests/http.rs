@@ -488,3 +488,34 @@ async fn pass_routes_answer_as_documented() {
     assert_eq!(list.body["passes"][0]["passId"], pass_id.as_str());
     assert!(list.body["passes"][0].get("pass").is_none());
 }
+
+/// The page document over HTTP (docs/brand.md): public, cached a minute; a low-contrast theme
+/// is refused with 400 `invalid_page` and changes nothing.
+#[tokio::test]
+async fn page_routes_answer_as_documented() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let low = r##"{"colors":{"accent":"#0b5fff","background":"#ffffff","text":"#aaaaaa"}}"##;
+    let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some(low), true).await;
+    assert_error(&r, StatusCode::BAD_REQUEST, "invalid_page");
+    assert!(r.body["message"].as_str().unwrap().contains("WCAG AA"), "{:?}", r.body);
+    assert_error(
+        &call(&app, "PUT", "/api/admin/vwr/page/e1", Some(r#"{"oops":1}"#), true).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_body",
+    );
+    let ok = r##"{"title":{"en":"Summer tour"},"colors":{"accent":"#0b5fff","background":"#ffffff","text":"#111111"}}"##;
+    let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some(ok), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    let doc = call(&app, "GET", "/vwr/page/e1", None, false).await;
+    assert_eq!(doc.status, StatusCode::OK);
+    assert_eq!(doc.headers.get(header::CACHE_CONTROL).unwrap(), "public, max-age=60");
+    assert_eq!(doc.body["title"]["en"], "Summer tour");
+    let missing = call(&app, "GET", "/vwr/page/nope", None, false).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.headers.get(header::CACHE_CONTROL).unwrap(), "public, max-age=60");
+    assert_eq!(
+        call(&app, "PUT", "/api/admin/vwr/page/e1", Some(ok), false).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}

@@ -396,6 +396,25 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
+  # The page document (docs/brand.md): the event's page settings, the same for every visitor,
+  # cached a minute keyed on the path alone; otherwise like the status document.
+  ordered_cache_behavior {
+    path_pattern               = "/vwr-api/vwr/page/*"
+    target_origin_id           = "tier1-api"
+    viewer_protocol_policy     = "https-only"
+    allowed_methods            = local.cached_methods
+    cached_methods             = local.cached_methods
+    cache_policy_id            = aws_cloudfront_cache_policy.page.id
+    origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
+    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+    compress                   = true
+
+    function_association {
+      event_type   = "viewer-request"
+      function_arn = aws_cloudfront_function.strip_prefix.arn
+    }
+  }
+
   # Tier-1 API: assign and release (POSTs, never cached) and check (per requestId in the path;
   # the API answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at
   # most). Every method is allowed, and the origin request policy (AllViewerExceptHostHeader)
@@ -639,6 +658,30 @@ resource "aws_cloudfront_cache_policy" "status" {
   min_ttl     = 0
   default_ttl = 1
   max_ttl     = 1
+
+  parameters_in_cache_key_and_forwarded_to_origin {
+    enable_accept_encoding_brotli = true
+    enable_accept_encoding_gzip   = true
+    cookies_config {
+      cookie_behavior = "none"
+    }
+    headers_config {
+      header_behavior = "none"
+    }
+    query_strings_config {
+      query_string_behavior = "none"
+    }
+  }
+}
+
+# The page document (/vwr-api/vwr/page/*): the origin's `Cache-Control: public, max-age=60`,
+# keyed on the path only, like the status document.
+resource "aws_cloudfront_cache_policy" "page" {
+  name        = "${var.name}-page-60s"
+  comment     = "vwr: the page document, 60 s, keyed on the path"
+  min_ttl     = 0
+  default_ttl = 60
+  max_ttl     = 60
 
   parameters_in_cache_key_and_forwarded_to_origin {
     enable_accept_encoding_brotli = true

@@ -301,7 +301,7 @@ module "api" {
   source               = "../lambda"
   function_name        = "${var.name}-tier1-api"
   binary               = "vwr-tier1-api"
-  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}, GET /vwr/status/{eventId}, POST /vwr/release/{eventId}"
+  description          = "vwr tier 1: POST /vwr/assign/{eventId}, GET /vwr/check/{eventId}/{requestId}, GET /vwr/status/{eventId}, GET /vwr/page/{eventId}, POST /vwr/release/{eventId}"
   dist_dir             = var.dist_dir
   architecture         = var.architecture
   memory_mb            = var.api_memory_mb
@@ -384,6 +384,8 @@ locals {
     check  = "GET /vwr/check/{eventId}/{requestId}"
     # The public status document (docs/lifecycle.md): CloudFront caches it 1 s, keyed on the path.
     status = "GET /vwr/status/{eventId}"
+    # The page document (docs/brand.md), cached a minute by CloudFront.
+    page = "GET /vwr/page/{eventId}"
     # Early release (docs/outflow.md#early-release): the site ends a visitor's session; the
     # visitor's tier-1 token comes in x-vwr-token or the tier-1 cookie (CloudFront's /vwr-api/*
     # behaviour forwards both).
@@ -411,6 +413,8 @@ locals {
     # Standby events (docs/lifecycle.md#standby): ungated until their alarm fires.
     standby     = "PUT /api/admin/vwr/standby/{eventId}"
     standby_end = "DELETE /api/admin/vwr/standby/{eventId}"
+    # The page in the site's colours and words (docs/brand.md).
+    page = "PUT /api/admin/vwr/page/{eventId}"
   }
 }
 

@@ -70,6 +70,12 @@ pub(super) async fn write_event(
     };
     ex.opt("passes", passes.map(s));
     ex.opt("standbyAlarm", rec.standby_alarm.as_deref().map(s));
+    // The page settings (docs/brand.md), JSON; none: no attribute.
+    let page = match &rec.page {
+        Some(p) => Some(serde_json::to_string(p).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+        None => None,
+    };
+    ex.opt("page", page.map(s));
     if rec.active() {
         ex.set("gsi1pk", s(ACTIVE));
         ex.set("gsi1sk", s(rec.event.as_str()));

@@ -170,6 +170,8 @@ struct EventItem {
     passes: Option<String>,
     /// The alarm that opens a standby event.
     standby_alarm: Option<String>,
+    /// The page settings (JSON of `PageSettings`), absent when none.
+    page: Option<String>,
     #[serde(default)]
     batch_size: u64,
     #[serde(default)]
@@ -313,6 +315,10 @@ pub(super) fn parse_event(item: &Item) -> Result<EventRecord, StoreError> {
         resumed_at: it.resumed_at,
         passes,
         standby_alarm: it.standby_alarm,
+        page: match &it.page {
+            Some(j) => Some(serde_json::from_str(j).map_err(|e| StoreError::Corrupt(format!("page: {e}")))?),
+            None => None,
+        },
         serving_counter: it.serving_counter,
         last_step_at: it.last_step_at,
         samples,

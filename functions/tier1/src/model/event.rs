@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
 use super::rates::{RATE_WINDOW_SECS, rate};
-use super::{EventConfig, OutflowMode, Pass, Sample};
+use super::{EventConfig, OutflowMode, PageSettings, Pass, Sample};
 
 /// Where an event is in its life (docs/lifecycle.md#states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -211,6 +211,8 @@ pub struct EventRecord {
     pub passes: Vec<Pass>,
     /// The CloudWatch alarm whose firing opens a `standby` event (docs/lifecycle.md#standby).
     pub standby_alarm: Option<String>,
+    /// The page in the site's colours and words (docs/brand.md); none: the default page.
+    pub page: Option<PageSettings>,
 }
 
 impl EventRecord {
@@ -239,6 +241,7 @@ impl EventRecord {
             resumed_at: None,
             passes: Vec::new(),
             standby_alarm: None,
+            page: None,
         }
     }
 
@@ -270,6 +273,7 @@ impl EventRecord {
             "hold": self.hold,
             "passes": self.passes,
             "standbyAlarm": self.standby_alarm,
+            "page": self.page,
         })
     }
 

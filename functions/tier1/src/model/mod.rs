@@ -6,11 +6,13 @@
 //! - `rates.rs`: the serving-counter samples and the rates read from them;
 //! - `line.rs`: shard counters and positions;
 //! - `pass.rs`: the records of passes (docs/passes.md);
+//! - `page.rs`: the page in the site's colours and words, and its checks (docs/brand.md);
 //! - here: a redemption (an admission) and the store's errors.
 
 mod config;
 mod event;
 mod line;
+mod page;
 mod pass;
 mod rates;
 
@@ -26,6 +28,10 @@ pub use event::{
     MAX_SCHEDULE_AHEAD_SECS, Message, Schedule,
 };
 pub use line::{Line, ShardCounts, position_of, shard_of};
+pub use page::{
+    MAX_PAGE_MESSAGE_CHARS, MAX_PAGE_TITLE_CHARS, MAX_PAGE_URL_CHARS, MIN_ACCENT_CONTRAST, MIN_TEXT_CONTRAST,
+    PAGE_LANGUAGES, PageColors, PageError, PageLinks, PageSettings, contrast,
+};
 pub use pass::{
     MAX_LIVE_PASSES, MAX_PASS_LABEL_CHARS, MAX_PASS_TTL_SECS, MIN_PASS_TTL_SECS, PASS_ID_LEN, Pass,
     PassError, add_pass, revoke_pass, revoked_live, validate_pass,

@@ -4,13 +4,13 @@
 
 use vwr_core::EventId;
 
-use super::answers::build_status;
+use super::answers::{PublicPage, build_status};
 use super::{CAS_ATTEMPTS, EventStatus, Tier1Error, Tier1Service};
 use crate::draw::Seed;
 use crate::lifecycle::{Action, LifecycleError};
 use crate::model::{
     AuditEntry, CloseReason, ConfigPatch, EventRecord, EventState, Line, MAX_ADVANCE_BY,
-    MAX_HOLD_REASON_CHARS, Message, Sample, Schedule, push_sample,
+    MAX_HOLD_REASON_CHARS, Message, PageSettings, Sample, Schedule, push_sample,
 };
 use crate::store::ServingUpdate;
 
@@ -116,6 +116,22 @@ impl Tier1Service {
     pub async fn end_standby(&self, event: &EventId, actor: &str) -> Result<EventStatus, Tier1Error> {
         let rec = self.transition(event, actor, Action::EndStandby).await?;
         self.status_of(rec).await
+    }
+
+    /// Admin: the page in the site's colours and words (docs/brand.md): set, or cleared with
+    /// `None`. Checked before anything is written (400 `invalid_page`); audited (`page`).
+    pub async fn set_page(
+        &self,
+        event: &EventId,
+        page: Option<PageSettings>,
+        actor: &str,
+    ) -> Result<PublicPage, Tier1Error> {
+        let rec = self.transition(event, actor, Action::SetPage(page)).await?;
+        Ok(PublicPage {
+            event_id: rec.event.to_string(),
+            page: rec.page.unwrap_or_default(),
+            updated_at: rec.updated_at,
+        })
     }
 
     /// Admin: hold the line; everybody keeps their place.

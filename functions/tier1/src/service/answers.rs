@@ -316,3 +316,15 @@ pub(super) fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> 
         outflow,
     }
 }
+
+/// `GET /vwr/page/{eventId}` (docs/brand.md): the event's page settings, the same for every
+/// visitor, cached a minute at the CDN; only `eventId` and `updatedAt` when none are set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicPage {
+    pub event_id: String,
+    #[serde(flatten)]
+    pub page: crate::model::PageSettings,
+    /// Unix seconds of the event item's last change.
+    pub updated_at: u64,
+}

@@ -23,7 +23,7 @@ mod visitor;
 pub use admin::ScheduleRequest;
 pub use answers::{
     Admitted, AssignResponse, CheckOutcome, ClosedAnswer, EventStatus, OutflowFigures, Placed, PrequeueJoin,
-    PrequeueWait, PublicStatus, Rates, Waiting,
+    PrequeueWait, PublicPage, PublicStatus, Rates, Waiting,
 };
 pub use error::Tier1Error;
 pub use passes::{CreatedPass, PassView};

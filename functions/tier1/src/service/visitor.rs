@@ -14,7 +14,7 @@ use vwr_core::token::Tier1Claims;
 use super::answers::commitment;
 use super::{
     Admitted, AssignResponse, CAS_ATTEMPTS, CheckOutcome, ClosedAnswer, Placed, PrequeueJoin, PrequeueWait,
-    PublicStatus, Tier1Error, Tier1Service, Waiting,
+    PublicPage, PublicStatus, Tier1Error, Tier1Service, Waiting,
 };
 use crate::draw::{self, Seed};
 use crate::model::{EventRecord, EventState, Redemption};
@@ -479,6 +479,16 @@ impl Tier1Service {
     }
 
     /// `GET /vwr/status/{eventId}`: the public status document, from the instance cache.
+    /// `GET /vwr/page/{eventId}`: the page settings (docs/brand.md), from the instance cache.
+    pub async fn public_page(&self, event: &EventId) -> Result<PublicPage, Tier1Error> {
+        let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
+        Ok(PublicPage {
+            event_id: rec.event.to_string(),
+            page: rec.page.unwrap_or_default(),
+            updated_at: rec.updated_at,
+        })
+    }
+
     pub async fn public_status(&self, event: &EventId) -> Result<PublicStatus, Tier1Error> {
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         let now = self.now();
