@@ -45,6 +45,7 @@
     box.fontWeight = '600';
     el('logo').style.maxHeight = '40px';
     el('logo').style.maxWidth = '8rem';
+    sel.style.flexShrink = '0';
     if (https(b.logoUrl)) {
       el('logo').setAttribute('src', b.logoUrl);
       el('logo').hidden = false;

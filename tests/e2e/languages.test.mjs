@@ -131,3 +131,65 @@ test('every state in every language: its strings, no missing key, no overflow at
   });
   await Promise.all(CODES.map((code) => pages[code].context().close()));
 });
+
+test("an event's page document in Chromium: its languages, title, message, logo (img-src https:), colours and links, at 360 px", async () => {
+  await admin('POST', '/api/admin/vwr/activate/brand', { batchSize: 0 });
+  const context = await browser.newContext({ locale: 'fr-FR', viewport: { width: WIDTH, height: 780 } });
+  const page = await context.newPage();
+  const violations = [];
+  page.on('console', (m) => /Content.Security.Policy/i.test(m.text()) && violations.push(m.text()));
+  const fetched = [];
+  // The document the server side will answer (stubbed here), and its logo on another https host.
+  await page.route('**/vwr-api/vwr/page/brand', (route) => {
+    fetched.push(route.request().url());
+    return route.fulfill({
+      status: 200,
+      contentType: 'application/json',
+      headers: { 'cache-control': 'public, max-age=60' },
+      body: JSON.stringify({
+        eventId: 'brand',
+        title: { en: 'Spring Festival 2026: presale', ja: '春フェス2026 先行販売' },
+        message: { ja: '先行販売へようこそ。お一人様4枚まで購入できます。' },
+        logoUrl: 'https://logo.example.com/spring.svg',
+        colors: { accent: '#8a1538', background: '#fff8f0', text: '#1a1a1a' },
+        links: { help: 'https://help.example.com/faq', terms: 'https://help.example.com/terms' },
+        languages: ['en', 'ja'],
+        defaultLanguage: 'ja',
+        updatedAt: 1764180000,
+      }),
+    });
+  });
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="80" height="40"><rect width="80" height="40" fill="#8a1538"/></svg>';
+  await page.route('https://logo.example.com/**', (route) => route.fulfill({ status: 200, contentType: 'image/svg+xml', body: svg }));
+  await page.goto(`${devUrl}/vwr/brand?next=%2Fevents%2Fbrand`);
+  await state(page, 'waiting', 15000);
+  // French matches neither of the event's languages: its default, Japanese.
+  await page.waitForFunction(() => document.documentElement.lang === 'ja' && !document.getElementById('brand').hidden);
+  await page.waitForFunction(() => document.getElementById('logo').naturalWidth > 0);
+  const r = await page.evaluate(() => ({
+    options: [...document.querySelectorAll('#lang option')].map((o) => o.value),
+    event: document.getElementById('event').textContent,
+    intro: document.getElementById('intro').textContent,
+    title: document.title,
+    accent: getComputedStyle(document.documentElement).getPropertyValue('--accent').trim(),
+    help: document.getElementById('help').href,
+    helpText: document.getElementById('help').textContent,
+    scrollWidth: document.documentElement.scrollWidth,
+  }));
+  assert.deepEqual(r.options, ['en', 'ja']);
+  assert.equal(r.event, '春フェス2026 先行販売');
+  assert.equal(r.intro, '先行販売へようこそ。お一人様4枚まで購入できます。');
+  assert.equal(r.title, `春フェス2026 先行販売 · ${S.ja.htmlTitle}`);
+  assert.equal(r.accent, '#8a1538');
+  assert.equal(r.help, 'https://help.example.com/faq');
+  assert.equal(r.helpText, S.ja.help);
+  assert.ok(r.scrollWidth <= WIDTH, `${r.scrollWidth} px`);
+  await rendered(page, 'ja', 'branded', 'title');
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.getElementById('event').textContent === 'Spring Festival 2026: presale');
+  assert.equal(await page.getAttribute('#intro', 'lang'), 'ja', 'no English message: the default language\'s, marked as such');
+  await rendered(page, 'en', 'branded', 'title');
+  assert.equal(fetched.length, 1, 'fetched once');
+  assert.deepEqual(violations, []);
+  await context.close();
+});
