@@ -32,6 +32,26 @@ async fn walk(server: &Server) {
     assert_eq!(home.status, 200);
     assert!(home.headers["content-type"].to_str().unwrap().starts_with("text/html"));
     assert!(String::from_utf8_lossy(&home.body).contains("vwr admin activate"));
+    // The waiting page's language files and branding script (static/README.md#languages), as
+    // scripts of the page's own origin; its policy lets an event's logo come over https.
+    for asset in ["i18n/en.js", "i18n/ko.js", "i18n/ja.js", "i18n/zh-Hans.js", "i18n/zh-Hant.js", "brand.js"]
+    {
+        let r = client
+            .send(Method::GET, &format!("{}/vwr/assets/{asset}", server.base), None, &Auth::None)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{asset}");
+        assert!(r.headers["content-type"].to_str().unwrap().starts_with("text/javascript"), "{asset}");
+    }
+    let r = client
+        .send(Method::GET, &format!("{}/vwr/assets/i18n/fr.js", server.base), None, &Auth::None)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 404);
+    let page = client.send(Method::GET, &format!("{}/vwr/e1", server.base), None, &Auth::None).await.unwrap();
+    assert!(
+        page.headers["content-security-policy"].to_str().unwrap().contains("img-src 'self' data: https:;")
+    );
     let act = admin(server, &["activate", "e1", "--batch-size", "1", "--interval-seconds", "1"]);
     assert_eq!(act["active"], true);
     let url = |p: &str| format!("{}{p}", server.base);

@@ -41,111 +41,6 @@
     ended: ['titleEnded', 'leadEnded'],
   };
 
-  var STRINGS = {
-    en: {
-      htmlTitle: 'Waiting room',
-      title: 'You are in line',
-      lead: 'Many people are trying to get in right now, so we let them in a few at a time. When it is your turn, this page takes you on automatically.',
-      position: 'Your number',
-      ahead: 'People ahead of you',
-      wait: 'Estimated wait',
-      progress: 'Progress through the line',
-      keep: 'Keep this page open. Refreshing it, or opening it in another tab, keeps your place.',
-      joining: 'Getting your place in line…',
-      rejoin: 'Your place expired, so we are getting you a new one…',
-      waiting: 'You are number {position}. {ahead} people ahead of you.',
-      admitted: 'It is your turn! Taking you there now…',
-      retry: 'We could not reach the waiting room. Trying again in {seconds} seconds.',
-      busy: 'The waiting room is very busy. Trying again in {seconds} seconds.',
-      notFound: 'There is no waiting room for this event. Check the address, or go back to the event page.',
-      badAddress: 'This waiting room address is not valid.',
-      back: 'Back to the event page',
-      noPass: 'It is your turn, but your browser did not keep the entry pass. Allow cookies for this site, then continue.',
-      notOpen: 'This sale is not open right now. Please try again later.',
-      continue: 'Continue',
-      waitLess: 'under a minute',
-      waitMin: 'about {m} min',
-      waitHours: 'about {h} h {m} min',
-      other: '한국어',
-      titleSoon: 'The sale opens soon',
-      leadScheduled: 'Keep this page open: it joins the pre-queue for you shortly before the sale. When the sale opens, everyone in the pre-queue gets a random place in line, so there is no need to refresh.',
-      leadPrequeue: 'Keep this page open. You get your place when the sale opens, and when it is your turn this page takes you on automatically.',
-      prequeued: 'You are in the pre-queue. When the sale opens, everyone in the pre-queue gets a random place in line.',
-      countdown: 'The sale opens in {time}',
-      day: '1 day',
-      days: '{d} days',
-      titleOpen: 'The sale is open',
-      opening: 'The sale is open! Getting your place in line…',
-      paused: 'The sale is paused — you keep your place.',
-      resumed: 'The sale has resumed. Getting your place in line…',
-      titleSoldOut: 'Sold out',
-      leadSoldOut: 'Everything on sale has been sold. Thank you for waiting.',
-      titleEnded: 'The sale has ended',
-      leadEnded: 'This sale is over. Thank you for waiting.',
-      commitment: 'Draw commitment:',
-      verify: 'How the draw works',
-      resumedLine: 'The sale has resumed — you keep your place.',
-      turnTitle: '✅ It is your turn!',
-      notify: 'Notify me when it is my turn',
-      notifyOn: 'You will get a notification when it is your turn.',
-      notifyOff: 'Notifications are blocked in this browser.',
-      sound: 'Play a sound when it is my turn',
-      pow: 'Checking your browser… this takes a few seconds.',
-      signIn: 'Sign in on the site first, then come back.',
-    },
-    ko: {
-      htmlTitle: '대기실',
-      title: '대기열에 들어왔습니다',
-      lead: '지금 접속한 분이 많아 순서대로 입장하고 있습니다. 차례가 되면 이 페이지가 자동으로 이동합니다.',
-      position: '내 순번',
-      ahead: '내 앞 대기 인원',
-      wait: '예상 대기 시간',
-      progress: '대기 진행률',
-      keep: '이 페이지를 닫지 마세요. 새로고침하거나 다른 탭에서 열어도 순서는 그대로입니다.',
-      joining: '대기 순번을 받는 중입니다…',
-      rejoin: '대기 순번이 만료되어 새 순번을 받는 중입니다…',
-      waiting: '내 순번은 {position}번이며, 앞에 {ahead}명이 있습니다.',
-      admitted: '차례가 되었습니다! 지금 이동합니다…',
-      retry: '대기실에 연결하지 못했습니다. {seconds}초 후 다시 시도합니다.',
-      busy: '대기실 접속이 많습니다. {seconds}초 후 다시 시도합니다.',
-      notFound: '이 공연의 대기실이 없습니다. 주소를 확인하거나 공연 페이지로 돌아가세요.',
-      badAddress: '대기실 주소가 올바르지 않습니다.',
-      back: '공연 페이지로 돌아가기',
-      noPass: '차례가 되었지만 브라우저에 입장권이 저장되지 않았습니다. 이 사이트의 쿠키를 허용한 뒤 계속하세요.',
-      notOpen: '지금은 판매가 열려 있지 않습니다. 잠시 후 다시 시도해 주세요.',
-      continue: '계속하기',
-      waitLess: '1분 미만',
-      waitMin: '약 {m}분',
-      waitHours: '약 {h}시간 {m}분',
-      other: 'English',
-      titleSoon: '곧 판매가 시작됩니다',
-      leadScheduled: '이 페이지를 열어 두세요. 판매 시작 전에 자동으로 사전 대기열에 들어갑니다. 판매가 시작되면 사전 대기열의 모든 분께 무작위로 순번이 배정되므로 새로고침할 필요가 없습니다.',
-      leadPrequeue: '이 페이지를 열어 두세요. 판매가 시작되면 순번이 정해지고, 차례가 되면 이 페이지가 자동으로 이동합니다.',
-      prequeued: '사전 대기열에 들어왔습니다. 판매가 시작되면 사전 대기열의 모든 분께 무작위로 순번이 배정됩니다.',
-      countdown: '판매 시작까지 {time}',
-      day: '1일',
-      days: '{d}일',
-      titleOpen: '판매가 시작되었습니다',
-      opening: '판매가 시작되었습니다! 대기 순번을 받는 중입니다…',
-      paused: '판매가 일시 중지되었습니다. 내 순서는 그대로 유지됩니다.',
-      resumed: '판매가 다시 시작되었습니다. 대기 순번을 확인하는 중입니다…',
-      titleSoldOut: '매진되었습니다',
-      leadSoldOut: '준비된 수량이 모두 판매되었습니다. 기다려 주셔서 감사합니다.',
-      titleEnded: '판매가 종료되었습니다',
-      leadEnded: '이번 판매는 끝났습니다. 기다려 주셔서 감사합니다.',
-      commitment: '추첨 사전 공개값:',
-      verify: '추첨 방식 알아보기',
-      resumedLine: '판매가 다시 시작되었습니다. 내 순서는 그대로 유지됩니다.',
-      turnTitle: '✅ 내 차례가 되었습니다!',
-      notify: '내 차례가 되면 알림 받기',
-      notifyOn: '차례가 되면 알림을 보내 드립니다.',
-      notifyOff: '이 브라우저에서 알림이 차단되어 있습니다.',
-      sound: '내 차례가 되면 소리로 알리기',
-      pow: '브라우저를 확인하는 중입니다… 몇 초 정도 걸립니다.',
-      signIn: '먼저 사이트에 로그인한 뒤 다시 와 주세요.',
-    },
-  };
-
   // ---- Pure helpers (unit-tested) ----
 
   function fill(text, values) {
@@ -192,16 +87,19 @@
     return next;
   }
 
-  /** 'ko' or 'en': a saved choice first, else the first of the browser's languages we have. */
-  function pickLang(saved, languages) {
-    if (saved === 'ko' || saved === 'en') return saved;
-    var list = languages || [];
+  /** The language among `have` (en, ko): saved, else the browser's first we have (zh-TW, -HK,
+   *  -MO, -Hant → zh-Hant; zh → zh-Hans), else `fallback`, else en. */
+  function pickLang(saved, languages, have, fallback) {
+    have = have || ['en', 'ko'];
+    var list = [saved].concat(languages || []);
     for (var i = 0; i < list.length; i++) {
-      var l = String(list[i]).toLowerCase();
-      if (l.indexOf('ko') === 0) return 'ko';
-      if (l.indexOf('en') === 0) return 'en';
+      var l = String(list[i]);
+      if (/^zh\b/i.test(l)) l = /hant|-(tw|hk|mo)\b/i.test(l) ? 'zh-Hant' : 'zh-Hans';
+      for (var j = 0; j < have.length; j++) {
+        if (have[j] === l || (i > 0 && have[j] === l.split('-')[0].toLowerCase())) return have[j];
+      }
     }
-    return 'en';
+    return have.indexOf(fallback) >= 0 ? fallback : have.indexOf('en') >= 0 ? 'en' : have[0];
   }
 
   /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
@@ -239,15 +137,24 @@
     return Math.min(30, Math.max(1, (Number(wait) || 0) / 4));
   }
 
-  function formatWait(seconds, s) {
+  /** `n` `u`s ('minute', 'day'…) in `lang`. */
+  function unit(n, u, lang, long) {
+    try {
+      return new Intl.NumberFormat(lang, { style: 'unit', unit: u, unitDisplay: long ? 'long' : 'short' }).format(n);
+    } catch (e) {
+      return n + ' ' + u;
+    }
+  }
+
+  function formatWait(seconds, s, lang) {
     var m = Math.ceil(Math.max(0, Number(seconds) || 0) / 60);
     if (seconds < 60) return s.waitLess;
-    if (m < 60) return fill(s.waitMin, { m: m });
-    return fill(s.waitHours, { h: Math.floor(m / 60), m: m % 60 });
+    if (m < 60) return fill(s.waitMin, { m: unit(m, 'minute', lang) });
+    return fill(s.waitHours, { h: unit(Math.floor(m / 60), 'hour', lang), m: unit(m % 60, 'minute', lang) });
   }
 
   /** A countdown: 04:59, 1:04:59, 2 days 04:05:06. */
-  function formatCountdown(seconds, s) {
+  function formatCountdown(seconds, lang) {
     var t = Math.max(0, Math.floor(seconds));
     var two = function (n) {
       return (n < 10 ? '0' : '') + n;
@@ -255,7 +162,7 @@
     var d = Math.floor(t / 86400);
     var h = Math.floor(t / 3600) % 24;
     var ms = two(Math.floor(t / 60) % 60) + ':' + two(t % 60);
-    if (d > 0) return (d === 1 ? s.day : fill(s.days, { d: d })) + ' ' + two(h) + ':' + ms;
+    if (d > 0) return unit(d, 'day', lang, true) + ' ' + two(h) + ':' + ms;
     return h > 0 ? h + ':' + ms : ms;
   }
 
@@ -285,13 +192,15 @@
     return Math.min(Math.max(0, bounds.lo), bounds.hi);
   }
 
-  /** The operator's message {en?, ko?} in `lang`, else in the other language; '' if none. */
-  function messageText(message, lang) {
-    if (typeof message === 'string') return message.trim();
-    if (!message || typeof message !== 'object') return '';
-    var other = lang === 'ko' ? 'en' : 'ko';
-    var text = typeof message[lang] === 'string' && message[lang].trim() ? message[lang] : message[other];
-    return typeof text === 'string' ? text.trim() : '';
+  /** {code: text} (or a string) in `lang`, else `fallback`, en, any: [text, its language]. */
+  function localized(m, lang, fallback) {
+    if (typeof m === 'string') return [m.trim(), lang];
+    var order = m && typeof m === 'object' ? [lang, fallback, 'en'].concat(Object.keys(m)) : [];
+    for (var i = 0; i < order.length; i++) {
+      var text = m[order[i]];
+      if (typeof text === 'string' && text.trim()) return [text.trim(), order[i]];
+    }
+    return ['', lang];
   }
 
   // ---- The page ----
@@ -308,7 +217,14 @@
     var next = safeNext(queryParam(env.location.search, 'next'), env.location.origin) || (eventId ? '/events/' + eventId : '/');
     var ticketKey = 'vwr.ticket.' + eventId;
     var loopKey = 'vwr.redirects.' + eventId;
-    var lang = pickLang(read('vwr.lang'), env.languages);
+    // The languages (the switcher's), those loaded, the one shown, the one asked for.
+    var have = [];
+    var LANGS = (env.tab && env.tab.VWR_LANGS) || {};
+    var lang = 'en';
+    var S = strings(lang);
+    var wanted = lang;
+    // The event's branding (brand.js).
+    var page = null;
     var ticket = null;
     var last = null;
     var message = null;
@@ -382,7 +298,7 @@
     }
     function number(n) {
       try {
-        return new Intl.NumberFormat(lang === 'ko' ? 'ko-KR' : 'en-US').format(n);
+        return new Intl.NumberFormat(lang).format(n);
       } catch (e) {
         return String(n);
       }
@@ -411,22 +327,56 @@
       };
     }
 
+    // -- Languages: one file each, assets/i18n/{code}.js (static/README.md#languages) --
+    // `code`'s strings, a missing key in English.
+    function strings(code) {
+      var s = {};
+      for (var k in LANGS.en) s[k] = LANGS[code][k] || LANGS.en[k];
+      return s;
+    }
+    // Shows `code`, loading its file first; one that fails leaves the page as it is.
+    function choose(code) {
+      wanted = code;
+      if (LANGS[code]) {
+        lang = code;
+        S = strings(code);
+        return applyLang();
+      }
+      script('i18n/' + code, function () {
+        if (wanted !== code) return;
+        if (LANGS[code]) choose(code);
+        else el('lang').value = lang;
+      });
+    }
+    // A string with a count: {one, other…} (Intl.PluralRules).
+    function plural(v, n) {
+      return typeof v === 'string' ? v : v[new Intl.PluralRules(lang).select(n)] || v.other;
+    }
+    function waitingText(d) {
+      return fill(plural(S.waiting, d.ahead), { position: number(d.position), ahead: number(d.ahead) });
+    }
+    function inSeconds(n) {
+      try {
+        return new Intl.RelativeTimeFormat(lang).format(n, 'second');
+      } catch (e) {
+        return unit(n, 'second', lang, true);
+      }
+    }
+
     // -- Rendering --
     function applyLang() {
-      var s = STRINGS[lang];
       doc.documentElement.setAttribute('lang', lang);
-      doc.title = turned ? s.turnTitle : s.htmlTitle;
       var nodes = doc.querySelectorAll('[data-i18n]');
-      for (var i = 0; i < nodes.length; i++) nodes[i].textContent = s[nodes[i].getAttribute('data-i18n')];
-      var toggle = el('lang');
-      toggle.textContent = s.other;
-      toggle.setAttribute('lang', lang === 'ko' ? 'en' : 'ko');
-      el('bar').setAttribute('aria-label', s.progress);
+      for (var i = 0; i < nodes.length; i++) nodes[i].textContent = S[nodes[i].getAttribute('data-i18n')];
+      el('lang').value = lang;
+      el('lang').setAttribute('aria-label', S.language);
+      el('bar').setAttribute('aria-label', S.progress);
       el('back').setAttribute('href', next);
       if (last && mode !== 'closed') {
         render(last, false);
-        el('status').textContent = fill(s.waiting, { position: number(last.position), ahead: number(last.ahead) });
+        el('status').textContent = waitingText(last);
       }
+      doc.title = turned ? S.turnTitle : (page ? page.render(lang) : '') + S.htmlTitle;
       if (message) show(message.key, message.values, message.isError);
       renderBanner(false);
       renderAlerts();
@@ -435,7 +385,8 @@
 
     function show(key, values, isError) {
       message = key ? { key: key, values: values || {}, isError: !!isError } : null;
-      var text = key ? fill(STRINGS[lang][key], message.values) : '';
+      var v = message && message.values.seconds;
+      var text = key ? fill(S[key], v === undefined ? {} : { when: inSeconds(v) }) : '';
       var box = el('error');
       // Errors to the alert box; others to the visible line and (changed) the live region.
       box.hidden = !isError;
@@ -445,7 +396,7 @@
       if (key && !isError && text !== shown) say(text);
       shown = key && !isError ? text : '';
       el('backwrap').hidden = !TERMINAL.hasOwnProperty(key) && mode !== 'closed';
-      el('back').textContent = STRINGS[lang][TERMINAL[key] || 'back'];
+      el('back').textContent = S[TERMINAL[key] || 'back'];
     }
 
     // The page's state: `data-state` on #room, the title and lead, what is shown.
@@ -455,9 +406,9 @@
       var keys = MODES[m === 'closed' ? reason : m];
       if (keys) {
         el('title').setAttribute('data-i18n', keys[0]);
-        el('title').textContent = STRINGS[lang][keys[0]];
+        el('title').textContent = S[keys[0]];
         el('lead').setAttribute('data-i18n', keys[1]);
-        el('lead').textContent = STRINGS[lang][keys[1]];
+        el('lead').textContent = S[keys[1]];
       }
       if (m === 'scheduled' || m === 'prequeue' || m === 'closed') el('queue').hidden = true;
       el('keep').hidden = m === 'closed';
@@ -467,11 +418,10 @@
 
     function render(data, announce) {
       last = data;
-      var s = STRINGS[lang];
       el('queue').hidden = false;
       el('position').textContent = number(data.position);
       el('ahead').textContent = number(data.ahead);
-      el('wait').textContent = formatWait(data.wait, s);
+      el('wait').textContent = formatWait(data.wait, S, lang);
       var pct = Math.round(progress(ticket ? ticket.firstAhead : data.ahead, data.ahead) * 100);
       el('fill').style.width = pct + '%';
       el('bar').setAttribute('aria-valuenow', String(pct));
@@ -479,7 +429,7 @@
       var t = env.now();
       if (announce && data.ahead !== announced.ahead && t - announced.at >= ANNOUNCE_EVERY_MS) {
         announced = { at: t, ahead: data.ahead };
-        say(fill(s.waiting, { position: number(data.position), ahead: number(data.ahead) }));
+        say(waitingText(data));
       }
     }
 
@@ -489,22 +439,42 @@
       renderBanner(true);
     }
     function renderBanner(announce) {
-      var text = messageText(banner, lang);
+      var t = localized(banner, lang);
       var box = el('banner');
-      if (box.textContent !== text && announce) say(text, true);
-      box.textContent = text;
-      box.hidden = !text;
+      if (box.textContent !== t[0] && announce) say(t[0], true);
+      box.textContent = t[0];
+      box.setAttribute('lang', t[1]);
+      box.hidden = !t[0];
+    }
+
+    // The event's page document, once (static/README.md#event-branding); then brand.js.
+    function getPage() {
+      call('GET', API + '/page/' + eventId, { cache: 'default', credentials: 'omit' }).then(function (r) {
+        if (r.status !== 200 || r.body.eventId !== eventId) return;
+        script('brand', function () {
+          if (!env.tab.vwrBrand) return;
+          page = env.tab.vwrBrand(r.body, doc, have, localized);
+          have = page.languages;
+          applyLang();
+          choose(pickLang(read('vwr.lang'), env.languages, have, r.body.defaultLanguage));
+        });
+      });
+    }
+    function script(name, done) {
+      var s = doc.createElement('script');
+      s.src = '/vwr/assets/' + name + '.js';
+      s.onload = s.onerror = done;
+      doc.head.appendChild(s);
     }
 
     // -- The alerts of a hidden tab at its turn --
     function renderAlerts() {
-      var s = STRINGS[lang];
       var p = Notify ? Notify.permission : 'denied';
       var on = notifyOpt && p === 'granted';
       // The button while the browser can still be asked; a note once on, or refused.
       el('notify').hidden = !Notify || on || p === 'denied';
       el('notified').hidden = !(on || (asked && p !== 'granted'));
-      el('notified').textContent = on ? s.notifyOn : s.notifyOff;
+      el('notified').textContent = on ? S.notifyOn : S.notifyOff;
       el('soundwrap').hidden = !env.AudioContext;
       el('sound').checked = sound;
     }
@@ -555,13 +525,12 @@
       }
     }
     function alertTurn() {
-      var s = STRINGS[lang];
       turned = true;
-      doc.title = s.turnTitle;
+      doc.title = S.turnTitle;
       if (sound) beep();
       if (!Notify || !notifyOpt || Notify.permission !== 'granted') return;
       try {
-        var n = new Notify(s.turnTitle, { body: s.admitted, tag: 'vwr-' + eventId, lang: lang });
+        var n = new Notify(S.turnTitle, { body: S.admitted, tag: 'vwr-' + eventId, lang: lang });
         n.onclick = function () {
           if (env.tab && env.tab.focus) env.tab.focus();
         };
@@ -589,7 +558,7 @@
       if (box.hidden) return;
       var left = opensAt * 1000 - serverNow();
       var secs = Math.max(0, Math.ceil(left / 1000));
-      var text = fill(STRINGS[lang].countdown, { time: formatCountdown(secs, STRINGS[lang]) });
+      var text = fill(S.countdown, { time: formatCountdown(secs, lang) });
       box.textContent = text;
       var m = MARKS.filter(function (x) {
         return secs <= x;
@@ -980,13 +949,10 @@
         }
         function here() {
           if (w) w.terminate();
-          var s = doc.createElement('script');
-          s.src = POW_URL;
           // (Not loaded: the timer above tries a new challenge.)
-          s.onload = function () {
-            if (quit === end) stop = env.tab.vwrPow.solveSliced(c.challenge, c.difficulty, end, env.setTimeout);
-          };
-          doc.head.appendChild(s);
+          script('pow-worker', function () {
+            if (quit === end && env.tab.vwrPow) stop = env.tab.vwrPow.solveSliced(c.challenge, c.difficulty, end, env.setTimeout);
+          });
         }
         quit = end;
         try {
@@ -1016,13 +982,14 @@
     }
 
     // -- Start --
-    el('lang').addEventListener('click', function () {
-      lang = lang === 'ko' ? 'en' : 'ko';
-      write('vwr.lang', lang);
-      applyLang();
+    for (var i = 0; i < el('lang').options.length; i++) have.push(el('lang').options[i].value);
+    el('lang').addEventListener('change', function () {
+      write('vwr.lang', el('lang').value);
+      choose(el('lang').value);
     });
     setMode('starting');
     applyLang();
+    choose(pickLang(read('vwr.lang'), env.languages, have));
     if (!eventId) {
       halt('stopped');
       show('badAddress', {}, true);
@@ -1046,6 +1013,7 @@
     doc.addEventListener('keydown', audioOn);
     // A ticket without a place (pre-queue, older page) is checked first; otherwise the status
     // document says the state (and no page joins before the pre-queue).
+    getPage();
     ticket = loadTicket();
     if (ticket && !placed()) check();
     else pollStatus();
@@ -1057,7 +1025,6 @@
   }
 
   var api = {
-    STRINGS: STRINGS,
     fill: fill,
     eventIdFrom: eventIdFrom,
     queryParam: queryParam,
@@ -1074,7 +1041,7 @@
     progress: progress,
     clockBounds: clockBounds,
     clockOffset: clockOffset,
-    messageText: messageText,
+    localized: localized,
     start: start,
   };
 

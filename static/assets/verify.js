@@ -144,16 +144,19 @@
     return null;
   }
 
-  /** 'ko' or 'en': a saved choice first, else the first of the browser's languages we have. */
-  function pickLang(saved, languages) {
-    if (saved === 'ko' || saved === 'en') return saved;
-    var list = languages || [];
+  /** The language among `have` (en, ko): saved, else the browser's first we have (zh-TW, -HK,
+   *  -MO, -Hant → zh-Hant; zh → zh-Hans), else `fallback`, else en. */
+  function pickLang(saved, languages, have, fallback) {
+    have = have || ['en', 'ko'];
+    var list = [saved].concat(languages || []);
     for (var i = 0; i < list.length; i++) {
-      var l = String(list[i]).toLowerCase();
-      if (l.indexOf('ko') === 0) return 'ko';
-      if (l.indexOf('en') === 0) return 'en';
+      var l = String(list[i]);
+      if (/^zh\b/i.test(l)) l = /hant|-(tw|hk|mo)\b/i.test(l) ? 'zh-Hant' : 'zh-Hans';
+      for (var j = 0; j < have.length; j++) {
+        if (have[j] === l || (i > 0 && have[j] === l.split('-')[0].toLowerCase())) return have[j];
+      }
     }
-    return 'en';
+    return have.indexOf(fallback) >= 0 ? fallback : have.indexOf('en') >= 0 ? 'en' : have[0];
   }
   // ---- End of the copy ----
 
@@ -193,7 +196,7 @@
     }
     function number(n) {
       try {
-        return new Intl.NumberFormat(lang === 'ko' ? 'ko-KR' : 'en-US').format(n);
+        return new Intl.NumberFormat(lang).format(n);
       } catch (e) {
         return String(n);
       }

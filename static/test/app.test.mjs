@@ -12,6 +12,12 @@ const STATIC = join(import.meta.dirname, '..');
 const app = createRequire(import.meta.url)(join(STATIC, 'assets', 'app.js'));
 const pow = createRequire(import.meta.url)(join(STATIC, 'assets', 'pow-worker.js'));
 const HTML = readFileSync(join(STATIC, 'index.html'), 'utf8');
+// The language files run as the browser runs them: each registers itself in `self.VWR_LANGS`.
+const langFile = (code) => readFileSync(join(STATIC, 'assets', 'i18n', `${code}.js`), 'utf8');
+const runLang = (code, self) => new Function('self', langFile(code))(self);
+const LANGS = {};
+for (const code of ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant']) runLang(code, LANGS);
+const STR = LANGS.VWR_LANGS;
 
 // ---- Fake browser ---------------------------------------------------------------------
 
@@ -40,18 +46,26 @@ function element(attrs) {
 /** The elements of the real index.html that carry an id or data-i18n. */
 function fakeDocument() {
   let doc = null;
+  let select = null;
   const byId = {};
   const i18n = [];
   for (const m of HTML.matchAll(/<(\w+)((?:\s+[\w-]+(?:="[^"]*")?)*)\s*>/g)) {
     const attrs = {};
     for (const a of m[2].matchAll(/([\w-]+)(?:="([^"]*)")?/g)) attrs[a[1]] = a[2] === undefined ? '' : a[2];
     const el = element(attrs);
+    // The language switcher: a <select> and its options.
+    if (m[1] === 'select') {
+      el.options = [];
+      el.remove = (i) => el.options.splice(i, 1);
+      select = el;
+    }
+    if (m[1] === 'option') select.options.push({ value: attrs.value, attrs });
     if (attrs.id) byId[attrs.id] = el;
     if (attrs['data-i18n']) i18n.push(el);
   }
   const listeners = {};
   doc = {
-    documentElement: element({ lang: 'en' }),
+    documentElement: Object.assign(element({ lang: 'en' }), { style: { props: {}, setProperty(k, v) { this.props[k] = v; } } }),
     // Scripts the page adds (pow-worker.js without a Worker); `onScript` loads them.
     scripts: [],
     onScript: null,
@@ -60,6 +74,8 @@ function fakeDocument() {
     },
     head: {
       appendChild(el) {
+        // A language file: the page harness loads it (`i18n` option).
+        if (/^\/vwr\/assets\/(i18n\/|brand\.js)/.test(el.src)) return doc.loadI18n(el);
         doc.scripts.push(el);
         if (doc.onScript) doc.onScript(el);
       },
@@ -107,8 +123,28 @@ const openStatus = (over = {}) => ({ status: 200, body: { eventId: 'e1', state: 
  * or a function; `extra` adds to the page's env (Notification, AudioContext). Answers the
  * harness.
  */
-function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, status = () => openStatus(), languages = ['en-US'], store = storage(), locks, random = 0.5, at = 1_000_000, tab = { name: '' }, extra = {} } = {}) {
+function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', api, status = () => openStatus(), pageDoc = () => err(404, 'not_found'), i18n = () => true, languages = ['en-US'], store = storage(), locks, random = 0.5, at = 1_000_000, tab = { name: '' }, extra = {} } = {}) {
   const doc = fakeDocument();
+  // en.js comes with the page; another language file loads when the page adds it (or fails:
+  // `i18n(code)` false). `loaded` lists the files asked for.
+  const loaded = [];
+  runLang('en', tab);
+  doc.loadI18n = (el) => {
+    const code = el.src.slice('/vwr/assets/'.length, -3).replace('i18n/', '');
+    loaded.push(code);
+    inFlight++;
+    setImmediate(() => {
+      inFlight--;
+      if (code === 'brand') {
+        new Function('self', readFileSync(join(STATIC, 'assets', 'brand.js'), 'utf8'))(tab);
+        el.onload();
+      } else if (i18n(code)) {
+        runLang(code, tab);
+        el.onload();
+      } else el.onerror();
+    });
+  };
+  const pageCalls = [];
   const timers = [];
   let now = at;
   let seq = 0;
@@ -124,6 +160,13 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
     // the page does next is promise callbacks only.
     fetch: async (url, init) => {
       const isStatus = url.startsWith('/vwr-api/vwr/status/');
+      // The event's page document: its own list, answered by `pageDoc`.
+      if (url.startsWith('/vwr-api/vwr/page/')) {
+        pageCalls.push({ url, init });
+        const r = pageDoc(pageCalls.length);
+        if (r === 'network') throw new TypeError('Failed to fetch');
+        return { status: r.status, headers: { get: () => null }, text: async () => JSON.stringify(r.body) };
+      }
       const call = { method: init.method, url, at: now, init, secret: init.headers['x-vwr-request-secret'], body: init.body === undefined ? undefined : JSON.parse(init.body) };
       (isStatus ? statusCalls : calls).push(call);
       allCalls.push(call);
@@ -182,6 +225,8 @@ function page({ path = '/vwr/e1', search = '?next=%2Fevents%2Fe1%3Fseat%3DA1', a
   return {
     env,
     doc,
+    loaded,
+    pageCalls,
     calls,
     statusCalls,
     allCalls,
@@ -231,6 +276,12 @@ const kinds = (p) => p.allCalls.map((c) => `${c.url.split('/')[3]}@${c.at - T0}`
 const state = (p) => p.doc.byId.room.attrs['data-state'];
 const noCall = () => assert.fail('no assign or check expected');
 const checks = (p) => p.calls.filter((c) => c.url.includes('/check/'));
+/** Chooses `code` in the language switcher, as a visitor does. */
+const pick = async (p, code) => {
+  p.doc.byId.lang.value = code;
+  p.doc.byId.lang.fire('change');
+  await p.settle();
+};
 const flush = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 };
@@ -472,7 +523,7 @@ describe('answers that change course', () => {
   test('404 event_not_found: a clear message, a way back, no more polling', async () => {
     const p = await page({ api: () => err(404, 'event_not_found') }).start();
     assert.equal(p.doc.byId.error.hidden, false);
-    assert.match(p.text('error'), /no waiting room for this event/);
+    assert.match(p.text('error'), /has no waiting room/);
     assert.equal(p.doc.byId.backwrap.hidden, false);
     assert.equal(p.doc.byId.back.attrs.href, '/events/e1?seat=A1');
     assert.equal(p.nextTimerIn(), null);
@@ -766,7 +817,7 @@ describe('in line: the status document, not check', () => {
     const p = await page({ languages: ['ko-KR'], extra: { Notification: fakeNotification(), AudioContext: fakeAudio() }, status: () => doc('prequeue', { opensAt: 2000 }), api: () => pqAnswer(2000) }).start();
     assert.equal(p.doc.byId.alerts.hidden, false);
     assert.equal(p.i18n('sound'), '내 차례가 되면 소리로 알리기');
-    p.doc.byId.lang.fire('click');
+    pick(p, 'en');
     assert.equal(p.i18n('sound'), 'Play a sound when it is my turn');
     const closed = await page({ status: () => doc('closed', { closeReason: 'ended' }), api: noCall }).start();
     assert.equal(closed.doc.byId.alerts.hidden, true);
@@ -1351,9 +1402,9 @@ describe('the message banner', () => {
     await p.advance(10_000);
     assert.equal(p.text('banner'), '<b>Starts</b> at 3 pm', 'set as text, never as markup');
     assert.match(p.text('status'), /<b>Starts<\/b> at 3 pm/, 'a new message is announced');
-    p.doc.byId.lang.fire('click');
+    await pick(p, 'ko');
     assert.equal(p.text('banner'), '<b>오후</b> 3시');
-    p.doc.byId.lang.fire('click');
+    await pick(p, 'en');
     await p.advance(10_000);
     assert.equal(p.text('banner'), '');
     assert.equal(p.doc.byId.banner.hidden, true, 'cleared when absent');
@@ -1384,7 +1435,7 @@ describe('the message banner', () => {
 describe('status document errors', () => {
   test('404 event_not_found: no waiting room, nothing more', async () => {
     const p = await page({ status: () => err(404, 'event_not_found'), api: noCall }).start();
-    assert.match(p.text('error'), /no waiting room for this event/);
+    assert.match(p.text('error'), /has no waiting room/);
     assert.equal(p.doc.byId.backwrap.hidden, false);
     assert.equal(p.nextTimerIn(), null);
     assert.equal(p.calls.length, 0);
@@ -1420,7 +1471,7 @@ describe('status document errors', () => {
       gaps.push(p.statusCalls.at(-1).at - p.statusCalls.at(-2).at);
     }
     assert.deepEqual(gaps, [10_000, 10_000, 10_000, 16_000], '2, 4, 8 s raised to 10, then 16');
-    assert.equal(p.text('countdown'), `The sale opens in ${app.formatCountdown(2000 - (p.now / 1000), app.STRINGS.en)}`);
+    assert.equal(p.text('countdown'), `The sale opens in ${app.formatCountdown(2000 - (p.now / 1000), 'en')}`);
     failing = false;
     await p.advance(64_000);
     assert.equal(p.doc.byId.error.hidden, true);
@@ -1576,7 +1627,7 @@ describe('Korean', () => {
     assert.equal(pq.text('title'), '곧 판매가 시작됩니다');
     assert.equal(pq.text('message'), '사전 대기열에 들어왔습니다. 판매가 시작되면 사전 대기열의 모든 분께 무작위로 순번이 배정됩니다.');
     assert.equal(pq.text('verify'), '추첨 방식 알아보기');
-    pq.doc.byId.lang.fire('click');
+    await pick(pq, 'en');
     assert.equal(pq.text('countdown'), 'The sale opens in 04:59', 'the language switch re-renders the countdown');
     assert.equal(pq.text('title'), 'The sale opens soon');
     assert.match(pq.text('message'), /^You are in the pre-queue/);
@@ -1606,10 +1657,11 @@ describe('language and accessibility', () => {
     assert.equal(p.doc.byId.title.textContent, '대기열에 들어왔습니다');
     assert.equal(p.text('position'), '12,345');
     assert.equal(p.text('wait'), '약 3분');
-    assert.equal(p.doc.byId.lang.textContent, 'English');
-    assert.equal(p.doc.byId.lang.attrs.lang, 'en');
+    assert.equal(p.doc.byId.lang.value, 'ko');
+    assert.equal(p.doc.byId.lang.attrs['aria-label'], '언어');
+    assert.deepEqual(p.loaded, ['ko'], 'only the chosen language file is loaded');
     assert.match(p.text('status'), /내 순번은 12,345번/);
-    p.doc.byId.lang.fire('click');
+    await pick(p, 'en');
     assert.equal(p.doc.documentElement.attrs.lang, 'en');
     assert.equal(p.doc.byId.title.textContent, 'You are in line');
     assert.match(p.text('status'), /You are number 12,345/);
@@ -1635,7 +1687,8 @@ describe('language and accessibility', () => {
     assert.match(HTML, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
     assert.match(HTML, /id="status"[^>]*aria-live="polite"/);
     assert.match(HTML, /role="progressbar"[^>]*aria-label=/);
-    assert.match(HTML, /<button id="lang" type="button"/);
+    assert.match(HTML, /<select id="lang" class="lang" aria-label="Language">/);
+    for (const m of HTML.matchAll(/<option ([^>]*)>/g)) assert.match(m[1], /^value="([\w-]+)" lang="\1"$/, 'each language in its own name, with its lang');
     for (const f of ['index.html', 'assets/app.js', 'assets/style.css', 'assets/pow-worker.js']) {
       const text = readFileSync(join(STATIC, f), 'utf8');
       assert.ok(!/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}\//i.test(text.replace(/https:\/\/tickets\.example\.com/g, '')), `${f} loads nothing from elsewhere`);
@@ -1648,11 +1701,11 @@ describe('language and accessibility', () => {
   test('index.html: a Content-Security-Policy, and nothing inline that it would block', () => {
     const csp = [...HTML.matchAll(/<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)">/gi)];
     assert.equal(csp.length, 1, 'one CSP meta element');
-    assert.equal(csp[0][1], "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'");
+    assert.equal(csp[0][1], "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'");
     const head = HTML.slice(0, HTML.indexOf('</head>'));
     assert.ok(head.indexOf('Content-Security-Policy') < head.search(/<(script|link)\b/), 'the policy comes before any script or stylesheet');
     for (const m of HTML.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
-      assert.match(m[1], /\ssrc="\/vwr\/assets\/[\w.-]+"/, 'scripts are files of this site');
+      assert.match(m[1], /\ssrc="\/vwr\/assets\/[\w/.-]+"/, 'scripts are files of this site');
       assert.equal(m[2].trim(), '', 'no inline script');
     }
     assert.ok(!/<[^>]*\son[a-z]+\s*=/i.test(HTML), 'no on*= event handler attributes');
@@ -1676,21 +1729,124 @@ describe('language and accessibility', () => {
     assert.ok(!/url\(|@import/.test(css), 'style.css loads nothing');
   });
 
-  test('every string exists in both languages', () => {
-    assert.deepEqual(Object.keys(app.STRINGS.ko).sort(), Object.keys(app.STRINGS.en).sort());
-    for (const el of fakeDocument().i18n) assert.ok(app.STRINGS.en[el.attrs['data-i18n']], el.attrs['data-i18n']);
+  test('every data-i18n key of index.html is an English string', () => {
+    for (const el of fakeDocument().i18n) assert.equal(typeof STR.en[el.attrs['data-i18n']], 'string', el.attrs['data-i18n']);
   });
 
-  test('total page weight stays small', () => {
+  test('total page weight stays small: the first load of an English browser', () => {
     // Raised from 32 KB (raw) with the sale states, and from 48 KB raw / 16 KB gzipped with the
     // proofs (request secret, proof of work, sign-in stop): what travels is the compressed size.
-    // assets/pow-worker.js is not part of it: it loads only when `assign` asks for a proof of
-    // work (its own budget: pow.test.mjs).
-    const files = ['index.html', 'assets/app.js', 'assets/style.css'].map((f) => readFileSync(join(STATIC, f)));
+    // The first load is index.html, the scripts it names (en.js, app.js) and style.css; another
+    // language's file loads only when chosen, assets/pow-worker.js only when `assign` asks for a
+    // proof of work (its own budget: pow.test.mjs). static/README.md#page-weight
+    const first = [...HTML.matchAll(/(?:src|href)="\/vwr\/(assets\/[\w/.-]+\.(?:js|css))"/g)].map((m) => m[1]);
+    assert.deepEqual(first.sort(), ['assets/app.js', 'assets/i18n/en.js', 'assets/style.css']);
+    const files = ['index.html', ...first].map((f) => readFileSync(join(STATIC, f)));
     const bytes = files.reduce((n, b) => n + b.length, 0);
     const gzipped = files.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0);
     assert.ok(bytes < 52 * 1024, `${bytes} bytes`);
     assert.ok(gzipped < 17 * 1024, `${gzipped} bytes gzipped`);
+  });
+});
+
+const names = (p) => p.doc.byId.lang.options.map((o) => o.value);
+
+describe('languages', () => {
+  test('the browser language picks the file, only that one is loaded, and the page is in it', async () => {
+    for (const [languages, code, title] of [[['zh-TW', 'en'], 'zh-Hant', '您正在排隊'], [['zh-CN'], 'zh-Hans', '您正在排队'], [['ja-JP'], 'ja', '順番待ちの列に並んでいます'], [['fr-FR', 'en-GB'], 'en', 'You are in line']]) {
+      const p = await page({ languages, api: (m) => (m === 'POST' ? assigned({ position: 2 }) : noCall()), status: () => doc('open', { servingCounter: 0 }) }).start();
+      assert.deepEqual(p.loaded, code === 'en' ? [] : [code], 'en comes with the page; another file only when chosen');
+      assert.equal(p.doc.documentElement.attrs.lang, code);
+      assert.equal(p.text('title'), title);
+      assert.equal(p.doc.byId.lang.value, code);
+      assert.equal(p.doc.title, STR[code].htmlTitle);
+      // Counts and times through Intl: en says "1 person", the others have no plural.
+      const expected = code === 'en' ? 'You are number 2. 1 person ahead of you.' : STR[code].waiting.replace('{position}', '2').replace('{ahead}', '1');
+      assert.equal(p.text('status'), expected);
+    }
+  });
+
+  test('a language file that does not load: the page stays in English, nothing missing; switching back and forth', async () => {
+    const store = storage();
+    const p = await page({ store, languages: ['ja'], i18n: (code) => code !== 'ja', api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.deepEqual(p.loaded, ['ja']);
+    assert.equal(p.doc.documentElement.attrs.lang, 'en');
+    assert.equal(p.doc.byId.lang.value, 'en', 'the switcher shows what the page shows');
+    assert.equal(p.text('title'), 'You are in line');
+    await pick(p, 'zh-Hant');
+    assert.equal(p.text('title'), '您正在排隊');
+    assert.equal(store.getItem('vwr.lang'), 'zh-Hant', 'remembered');
+    await pick(p, 'en');
+    assert.equal(p.text('title'), 'You are in line');
+    assert.deepEqual(p.loaded, ['ja', 'zh-Hant'], 'a file is loaded once');
+  });
+
+  test('retry and wait times in the page language (Intl.RelativeTimeFormat, NumberFormat units)', async () => {
+    const p = await page({ languages: ['ja'], api: () => 'network' }).start();
+    assert.match(p.text('error'), /^接続できませんでした。\d+ 秒後にもう一度試します。$/);
+    const w = await page({ languages: ['zh-CN'], api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(w.text('wait'), '约 3分钟', 'the 130 s of the answer');
+  });
+});
+
+describe('the event page document (branding)', () => {
+  const full = () => ok({
+    eventId: 'e1', title: { en: 'Spring Fest', ko: '봄 축제' }, message: { en: 'Welcome to the presale.' }, logoUrl: 'https://cdn.example.com/logo.png',
+    colors: { accent: '#112233', background: '#FFFFFF', text: 'red' }, links: { help: 'https://help.example.com/faq', terms: 'javascript:alert(1)' },
+    languages: ['en', 'ko', 'xx'], defaultLanguage: 'ko', updatedAt: 1764180000,
+  });
+
+  test('fetched once with the status document; restricts the switcher, picks its default language, shows title, message, logo, colours and https links', async () => {
+    const p = await page({ languages: ['ja-JP'], pageDoc: full, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(p.pageCalls.length, 1);
+    assert.equal(p.pageCalls[0].url, '/vwr-api/vwr/page/e1');
+    assert.equal(p.pageCalls[0].init.credentials, 'omit');
+    assert.deepEqual(names(p), ['en', 'ko'], 'only the event\'s languages that the page has');
+    assert.equal(p.doc.byId.lang.hidden, false);
+    assert.equal(p.doc.documentElement.attrs.lang, 'ko', 'no browser language matches: the event\'s default');
+    assert.equal(p.text('event'), '봄 축제');
+    assert.equal(p.doc.byId.event.attrs.lang, 'ko');
+    assert.equal(p.text('intro'), 'Welcome to the presale.', 'no Korean message: the English one');
+    assert.equal(p.doc.byId.intro.attrs.lang, 'en');
+    assert.equal(p.doc.title, '봄 축제 · 대기실');
+    assert.equal(p.doc.byId.brand.hidden, false);
+    assert.equal(p.doc.byId.logo.attrs.src, 'https://cdn.example.com/logo.png');
+    assert.equal(p.doc.byId.logo.attrs.alt, '', 'decorative: the title beside it names the event');
+    assert.deepEqual(p.doc.documentElement.style.props, { '--accent': '#112233', '--bg': '#FFFFFF' }, 'colours only as #RRGGBB');
+    assert.equal(p.doc.byId.help.hidden, false);
+    assert.equal(p.doc.byId.help.attrs.href, 'https://help.example.com/faq');
+    assert.equal(p.i18n('help'), '도움말');
+    assert.equal(p.doc.byId.terms.hidden, true, 'not https: not shown');
+    await pick(p, 'en');
+    assert.equal(p.text('event'), 'Spring Fest');
+    assert.equal(p.doc.title, 'Spring Fest · Waiting room');
+    await p.advance(120_000);
+    assert.equal(p.pageCalls.length, 1, 'never fetched again');
+    assert.ok(p.statusCalls.length > 2);
+  });
+
+  test('a saved or browser language the event has wins over its default; one language hides the switcher', async () => {
+    const p = await page({ languages: ['en-US'], pageDoc: full, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.equal(p.doc.documentElement.attrs.lang, 'en');
+    const one = await page({ store: storage({ 'vwr.lang': 'ja' }), pageDoc: () => ok({ eventId: 'e1', languages: ['ja'] }), api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    assert.deepEqual(names(one), ['ja']);
+    assert.equal(one.doc.byId.lang.hidden, true);
+    assert.equal(one.doc.documentElement.attrs.lang, 'ja');
+    assert.equal(one.doc.byId.brand.hidden, true, 'no title, no logo');
+    assert.equal(one.doc.title, '順番待ち');
+  });
+
+  test('missing, failed or foreign documents change nothing', async () => {
+    for (const pageDoc of [undefined, () => err(404, 'event_not_found'), () => 'network', () => ({ status: 500, body: {} }), () => ok({ ...full().body, eventId: 'other' }), () => ({ status: 200, raw: 'not json' })]) {
+      const p = await page({ pageDoc, api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+      assert.equal(p.pageCalls.length, 1);
+      assert.deepEqual(names(p), ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant']);
+      assert.equal(p.doc.byId.brand.hidden, true);
+      assert.equal(p.doc.byId.links.hidden, true);
+      assert.deepEqual(p.doc.documentElement.style.props, {});
+      assert.equal(p.doc.title, 'Waiting room');
+      assert.equal(state(p), 'waiting', 'the page goes on as always');
+    }
   });
 });
 
@@ -1715,28 +1871,31 @@ describe('helpers', () => {
     assert.equal(app.pickLang(null, ['en-GB', 'ko']), 'en');
     assert.equal(app.pickLang(null, ['fr']), 'en');
     assert.equal(app.pickLang('ko', ['en']), 'ko');
+    assert.equal(app.pickLang('ja', ['ko']), 'ko', 'by default (the draw check page): en and ko only');
     assert.equal(app.retryAfterSeconds('12', 0), 12);
     assert.equal(app.retryAfterSeconds(new Date(60_000).toUTCString(), 0), 60);
     assert.equal(app.retryAfterSeconds('soon', 0), null);
     assert.equal(app.retryAfterSeconds(null, 0), null);
-    const en = app.STRINGS.en;
-    assert.equal(app.formatWait(30, en), 'under a minute');
-    assert.equal(app.formatWait(61, en), 'about 2 min');
-    assert.equal(app.formatWait(3 * 3600 + 120, en), 'about 3 h 2 min');
+    const en = STR.en;
+    assert.equal(app.formatWait(30, en, 'en'), 'under a minute');
+    assert.equal(app.formatWait(61, en, 'en'), 'about 2 min');
+    assert.equal(app.formatWait(3 * 3600 + 120, en, 'en'), 'about 3 hr 2 min');
+    assert.equal(app.formatWait(3 * 3600 + 120, STR.ja, 'ja'), '約3 時間 2 分');
+    assert.equal(app.formatWait(600, STR['zh-Hans'], 'zh-Hans'), '约 10分钟');
     assert.equal(app.progress(100, 25), 0.75);
     assert.equal(app.progress(0, 0), 1);
     assert.equal(app.progress(10, 20), 0);
   });
 
   test('formatCountdown: mm:ss, h:mm:ss, days', () => {
-    const en = app.STRINGS.en;
-    assert.equal(app.formatCountdown(0, en), '00:00');
-    assert.equal(app.formatCountdown(299, en), '04:59');
-    assert.equal(app.formatCountdown(3600 + 299, en), '1:04:59');
-    assert.equal(app.formatCountdown(86400 + 61, en), '1 day 00:01:01');
-    assert.equal(app.formatCountdown(3 * 86400 + 3600, en), '3 days 01:00:00');
-    assert.equal(app.formatCountdown(3 * 86400, app.STRINGS.ko), '3일 00:00:00');
-    assert.equal(app.formatCountdown(-5, en), '00:00');
+    assert.equal(app.formatCountdown(0, 'en'), '00:00');
+    assert.equal(app.formatCountdown(299, 'en'), '04:59');
+    assert.equal(app.formatCountdown(3600 + 299, 'en'), '1:04:59');
+    assert.equal(app.formatCountdown(86400 + 61, 'en'), '1 day 00:01:01');
+    assert.equal(app.formatCountdown(3 * 86400 + 3600, 'en'), '3 days 01:00:00');
+    assert.equal(app.formatCountdown(3 * 86400, 'ko'), '3일 00:00:00');
+    assert.equal(app.formatCountdown(2 * 86400, 'zh-Hant'), '2 天 00:00:00');
+    assert.equal(app.formatCountdown(-5, 'en'), '00:00');
   });
 
   test('clockBounds / clockOffset: the server clock from Date (and Age), narrowed answer by answer', () => {
@@ -1761,12 +1920,13 @@ describe('helpers', () => {
     assert.equal(app.clockOffset({ lo: 7000, hi: Infinity }), 7000);
   });
 
-  test('messageText: the page language, else the other, plain strings as they are', () => {
-    assert.equal(app.messageText({ en: 'Hi', ko: '안녕' }, 'ko'), '안녕');
-    assert.equal(app.messageText({ en: 'Hi' }, 'ko'), 'Hi');
-    assert.equal(app.messageText({ ko: '안녕', en: ' ' }, 'en'), '안녕');
-    assert.equal(app.messageText({ en: 5 }, 'en'), '');
-    assert.equal(app.messageText(null, 'en'), '');
-    assert.equal(app.messageText(' text ', 'en'), 'text');
+  test('localized: the page language, else the fallback, else English, else any; plain strings as they are', () => {
+    assert.deepEqual(app.localized({ en: 'Hi', ko: '안녕' }, 'ko'), ['안녕', 'ko']);
+    assert.deepEqual(app.localized({ en: 'Hi' }, 'ko'), ['Hi', 'en']);
+    assert.deepEqual(app.localized({ ko: '안녕', en: ' ' }, 'en'), ['안녕', 'ko']);
+    assert.deepEqual(app.localized({ en: 'Hi', ko: '안녕', ja: 'やあ' }, 'zh-Hant', 'ja'), ['やあ', 'ja']);
+    assert.deepEqual(app.localized({ en: 5 }, 'en'), ['', 'en']);
+    assert.deepEqual(app.localized(null, 'en'), ['', 'en']);
+    assert.deepEqual(app.localized(' text ', 'ja'), ['text', 'ja']);
   });
 });

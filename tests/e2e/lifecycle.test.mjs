@@ -67,10 +67,10 @@ test('a sale in the browser: countdown → pre-queue → drawn place → paused 
   await page.waitForFunction(() => document.getElementById('banner').textContent.includes('A short technical pause.'));
   assert.match(await page.textContent('#message'), /you keep your place/);
   await page.screenshot({ path: join(ARTIFACTS, 'lifecycle-4-paused-en.png'), fullPage: true });
-  await page.click('#lang');
+  await page.selectOption('#lang', 'ko');
   await page.waitForFunction(() => document.getElementById('banner').textContent.includes('잠시 점검 중입니다.'));
   await page.screenshot({ path: join(ARTIFACTS, 'lifecycle-4-paused-ko.png'), fullPage: true });
-  await page.click('#lang');
+  await page.selectOption('#lang', 'en');
 
   // Sold out: the closed page, and the page stops polling.
   await admin('POST', '/api/admin/vwr/close/s1', { reason: 'sold_out' });

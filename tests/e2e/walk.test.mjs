@@ -72,7 +72,7 @@ test('waiting room walk: redirect, position kept on reload, admission, tier-2 en
   await page.waitForFunction(() => document.getElementById('position').textContent.trim() !== '–');
   assert.equal((await page.textContent('#position')).replace(/[^\d]/g, ''), position, 'a reload keeps the place');
 
-  await page.click('#lang');
+  await page.selectOption('#lang', 'ko');
   await page.waitForFunction(() => document.documentElement.lang === 'ko');
   await page.screenshot({ path: join(ARTIFACTS, 'waiting-page-ko.png'), fullPage: true });
 

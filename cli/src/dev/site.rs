@@ -22,6 +22,16 @@ const VERIFY_HTML: &str = include_str!("../../../static/assets/verify.html");
 const VERIFY_JS: &str = include_str!("../../../static/assets/verify.js");
 const BOOKING_PAGE: &str = include_str!("../../../static/queue/index.html");
 const TIER2_JS: &str = include_str!("../../../static/queue/tier2.js");
+const BRAND_JS: &str = include_str!("../../../static/assets/brand.js");
+/// The waiting page's language files (static/README.md#languages): one per `<option>` of its
+/// switcher; a new language is one more line here.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("en.js", include_str!("../../../static/assets/i18n/en.js")),
+    ("ko.js", include_str!("../../../static/assets/i18n/ko.js")),
+    ("ja.js", include_str!("../../../static/assets/i18n/ja.js")),
+    ("zh-Hans.js", include_str!("../../../static/assets/i18n/zh-Hans.js")),
+    ("zh-Hant.js", include_str!("../../../static/assets/i18n/zh-Hant.js")),
+];
 const EVENT_PAGE: &str = include_str!("demo/event.html");
 
 fn with_type(body: &'static str, content_type: &'static str, cache: &'static str) -> Response {
@@ -33,7 +43,7 @@ fn with_type(body: &'static str, content_type: &'static str, cache: &'static str
 
 /// The waiting page's Content-Security-Policy, as the CloudFront response headers policy of
 /// terraform/modules/edge sends it (a header can say `frame-ancestors`, a meta tag cannot).
-pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; \
      connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// A page of the waiting room (`static/`): its policy, and no framing. The booking page needs
@@ -78,6 +88,7 @@ async fn asset(Path(name): Path<String>) -> Response {
         "pow-worker.js" => with_type(POW_WORKER, "text/javascript; charset=utf-8", "public, max-age=300"),
         "draw.js" => with_type(DRAW_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
         "verify.js" => with_type(VERIFY_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
+        "brand.js" => with_type(BRAND_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
         "verify.html" => {
             let mut res = with_type(VERIFY_HTML, "text/html; charset=utf-8", "public, max-age=300");
             res.headers_mut()
@@ -88,14 +99,23 @@ async fn asset(Path(name): Path<String>) -> Response {
     }
 }
 
-/// `/vwr/{eventId}`, `/vwr/assets/{file}`, and the booking page: `/vwr/queue/{eventId}` as
-/// deployed, `/queue/{eventId}` as the demo site had it, `/vwr/queue/tier2.js`.
+async fn language(Path(name): Path<String>) -> Response {
+    match LANGUAGES.iter().find(|(file, _)| *file == name) {
+        Some((_, text)) => with_type(text, "text/javascript; charset=utf-8", "public, max-age=300"),
+        None => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
+/// `/vwr/{eventId}`, `/vwr/assets/{file}`, `/vwr/assets/i18n/{file}`, and the booking page:
+/// `/vwr/queue/{eventId}` as deployed, `/queue/{eventId}` as the demo site had it,
+/// `/vwr/queue/tier2.js`.
 pub fn waiting_room() -> Router {
     Router::new()
         .route("/vwr/{event_id}", get(waiting_page))
         .route("/vwr/assets/{name}", get(asset))
         .route("/vwr/queue/{name}", get(booking_file))
         .route("/queue/{event_id}", get(booking_page))
+        .route("/vwr/assets/i18n/{name}", get(language))
 }
 
 async fn event_page(Path(event): Path<String>) -> Response {
