@@ -19,17 +19,6 @@ use vwr_tier1_store::alarms::{ALARM_CACHE, CloudWatchAlarms};
 
 const T0: u64 = 1_800_000_000;
 
-async fn cloudwatch() -> aws_sdk_cloudwatch::Client {
-    let creds = aws_sdk_cloudwatch::config::Credentials::new("test", "test", None, None, "vwr-tests");
-    let conf = aws_sdk_cloudwatch::Config::builder()
-        .behavior_version(aws_sdk_cloudwatch::config::BehaviorVersion::latest())
-        .region(aws_sdk_cloudwatch::config::Region::new("us-east-1"))
-        .credentials_provider(creds)
-        .endpoint_url(common::endpoint())
-        .build();
-    aws_sdk_cloudwatch::Client::from_conf(conf)
-}
-
 async fn alarm(cw: &aws_sdk_cloudwatch::Client, name: &str) {
     cw.put_metric_alarm()
         .alarm_name(name)
@@ -51,7 +40,7 @@ async fn set(cw: &aws_sdk_cloudwatch::Client, name: &str, state: StateValue) {
 
 #[tokio::test]
 async fn an_alarm_in_alarm_holds_the_events_it_names() {
-    let cw = cloudwatch().await;
+    let cw = common::cloudwatch().await;
     let tag = vwr_core::time::now_millis();
     let (global, e1_only) = (format!("origin-5xx-{tag}"), format!("e1-errors-{tag}"));
     alarm(&cw, &global).await;

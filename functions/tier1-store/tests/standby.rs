@@ -23,17 +23,6 @@ use vwr_tier1_store::alarms::{ALARM_CACHE, CloudWatchAlarmStates};
 
 const T0: u64 = 1_800_000_000;
 
-async fn cloudwatch() -> aws_sdk_cloudwatch::Client {
-    let creds = aws_sdk_cloudwatch::config::Credentials::new("test", "test", None, None, "vwr-tests");
-    let conf = aws_sdk_cloudwatch::Config::builder()
-        .behavior_version(aws_sdk_cloudwatch::config::BehaviorVersion::latest())
-        .region(aws_sdk_cloudwatch::config::Region::new("us-east-1"))
-        .credentials_provider(creds)
-        .endpoint_url(common::endpoint())
-        .build();
-    aws_sdk_cloudwatch::Client::from_conf(conf)
-}
-
 /// Where the alarm's state is set: by hand, or in CloudWatch.
 enum Alarms {
     Manual(Arc<ManualAlarms>),
@@ -69,7 +58,7 @@ type Side = (&'static str, Arc<dyn PositionStore>, Alarms, Arc<dyn AlarmStates>,
 
 async fn sides(tag: &str, clock: &Arc<ManualClock>) -> Vec<Side> {
     let manual = Arc::new(ManualAlarms::default());
-    let cw = cloudwatch().await;
+    let cw = common::cloudwatch().await;
     let name = format!("cf-requests-{tag}-{}", vwr_core::time::now_millis());
     cw.put_metric_alarm()
         .alarm_name(&name)
@@ -186,7 +175,7 @@ async fn a_standby_event_opens_when_its_alarm_fires() {
 /// An alarm that cannot be read (here: none of that name) leaves the standby as it is.
 #[tokio::test]
 async fn an_unreadable_alarm_leaves_the_standby_alone() {
-    let cw = cloudwatch().await;
+    let cw = common::cloudwatch().await;
     let clock = Arc::new(ManualClock::new(T0));
     let states: Arc<dyn AlarmStates> =
         Arc::new(CloudWatchAlarmStates::new(cw, clock.clone() as Arc<dyn Clock>));

@@ -48,6 +48,18 @@ pub async fn sdk_client() -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::from_conf(conf)
 }
 
+/// A CloudWatch client on the emulator (the health gate's and the standby's alarms).
+pub async fn cloudwatch() -> aws_sdk_cloudwatch::Client {
+    let creds = aws_sdk_cloudwatch::config::Credentials::new("test", "test", None, None, "vwr-tests");
+    let conf = aws_sdk_cloudwatch::Config::builder()
+        .behavior_version(aws_sdk_cloudwatch::config::BehaviorVersion::latest())
+        .region(aws_sdk_cloudwatch::config::Region::new("us-east-1"))
+        .credentials_provider(creds)
+        .endpoint_url(endpoint())
+        .build();
+    aws_sdk_cloudwatch::Client::from_conf(conf)
+}
+
 /// A DynamoDB store on a new table.
 pub async fn dynamo_store(prefix: &str) -> DynamoStore {
     let store = DynamoStore::new(sdk_client().await, unique_table(prefix));
