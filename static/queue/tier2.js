@@ -100,11 +100,37 @@
 
   // ---- Pure helpers (unit-tested) ----
 
+  // ---- Copied from app.js by static/build.mjs (edit it there): fill, retryAfterSeconds, jitter, backoffSeconds, pollSeconds ----
   function fill(text, values) {
     return text.replace(/\{(\w+)\}/g, function (m, k) {
       return values[k] === undefined ? m : String(values[k]);
     });
   }
+
+  /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
+  function retryAfterSeconds(header, nowMs) {
+    if (header === null || header === undefined || header === '') return null;
+    if (/^\d+$/.test(String(header).trim())) return Math.min(3600, Number(header));
+    var at = Date.parse(header);
+    return isNaN(at) ? null : Math.min(3600, Math.max(0, Math.ceil((at - nowMs) / 1000)));
+  }
+
+  /** `seconds` ± 20 %. */
+  function jitter(seconds, random) {
+    return seconds * (0.8 + 0.4 * random);
+  }
+
+  /** Exponential back-off after `errors` failures in a row: 2, 4, 8 … 60 s, ± 20 %. */
+  function backoffSeconds(errors, random) {
+    return jitter(Math.min(60, Math.pow(2, Math.max(1, errors))), random);
+  }
+
+  /** The server's poll hint, kept within 1–60 s. */
+  function pollSeconds(hint) {
+    var s = Number(hint);
+    return isFinite(s) ? Math.min(60, Math.max(1, s)) : 5;
+  }
+  // ---- End of the copy ----
 
   /** The event id of the booking page's address, or null: /vwr/queue/{eventId}(/) as deployed
    *  (edge/build.mjs gives this pattern to the CloudFront rewrite, docs/adr/0027-booking-page-path.md),
@@ -184,25 +210,6 @@
     if (seconds < 60) return s.waitLess;
     if (m < 60) return fill(s.waitMin, { m: m });
     return fill(s.waitHours, { h: Math.floor(m / 60), m: m % 60 });
-  }
-
-  /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
-  function retryAfterSeconds(header, nowMs) {
-    if (header === null || header === undefined || header === '') return null;
-    if (/^\d+$/.test(String(header).trim())) return Math.min(3600, Number(header));
-    var at = Date.parse(header);
-    return isNaN(at) ? null : Math.min(3600, Math.max(0, Math.ceil((at - nowMs) / 1000)));
-  }
-
-  /** Exponential back-off after `errors` failures in a row: 2, 4, 8 … 60 s, ± 20 %. */
-  function backoffSeconds(errors, random) {
-    return Math.min(60, Math.pow(2, Math.max(1, errors))) * (0.8 + 0.4 * random);
-  }
-
-  /** A server hint in seconds, kept within 1–60 s. */
-  function hintSeconds(hint) {
-    var s = Number(hint);
-    return isFinite(s) ? Math.min(60, Math.max(1, s)) : 5;
   }
 
   /** {iat, exp} (unix s) from a JWT's payload, or null (docs/tokens.md#entry-tokens). */
@@ -395,7 +402,7 @@
         return check();
       } else {
         polling = true;
-        schedule(status, hintSeconds(b.nextPollSeconds) * (0.8 + 0.4 * env.random()) * 1000, true);
+        schedule(status, jitter(pollSeconds(b.nextPollSeconds), env.random()) * 1000, true);
       }
     }
 
@@ -436,7 +443,7 @@
       var t = tokenTimes(b.entryToken);
       // The token's life from its own claims, so the page's clock does not matter; `iat` is
       // whole seconds, so a second is taken off (docs/tokens.md#entry-tokens).
-      var life = t ? (t.exp - t.iat) * 1000 : hintSeconds(b.nextPollSeconds) * 3000;
+      var life = t ? (t.exp - t.iat) * 1000 : pollSeconds(b.nextPollSeconds) * 3000;
       var offset = t ? t.iat * 1000 + 500 - now : 0;
       errors = 0;
       token = b.entryToken;
@@ -454,7 +461,7 @@
         error: null,
       });
       // Renewed every `nextPollSeconds` (a third of the token's life), and before it expires.
-      schedule(renewSoon, Math.min(hintSeconds(b.nextPollSeconds) * 1000, Math.max(1000, validUntil - now - 1000)), true);
+      schedule(renewSoon, Math.min(pollSeconds(b.nextPollSeconds) * 1000, Math.max(1000, validUntil - now - 1000)), true);
     }
 
     function renewSoon() {
