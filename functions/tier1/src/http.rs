@@ -291,15 +291,7 @@ async fn release(
 pub const STATUS_CACHE_CONTROL: &str = "public, max-age=1";
 
 async fn public_status(State(svc): State<Svc>, EventPath(event): EventPath) -> Response {
-    let mut res = match svc.public_status(&event).await {
-        Ok(s) => Json(s).into_response(),
-        // An unknown event is cached like a known one (a flood of made-up ids stays at the
-        // CDN); any other error is not cached.
-        Err(Tier1Error::EventNotFound) => ApiError::from(Tier1Error::EventNotFound).into_response(),
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(STATUS_CACHE_CONTROL));
-    res
+    public_document(svc.public_status(&event).await, STATUS_CACHE_CONTROL)
 }
 
 /// How long CDNs and browsers keep the page document (docs/brand.md): a minute, the same for
@@ -307,14 +299,24 @@ async fn public_status(State(svc): State<Svc>, EventPath(event): EventPath) -> R
 pub const PAGE_CACHE_CONTROL: &str = "public, max-age=60";
 
 /// `GET /vwr/page/{eventId}`: the page settings, cached like the status document but for a
-/// minute (an unknown event too, so made-up ids stay at the CDN).
+/// minute.
 async fn public_page(State(svc): State<Svc>, EventPath(event): EventPath) -> Response {
-    let mut res = match svc.public_page(&event).await {
-        Ok(p) => Json(p).into_response(),
+    public_document(svc.public_page(&event).await, PAGE_CACHE_CONTROL)
+}
+
+/// A public document (the same body for every visitor) with `cache_control`. An unknown event
+/// is cached like a known one (a flood of made-up ids stays at the CDN); any other error is not
+/// cached.
+fn public_document<T: serde::Serialize>(
+    answer: Result<T, Tier1Error>,
+    cache_control: &'static str,
+) -> Response {
+    let mut res = match answer {
+        Ok(doc) => Json(doc).into_response(),
         Err(Tier1Error::EventNotFound) => ApiError::from(Tier1Error::EventNotFound).into_response(),
         Err(e) => return ApiError::from(e).into_response(),
     };
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(PAGE_CACHE_CONTROL));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache_control));
     res
 }
 
