@@ -356,8 +356,13 @@ impl Tier1Service {
                     to = new.state.as_str(),
                     rev = new.rev
                 );
+                // The edge's configuration holds the gated events and the revoked passes:
+                // written again when either changed.
+                let revoked = |r: &EventRecord| {
+                    revoked_live(&r.passes, now).map(|(id, _)| id.to_owned()).collect::<Vec<_>>()
+                };
                 if from.is_some_and(EventState::gates) != new.state.gates()
-                    || matches!(action, Action::RevokePass { .. })
+                    || old.as_ref().map_or_else(Vec::new, revoked) != revoked(&new)
                 {
                     self.sync_edge(Some((event, new.state.gates())), Some(&new)).await?;
                 }
