@@ -13,7 +13,7 @@ use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
 use vwr_core::http::{json_body, no_store, path_error};
 use vwr_core::{ApiError, ErrorCode};
-use vwr_tier1::lifecycle::MAX_ALARM_NAME_CHARS;
+use vwr_tier1::lifecycle::validate_alarm_name;
 use vwr_tier1::store::ManualAlarms;
 
 #[derive(Debug, Default, Deserialize)]
@@ -37,13 +37,7 @@ async fn set_alarm(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let Path(name) = name.map_err(path_error)?;
-    let n = name.chars().count();
-    if n == 0 || n > MAX_ALARM_NAME_CHARS || name.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(
-            ErrorCode::InvalidPath,
-            format!("an alarm name is 1 to {MAX_ALARM_NAME_CHARS} characters, no control characters"),
-        ));
-    }
+    validate_alarm_name(&name).map_err(|e| ApiError::bad_request(ErrorCode::InvalidPath, e.to_string()))?;
     let body: AlarmBody = json_body(&body)?;
     let alarm = match body.state.as_deref() {
         Some("ALARM") => true,

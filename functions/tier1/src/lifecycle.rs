@@ -214,9 +214,7 @@ pub fn apply(
                 if rec.needs_seal() {
                     rec.sealed_counts = Some(sealed.clone().ok_or(LifecycleError::SealRequired)?);
                 }
-                rec.state = Open;
-                rec.opened_at = Some(now);
-                rec.close_reason = None;
+                open(&mut rec, now);
             }
         }
         Action::Deactivate => {
@@ -303,9 +301,7 @@ pub fn apply(
             if rec.state != Standby {
                 return Err(refuse(rec.state));
             }
-            rec.state = Open;
-            rec.opened_at = Some(now);
-            rec.close_reason = None;
+            open(&mut rec, now);
         }
         Action::SetPage(page) => {
             if let Some(p) = page {
@@ -322,11 +318,19 @@ pub fn apply(
     Ok(rec)
 }
 
+/// Opens `rec` at `now` (an activation, or a standby whose alarm fired).
+fn open(rec: &mut EventRecord, now: u64) {
+    rec.state = EventState::Open;
+    rec.opened_at = Some(now);
+    rec.close_reason = None;
+}
+
 /// Longest CloudWatch alarm name.
 pub const MAX_ALARM_NAME_CHARS: usize = 255;
 
-/// A CloudWatch alarm name: 1–255 characters, no control characters.
-fn validate_alarm_name(name: &str) -> Result<(), LifecycleError> {
+/// A CloudWatch alarm name: 1–255 characters, no control characters (also `vwr dev`'s alarms
+/// by hand).
+pub fn validate_alarm_name(name: &str) -> Result<(), LifecycleError> {
     let n = name.chars().count();
     if n == 0 || n > MAX_ALARM_NAME_CHARS || name.chars().any(char::is_control) {
         return Err(LifecycleError::InvalidConfig(format!(
