@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use aws_sdk_cloudwatch::types::{ComparisonOperator, StateValue, Statistic};
+use aws_sdk_cloudwatch::types::StateValue;
 use common::ev;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier1::Tier1Clients;
@@ -19,21 +19,6 @@ use vwr_tier1_store::alarms::{ALARM_CACHE, CloudWatchAlarms};
 
 const T0: u64 = 1_800_000_000;
 
-async fn alarm(cw: &aws_sdk_cloudwatch::Client, name: &str) {
-    cw.put_metric_alarm()
-        .alarm_name(name)
-        .namespace("vwr-test")
-        .metric_name("Origin5xx")
-        .statistic(Statistic::Sum)
-        .period(60)
-        .evaluation_periods(1)
-        .threshold(10.0)
-        .comparison_operator(ComparisonOperator::GreaterThanThreshold)
-        .send()
-        .await
-        .unwrap();
-}
-
 async fn set(cw: &aws_sdk_cloudwatch::Client, name: &str, state: StateValue) {
     cw.set_alarm_state().alarm_name(name).state_value(state).state_reason("test").send().await.unwrap();
 }
@@ -43,8 +28,8 @@ async fn an_alarm_in_alarm_holds_the_events_it_names() {
     let cw = common::cloudwatch().await;
     let tag = vwr_core::time::now_millis();
     let (global, e1_only) = (format!("origin-5xx-{tag}"), format!("e1-errors-{tag}"));
-    alarm(&cw, &global).await;
-    alarm(&cw, &e1_only).await;
+    common::metric_alarm(&cw, &global).await;
+    common::metric_alarm(&cw, &e1_only).await;
     set(&cw, &global, StateValue::Ok).await;
     set(&cw, &e1_only, StateValue::Ok).await;
     let clock = Arc::new(ManualClock::new(T0));

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use aws_sdk_cloudwatch::types::{ComparisonOperator, StateValue, Statistic};
+use aws_sdk_cloudwatch::types::StateValue;
 use common::ev;
 use http::StatusCode;
 use serde_json::Value;
@@ -60,18 +60,7 @@ async fn sides(tag: &str, clock: &Arc<ManualClock>) -> Vec<Side> {
     let manual = Arc::new(ManualAlarms::default());
     let cw = common::cloudwatch().await;
     let name = format!("cf-requests-{tag}-{}", vwr_core::time::now_millis());
-    cw.put_metric_alarm()
-        .alarm_name(&name)
-        .namespace("AWS/CloudFront")
-        .metric_name("Requests")
-        .statistic(Statistic::Sum)
-        .period(60)
-        .evaluation_periods(1)
-        .threshold(100_000.0)
-        .comparison_operator(ComparisonOperator::GreaterThanThreshold)
-        .send()
-        .await
-        .unwrap();
+    common::metric_alarm(&cw, &name).await;
     vec![
         (
             "memory",

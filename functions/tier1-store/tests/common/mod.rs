@@ -60,6 +60,23 @@ pub async fn cloudwatch() -> aws_sdk_cloudwatch::Client {
     aws_sdk_cloudwatch::Client::from_conf(conf)
 }
 
+/// A metric alarm `name` on the emulator, in state OK until set otherwise.
+pub async fn metric_alarm(cw: &aws_sdk_cloudwatch::Client, name: &str) {
+    use aws_sdk_cloudwatch::types::{ComparisonOperator, Statistic};
+    cw.put_metric_alarm()
+        .alarm_name(name)
+        .namespace("vwr-test")
+        .metric_name("Origin5xx")
+        .statistic(Statistic::Sum)
+        .period(60)
+        .evaluation_periods(1)
+        .threshold(10.0)
+        .comparison_operator(ComparisonOperator::GreaterThanThreshold)
+        .send()
+        .await
+        .unwrap();
+}
+
 /// A DynamoDB store on a new table.
 pub async fn dynamo_store(prefix: &str) -> DynamoStore {
     let store = DynamoStore::new(sdk_client().await, unique_table(prefix));
