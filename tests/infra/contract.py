@@ -2664,18 +2664,15 @@ def balanced_end(text: str, i: int) -> int:
 def call_args(text: str, open_paren: int) -> tuple[list[str], int]:
     """The top-level arguments of the call whose `(` is at `open_paren`, and the index after `)`."""
     close = balanced_end(text, open_paren)
-    args, depth, start, i = [], 0, open_paren + 1, open_paren + 1
+    args, start, i = [], open_paren + 1, open_paren + 1
     while i < close - 1:
         c = text[i]
-        end = rust_literal_end(text, i) if c in "\"'br" else None
+        # A literal or a nested bracket is skipped whole (balanced_end): only top-level commas split.
+        end = rust_literal_end(text, i) if c in "\"'br" else balanced_end(text, i) if c in "([{" else None
         if end:
             i = end
             continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
+        if c == ",":
             args.append(text[start:i])
             start = i + 1
         i += 1
