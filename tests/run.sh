@@ -165,7 +165,7 @@ if [[ ! -d tests/e2e/node_modules/playwright-core ]] || ! cmp -s tests/e2e/packa
   (cd tests/e2e && npm ci --no-audit --no-fund --silent)
 fi
 cargo build --quiet --bin vwr
-(cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs place-safety.test.mjs booking.test.mjs languages.test.mjs)
+(cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs place-safety.test.mjs booking.test.mjs languages.test.mjs preview.test.mjs)
 echo "screenshots in target/e2e/"
 
 step "Load test: 3,000 visitors through vwr dev, a 70-s Redis outage and 60 s of 403s on check (safety counters, placesLostToFaults included, must be 0)"

@@ -1,10 +1,11 @@
 //! The `vwr` command line: the local all-in-one server (`vwr dev`, in [`dev`]), the admin client
 //! ([`admin`]), the live console ([`watch`]), the load test ([`loadtest`]), the draw check
-//! ([`draw`]); table bootstrap and key generation are in `main.rs`.
+//! ([`draw`]), the page previews ([`preview`]); table bootstrap and key generation are in `main.rs`.
 
 pub mod admin;
 pub mod client;
 pub mod dev;
 pub mod draw;
 pub mod loadtest;
+pub mod preview;
 pub mod watch;

@@ -51,6 +51,9 @@ enum Command {
         #[command(subcommand)]
         command: vwr_cli::draw::DrawCommand,
     },
+    /// Screenshots of the waiting page in every state and language, from `vwr dev`'s preview
+    /// mode, with the local Chromium (docs/brand.md#previews).
+    Preview(vwr_cli::preview::PreviewArgs),
     /// Call the admin API.
     Admin {
         #[command(flatten)]
@@ -152,6 +155,7 @@ async fn main() -> ExitCode {
         },
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
         Command::Watch(args) => vwr_cli::watch::run(args).await,
+        Command::Preview(args) => vwr_cli::preview::run(args).await,
         Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
         Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
             print_out(&serde_json::to_string_pretty(&v).unwrap_or_default());

@@ -1,6 +1,6 @@
 // Shared helpers of the browser walks: free ports, child processes, readiness, admin calls.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -86,4 +86,45 @@ export async function devSession(tag, env = {}) {
   const { chromium } = await import('playwright-core');
   s.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   return s;
+}
+
+/** The waiting page's languages (static/assets/i18n/), and their strings by language. */
+export const LANGUAGES = ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant'];
+const loaded = {};
+for (const code of LANGUAGES) new Function('self', readFileSync(join(ROOT, 'static', 'assets', 'i18n', `${code}.js`), 'utf8'))(loaded);
+export const STRINGS = loaded.VWR_LANGS;
+const KEYS = Object.keys(STRINGS.en);
+
+/**
+ * Checks the waiting page as it is shown: in `code`, its title the string of `titleKey`, the
+ * switcher named in the language, no key name, no "undefined" and no {placeholder} anywhere,
+ * no horizontal scrolling at `width`; then a screenshot target/e2e/lang-{name}-{code}.png.
+ */
+export async function renderedIn(page, code, name, titleKey, width) {
+  const r = await page.evaluate(() => {
+    const shown = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+    const leaves = [...document.querySelectorAll('body *')].filter((e) => shown(e) && !e.children.length && e.tagName !== 'OPTION');
+    return {
+      text: document.body.innerText,
+      leaves: leaves.map((e) => e.textContent.trim()),
+      title: document.title,
+      h1: document.getElementById('title').textContent,
+      lang: document.documentElement.lang,
+      label: document.getElementById('lang').getAttribute('aria-label'),
+      scrollWidth: document.documentElement.scrollWidth,
+    };
+  });
+  const where = `${name} in ${code}`;
+  const S = STRINGS;
+  assert.equal(r.lang, code, `${where}: <html lang>`);
+  assert.equal(r.h1, S[code][titleKey], `${where}: the title in the language`);
+  assert.equal(r.label, S[code].language, `${where}: the switcher's name`);
+  assert.ok(r.scrollWidth <= width, `${where}: no horizontal scrolling (${r.scrollWidth} px)`);
+  for (const text of [r.text, r.title]) {
+    assert.ok(!/undefined|NaN|\{\w+\}/.test(text), `${where}: nothing unfilled in ${JSON.stringify(text)}`);
+    // A key name shown instead of its string: camelCase keys anywhere, any key as a whole text.
+    for (const k of KEYS.filter((k) => /[A-Z]/.test(k))) assert.ok(!text.includes(k), `${where}: key ${k} shown`);
+  }
+  for (const leaf of r.leaves) assert.ok(!KEYS.includes(leaf), `${where}: key ${leaf} shown`);
+  await page.screenshot({ path: join(ARTIFACTS, `lang-${name}-${code}.png`), fullPage: true });
 }

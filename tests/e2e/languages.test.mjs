@@ -5,19 +5,13 @@
 // "undefined" and no {placeholder}, and has no horizontal scrolling
 // (document.documentElement.scrollWidth <= 360). Screenshots: target/e2e/lang-{state}-{code}.png.
 // Needs: target/debug/vwr (cargo build --bin vwr), /usr/bin/chromium, npm install here.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ARTIFACTS, ROOT, devSession } from './harness.mjs';
+import { STRINGS as S, devSession, renderedIn } from './harness.mjs';
 
 // Chromium's locale for each language: navigator.languages, as a visitor's browser has it.
 const LOCALES = { en: 'en-US', ko: 'ko-KR', ja: 'ja-JP', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW' };
 const CODES = Object.keys(LOCALES);
-const STR = {};
-for (const code of CODES) new Function('self', readFileSync(join(ROOT, 'static', 'assets', 'i18n', `${code}.js`), 'utf8'))(STR);
-const KEYS = Object.keys(STR.VWR_LANGS.en);
-const S = STR.VWR_LANGS;
 const WIDTH = 360;
 
 let session, devUrl, browser, admin;
@@ -33,34 +27,7 @@ after(async () => {
 
 const state = (page, s, timeout) => page.waitForSelector(`#room[data-state="${s}"]`, { timeout: timeout ?? 40000 });
 
-/** The page as it is shown: in `code`, its title `titleKey`'s string, nothing missing, no overflow. */
-async function rendered(page, code, name, titleKey) {
-  const r = await page.evaluate(() => {
-    const shown = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
-    const leaves = [...document.querySelectorAll('body *')].filter((e) => shown(e) && !e.children.length && e.tagName !== 'OPTION');
-    return {
-      text: document.body.innerText,
-      leaves: leaves.map((e) => e.textContent.trim()),
-      title: document.title,
-      h1: document.getElementById('title').textContent,
-      lang: document.documentElement.lang,
-      label: document.getElementById('lang').getAttribute('aria-label'),
-      scrollWidth: document.documentElement.scrollWidth,
-    };
-  });
-  const where = `${name} in ${code}`;
-  assert.equal(r.lang, code, `${where}: <html lang>`);
-  assert.equal(r.h1, S[code][titleKey], `${where}: the title in the language`);
-  assert.equal(r.label, S[code].language, `${where}: the switcher's name`);
-  assert.ok(r.scrollWidth <= WIDTH, `${where}: no horizontal scrolling (${r.scrollWidth} px)`);
-  for (const text of [r.text, r.title]) {
-    assert.ok(!/undefined|NaN|\{\w+\}/.test(text), `${where}: nothing unfilled in ${JSON.stringify(text)}`);
-    // A key name shown instead of its string: camelCase keys anywhere, any key as a whole text.
-    for (const k of KEYS.filter((k) => /[A-Z]/.test(k))) assert.ok(!text.includes(k), `${where}: key ${k} shown`);
-  }
-  for (const leaf of r.leaves) assert.ok(!KEYS.includes(leaf), `${where}: key ${leaf} shown`);
-  await page.screenshot({ path: join(ARTIFACTS, `lang-${name}-${code}.png`), fullPage: true });
-}
+const rendered = (page, code, name, titleKey) => renderedIn(page, code, name, titleKey, WIDTH);
 
 test('every state in every language: its strings, no missing key, no overflow at 360 px', async () => {
   const now = Math.floor(Date.now() / 1000);

@@ -2,10 +2,12 @@
 //! files that go to S3, embedded at build time) and a small demo origin — an event page that
 //! joins tier 2 and a protected `/api/seats/**` behind the entry-token check.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -33,9 +35,17 @@ const LANGUAGES: &[(&str, &str)] = &[
     ("zh-Hant.js", include_str!("../../../static/assets/i18n/zh-Hant.js")),
 ];
 const EVENT_PAGE: &str = include_str!("demo/event.html");
+/// The preview's stand-in for the tier-1 API (docs/brand.md#previews): vwr dev only.
+const PREVIEW_JS: &str = include_str!("preview.js");
+/// The states a preview shows (`?preview=STATE`).
+pub const PREVIEW_STATES: &[&str] = &["prequeue", "waiting", "turn", "paused", "closed"];
 
-fn with_type(body: &'static str, content_type: &'static str, cache: &'static str) -> Response {
-    let mut res = body.into_response();
+fn with_type(
+    body: impl Into<Cow<'static, str>>,
+    content_type: &'static str,
+    cache: &'static str,
+) -> Response {
+    let mut res = body.into().into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     res
@@ -49,18 +59,54 @@ pub const WAITING_PAGE_CSP: &str = "default-src 'self'; script-src 'self'; style
 /// A page of the waiting room (`static/`): its policy, and no framing. The booking page needs
 /// nothing more than the waiting page (same-origin script, stylesheet and API calls:
 /// static/queue/README.md), so both get the same headers.
-fn room_page(body: &'static str) -> Response {
+fn room_page(body: Cow<'static, str>) -> Response {
     let mut res = with_type(body, "text/html; charset=utf-8", "public, max-age=60");
     res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WAITING_PAGE_CSP));
     res.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     res
 }
 
-async fn waiting_page(Path(event): Path<String>) -> Response {
+/// The languages of the page, by code (`en`, `zh-Hant`): the names of its language files.
+pub fn languages() -> impl Iterator<Item = &'static str> {
+    LANGUAGES.iter().filter_map(|(file, _)| file.strip_suffix(".js"))
+}
+
+/// The waiting page; with `?preview=STATE[&lang=L]`, the page in that state without joining the
+/// line (docs/brand.md#previews): the same page with `preview.js` loaded before `app.js`.
+async fn waiting_page(Path(event): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
     if EventId::parse(&event).is_err() {
         return ApiError::bad_request(ErrorCode::InvalidEventId, "no such waiting room").into_response();
     }
-    room_page(INDEX)
+    let Some(state) = query.get("preview") else {
+        return room_page(INDEX.into());
+    };
+    if !PREVIEW_STATES.contains(&state.as_str()) {
+        let msg = format!("preview must be one of {}", PREVIEW_STATES.join(", "));
+        return ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response();
+    }
+    if let Some(lang) = query.get("lang")
+        && !languages().any(|l| l == lang)
+    {
+        let msg = format!("lang must be one of {}", languages().collect::<Vec<_>>().join(", "));
+        return ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response();
+    }
+    let mut res = room_page(preview_page().into());
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// `index.html` with the preview script first: a plain script runs before the deferred ones.
+pub fn preview_page() -> String {
+    INDEX.replacen(
+        "<script src=\"/vwr/assets/i18n/en.js\" defer></script>",
+        "<script src=\"/vwr/assets/preview.js\"></script>\n<script src=\"/vwr/assets/i18n/en.js\" defer></script>",
+        1,
+    )
+}
+
+/// Where a previewed page goes at its turn: 204 No Content, so the browser stays on it.
+async fn stay() -> StatusCode {
+    StatusCode::NO_CONTENT
 }
 
 /// The booking page (`/queue/{eventId}`, and `/vwr/queue/{eventId}` where CloudFront serves it:
@@ -69,7 +115,7 @@ async fn booking_page(Path(event): Path<String>) -> Response {
     if EventId::parse(&event).is_err() {
         return ApiError::bad_request(ErrorCode::InvalidEventId, "no such booking line").into_response();
     }
-    room_page(BOOKING_PAGE)
+    room_page(BOOKING_PAGE.into())
 }
 
 /// `/vwr/queue/{name}`: the booking page's client, or the page of an event (an event id has no
@@ -89,6 +135,7 @@ async fn asset(Path(name): Path<String>) -> Response {
         "draw.js" => with_type(DRAW_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
         "verify.js" => with_type(VERIFY_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
         "brand.js" => with_type(BRAND_JS, "text/javascript; charset=utf-8", "public, max-age=300"),
+        "preview.js" => with_type(PREVIEW_JS, "text/javascript; charset=utf-8", "no-store"),
         "verify.html" => {
             let mut res = with_type(VERIFY_HTML, "text/html; charset=utf-8", "public, max-age=300");
             res.headers_mut()
@@ -101,7 +148,7 @@ async fn asset(Path(name): Path<String>) -> Response {
 
 async fn language(Path(name): Path<String>) -> Response {
     match LANGUAGES.iter().find(|(file, _)| *file == name) {
-        Some((_, text)) => with_type(text, "text/javascript; charset=utf-8", "public, max-age=300"),
+        Some((_, text)) => with_type(*text, "text/javascript; charset=utf-8", "public, max-age=300"),
         None => (StatusCode::NOT_FOUND, "not found").into_response(),
     }
 }
@@ -116,6 +163,7 @@ pub fn waiting_room() -> Router {
         .route("/vwr/queue/{name}", get(booking_file))
         .route("/queue/{event_id}", get(booking_page))
         .route("/vwr/assets/i18n/{name}", get(language))
+        .route("/vwr-dev/stay", get(stay))
 }
 
 async fn event_page(Path(event): Path<String>) -> Response {
@@ -216,5 +264,18 @@ mod tests {
             assert!(one.contains(&format!("href=\"{link}\"")), "{link} in {one}");
         }
         assert!(!one.contains("vwr admin activate"));
+    }
+
+    #[test]
+    fn a_preview_loads_its_script_before_the_page_and_only_a_preview_does() {
+        let page = preview_page();
+        let (Some(p), Some(app)) = (page.find("/vwr/assets/preview.js"), page.find("/vwr/assets/app.js"))
+        else {
+            panic!("both scripts in {page}");
+        };
+        assert!(p < app);
+        assert!(!page[..p].contains("defer") || page[p..].starts_with("/vwr/assets/preview.js\"></script>"));
+        assert!(!INDEX.contains("preview.js"));
+        assert_eq!(languages().collect::<Vec<_>>(), ["en", "ko", "ja", "zh-Hans", "zh-Hant"]);
     }
 }

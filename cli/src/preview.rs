@@ -1,0 +1,225 @@
+//! `vwr preview {eventId} --out DIR`: screenshots of the waiting page in every state and
+//! language (docs/brand.md#previews), from `vwr dev`'s preview mode
+//! (`/vwr/{eventId}?preview=STATE&lang=L`) with the local Chromium's own `--screenshot` — no
+//! browser driver to install: one headless Chromium per shot, a progress line per shot.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::client::HttpClient;
+use crate::dev::site::{PREVIEW_STATES, languages};
+
+/// Where Chromium is looked for when neither `--chromium` nor `VWR_CHROMIUM` says.
+const CHROMIUM_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+/// How long one shot may take before its browser is stopped.
+const SHOT_TIMEOUT: Duration = Duration::from_secs(20);
+/// Virtual time the page runs before the shot: enough for the first answers and the turn.
+const SETTLE_MS: u32 = 5_000;
+
+/// Arguments of `vwr preview`.
+#[derive(Debug, clap::Args)]
+pub struct PreviewArgs {
+    /// The event whose page is shown (its page document, when it has one, is applied).
+    pub event_id: String,
+    /// Folder for the screenshots (`{state}-{lang}.png`); made if missing.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// `vwr dev`'s address.
+    #[arg(long, env = "VWR_DEV_URL", default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// States to show, comma-separated (default: all: prequeue, waiting, turn, paused, closed).
+    #[arg(long, value_delimiter = ',')]
+    pub states: Vec<String>,
+    /// Languages, comma-separated (default: all the page speaks).
+    #[arg(long, value_delimiter = ',')]
+    pub langs: Vec<String>,
+    /// The Chromium binary (default: chromium, chromium-browser or google-chrome on PATH).
+    #[arg(long, env = "VWR_CHROMIUM")]
+    pub chromium: Option<PathBuf>,
+    /// Viewport width and height in CSS pixels.
+    #[arg(long, default_value_t = 360)]
+    pub width: u32,
+    #[arg(long, default_value_t = 780)]
+    pub height: u32,
+}
+
+/// The shots of `args`: (state, language), every state in every language, in that order.
+pub fn shots(args: &PreviewArgs) -> Result<Vec<(String, String)>, String> {
+    vwr_core::EventId::parse(&args.event_id).map_err(|e| format!("event id {:?}: {e}", args.event_id))?;
+    if !(100..=4000).contains(&args.width) || !(100..=4000).contains(&args.height) {
+        return Err("--width and --height must be between 100 and 4000".into());
+    }
+    let all_langs: Vec<&str> = languages().collect();
+    let states = pick(&args.states, PREVIEW_STATES, "state")?;
+    let langs = pick(&args.langs, &all_langs, "language")?;
+    Ok(states.iter().flat_map(|s| langs.iter().map(move |l| (s.clone(), l.clone()))).collect())
+}
+
+fn pick(asked: &[String], known: &[&str], what: &str) -> Result<Vec<String>, String> {
+    if asked.is_empty() {
+        return Ok(known.iter().map(|s| (*s).to_owned()).collect());
+    }
+    asked
+        .iter()
+        .map(|a| {
+            if known.contains(&a.as_str()) {
+                Ok(a.clone())
+            } else {
+                Err(format!("unknown {what} {a:?}: one of {}", known.join(", ")))
+            }
+        })
+        .collect()
+}
+
+/// The Chromium to run: the one named, else the first of [`CHROMIUM_NAMES`] on `PATH`.
+fn chromium(named: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(p) = named {
+        return if p.is_file() { Ok(p.to_owned()) } else { Err(format!("no Chromium at {}", p.display())) };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .flat_map(|dir| CHROMIUM_NAMES.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no Chromium found ({} on PATH): install it or pass --chromium",
+                CHROMIUM_NAMES.join(", ")
+            )
+        })
+}
+
+/// Takes every shot; prints one line per shot. Fails (after trying them all) if any failed.
+pub async fn run(args: PreviewArgs) -> Result<(), String> {
+    let shots = shots(&args)?;
+    let browser = chromium(args.chromium.as_deref())?;
+    let base = args.url.trim_end_matches('/').to_owned();
+    let client = HttpClient::new(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    let health = format!("{base}/healthz");
+    match client.send(http::Method::GET, &health, None, &crate::client::Auth::None).await {
+        Ok(r) if r.status.is_success() => {}
+        Ok(r) => return Err(format!("{health} answered {}: is this vwr dev?", r.status)),
+        Err(e) => return Err(format!("no vwr dev at {base} ({e}): start `vwr dev` or pass --url")),
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let total = shots.len();
+    let mut failed = Vec::new();
+    for (i, (state, lang)) in shots.into_iter().enumerate() {
+        let file = args.out.join(format!("{state}-{lang}.png"));
+        let url = format!("{base}/vwr/{}?preview={state}&lang={lang}", args.event_id);
+        let n = i + 1;
+        match shoot(&browser, &url, &file, args.width, args.height).await {
+            Ok(bytes) => progress(&format!(
+                "[{n}/{total}] {state} {lang} → {} ({} KB)",
+                file.display(),
+                bytes.div_ceil(1024)
+            )),
+            Err(e) => {
+                progress(&format!("[{n}/{total}] {state} {lang} failed: {e}"));
+                failed.push(format!("{state}-{lang}"));
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} of {total} shots failed: {}", failed.len(), failed.join(", ")))
+    }
+}
+
+/// One progress line on stdout, at once (a closed pipe is not worth failing the shots for).
+fn progress(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// One headless Chromium: `url` at `width`×`height`, its virtual clock run [`SETTLE_MS`], into
+/// `file`. Answers the file's size.
+async fn shoot(browser: &Path, url: &str, file: &Path, width: u32, height: u32) -> Result<u64, String> {
+    // A failed shot must not leave an older picture looking like this one.
+    let _ = std::fs::remove_file(file);
+    let profile = std::env::temp_dir().join(format!("vwr-preview-{}-{}", std::process::id(), rand_suffix()));
+    let mut cmd = tokio::process::Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("--window-size={width},{height}"))
+    .arg(format!("--virtual-time-budget={SETTLE_MS}"))
+    .arg(format!("--screenshot={}", file.display()))
+    .arg(url)
+    .kill_on_drop(true)
+    .stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(SHOT_TIMEOUT, cmd.output()).await;
+    let _ = std::fs::remove_dir_all(&profile);
+    let out = out
+        .map_err(|_| format!("Chromium took more than {}s", SHOT_TIMEOUT.as_secs()))?
+        .map_err(|e| format!("could not run {}: {e}", browser.display()))?;
+    match std::fs::metadata(file) {
+        Ok(m) if m.len() > 0 => Ok(m.len()),
+        _ => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let tail: Vec<&str> = err.lines().rev().take(3).collect();
+            Err(format!(
+                "no screenshot ({}): {}",
+                out.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ))
+        }
+    }
+}
+
+/// A per-shot profile folder name: Chromium refuses two instances on one profile.
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: PreviewArgs,
+    }
+
+    fn args(extra: &[&str]) -> PreviewArgs {
+        let mut argv = vec!["vwr", "e1", "--out", "shots"];
+        argv.extend_from_slice(extra);
+        Cli::parse_from(argv).args
+    }
+
+    #[test]
+    fn every_state_in_every_language_by_default() {
+        let all = shots(&args(&[])).unwrap();
+        assert_eq!(all.len(), PREVIEW_STATES.len() * languages().count());
+        assert_eq!(all[0], ("prequeue".to_owned(), "en".to_owned()));
+        assert!(all.contains(&("closed".to_owned(), "zh-Hant".to_owned())));
+    }
+
+    #[test]
+    fn a_chosen_few_and_clear_refusals() {
+        let few = shots(&args(&["--states", "waiting,turn", "--langs", "ja"])).unwrap();
+        assert_eq!(few, vec![("waiting".into(), "ja".into()), ("turn".into(), "ja".into())]);
+        let e = shots(&args(&["--states", "queued"])).unwrap_err();
+        assert!(e.contains("unknown state \"queued\"") && e.contains("prequeue"), "{e}");
+        let e = shots(&args(&["--langs", "fr"])).unwrap_err();
+        assert!(e.contains("unknown language \"fr\""), "{e}");
+        let e = shots(&Cli::parse_from(["vwr", "../x", "--out", "o"]).args).unwrap_err();
+        assert!(e.contains("event id"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_chromium_is_named() {
+        let e = chromium(Some(Path::new("/nonexistent/chromium"))).unwrap_err();
+        assert!(e.contains("no Chromium at"), "{e}");
+    }
+}
