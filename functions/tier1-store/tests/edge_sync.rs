@@ -16,6 +16,7 @@ use vwr_core::time::ManualClock;
 use vwr_tier1::edge_sync::{EdgeConfigStore, EdgeSyncError};
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{AuditEntry, ConfigPatch, EventRecord, Redemption, ShardCounts, StoreError};
+use vwr_tier1::report::MinuteCounts;
 use vwr_tier1::store::{PositionStore, ServingUpdate};
 use vwr_tier1::{Tier1Clients, Tier1Service};
 
@@ -166,6 +167,18 @@ impl PositionStore for LaggingIndex {
     }
     async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
         self.inner.audit(event).await
+    }
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &MinuteCounts,
+        expires_at: u64,
+    ) -> Result<(), StoreError> {
+        self.inner.add_report_minute(event, minute, counts, expires_at).await
+    }
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
+        self.inner.report_minutes(event).await
     }
 }
 

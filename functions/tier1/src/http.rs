@@ -191,8 +191,16 @@ async fn assign(
         .map(str::to_owned)
         .or_else(|| cookie_value(&headers, &cookie_name));
     let proof = JoinProof { pow: parsed.pow.map(|p| (p.challenge, p.nonce)), enqueue_token };
-    let res = svc.assign(&event, &proof).await?;
+    let res = svc.assign(&event, &proof).await.map_err(|e| refused(&svc, &event, e))?;
     Ok(no_store((StatusCode::OK, Json(res)).into_response()))
+}
+
+/// A refused call of `assign` or `check`: its answer, counted by its code for the report
+/// (docs/operate.md#the-report-after-the-sale).
+fn refused(svc: &Tier1Service, event: &vwr_core::EventId, e: Tier1Error) -> ApiError {
+    let api = ApiError::from(e);
+    svc.count_refusal(event, api.code.as_str());
+    api
 }
 
 fn cookie_value(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
@@ -218,7 +226,11 @@ async fn check(
     // visitor (docs/invariants.md#19).
     let presented = tier1_tokens(&svc, &event, &headers);
     let presented: Vec<&str> = presented.iter().map(String::as_str).collect();
-    match svc.check_with_tokens(&event, &request_id, secret, &presented).await? {
+    match svc
+        .check_with_tokens(&event, &request_id, secret, &presented)
+        .await
+        .map_err(|e| refused(&svc, &event, e))?
+    {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
@@ -376,6 +388,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/close/{event_id}", post(close))
         .route("/api/admin/vwr/message/{event_id}", put(message))
         .route("/api/admin/vwr/audit/{event_id}", get(audit))
+        .route("/api/admin/vwr/report/{event_id}", get(report))
         .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
         .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
@@ -591,6 +604,14 @@ async fn revoke_pass(
 ) -> Result<Response, ApiError> {
     let id = params.iter().find(|(k, _)| k == "pass_id").map(|(_, v)| v.as_str()).unwrap_or_default();
     Ok(no_store(Json(svc.revoke_pass(&event, id, &actor(caller)).await?).into_response()))
+}
+
+/// The report after the sale (docs/operate.md#the-report-after-the-sale).
+async fn report(
+    State(AdminState { svc, .. }): State<AdminState>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.report(&event).await?).into_response()))
 }
 
 async fn audit(

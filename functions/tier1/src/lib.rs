@@ -22,6 +22,7 @@ pub mod memory;
 pub mod model;
 pub mod outflow;
 pub mod pow;
+pub mod report;
 pub mod service;
 pub mod store;
 pub mod ticket;

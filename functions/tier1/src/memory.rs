@@ -1,12 +1,13 @@
 //! In-memory position store: the local default and the model of the DynamoDB store.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use vwr_core::EventId;
 
 use crate::model::{AuditEntry, EventRecord, Redemption, ShardCounts, StoreError, shard_of};
+use crate::report::MinuteCounts;
 use crate::store::{PositionStore, ServingUpdate};
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -50,6 +51,8 @@ struct State {
     proofs: HashMap<(EventId, String), u64>,
     /// Size of `proofs` at which the expired ones are swept next.
     proofs_sweep_at: usize,
+    /// The report's minutes (no expiry here: a process lives less than 90 days).
+    reports: HashMap<EventId, BTreeMap<u64, MinuteCounts>>,
 }
 
 /// Used proofs kept before the expired ones are swept.
@@ -351,5 +354,25 @@ impl PositionStore for MemoryStore {
 
     async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
         Ok(self.lock().audit.get(event).cloned().unwrap_or_default())
+    }
+
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &MinuteCounts,
+        _expires_at: u64,
+    ) -> Result<(), StoreError> {
+        self.lock().reports.entry(event.clone()).or_default().entry(minute).or_default().merge(counts);
+        Ok(())
+    }
+
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
+        Ok(self
+            .lock()
+            .reports
+            .get(event)
+            .map(|m| m.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .unwrap_or_default())
     }
 }

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use vwr_core::EventId;
 
 use crate::model::{AuditEntry, EventRecord, Redemption, Sample, ShardCounts, StoreError};
+use crate::report::MinuteCounts;
 
 /// What a compare-and-set of the serving counter should also write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,6 +164,20 @@ pub trait PositionStore: Send + Sync + 'static {
 
     /// The event's audit trail, oldest first.
     async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError>;
+
+    /// Adds one instance's `counts` of `event` in unix minute `minute` to those stored (an
+    /// atomic add: instances never overwrite each other), kept until `expires_at`
+    /// (docs/operate.md#the-report-after-the-sale).
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &MinuteCounts,
+        expires_at: u64,
+    ) -> Result<(), StoreError>;
+
+    /// Every stored minute of `event`, by minute.
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError>;
 }
 
 /// The state of named alarms, for standby events (docs/lifecycle.md#standby): in AWS,

@@ -71,6 +71,17 @@ pub(super) fn audit_key(e: &EventId, seq: u64) -> Item {
     key(audit_pk(e), format!("{seq:012}"))
 }
 
+/// The partition of an event's report, `EVT#{e}#M`: one query reads its minutes in order.
+pub(super) fn report_pk(e: &EventId) -> String {
+    format!("EVT#{e}#M")
+}
+
+/// The report's counts of an event in unix minute `minute`, `EVT#{e}#M` / `{minute:010}`
+/// (zero-padded, so the minutes sort as strings); every instance adds to it.
+pub(super) fn report_key(e: &EventId, minute: u64) -> Item {
+    key(report_pk(e), format!("{minute:010}"))
+}
+
 /// The admission of `position`, `EVT#{e}#R#{position}` / `R`: its `jti`, token window and
 /// release; the conditional put that creates it is what makes an admission happen once.
 pub(super) fn redemption_key(e: &EventId, position: u64) -> Item {

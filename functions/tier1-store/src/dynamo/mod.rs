@@ -11,6 +11,7 @@
 //! - `counters.rs`: the shard counters, the pre-queue seal and the redemptions (admissions);
 //! - `accounts.rs`: one place per account, and proofs of work taken once;
 //! - `audit.rs`: the audit trail, written in the transaction of the change it records;
+//! - `report.rs`: the report's minutes, added to by every instance;
 //! - `table.rs`: creating the table (`vwr bootstrap`, tests).
 
 mod accounts;
@@ -18,6 +19,7 @@ mod audit;
 mod counters;
 mod events;
 mod items;
+mod report;
 mod table;
 
 pub use items::ACTIVE_INDEX;
@@ -27,6 +29,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use vwr_core::EventId;
 use vwr_tier1::model::{AuditEntry, EventRecord, Redemption, ShardCounts, StoreError};
+use vwr_tier1::report::MinuteCounts;
 use vwr_tier1::store::{PositionStore, ServingUpdate};
 
 /// Position store on one DynamoDB table.
@@ -222,5 +225,19 @@ impl PositionStore for DynamoStore {
 
     async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
         events::list_active(self).await
+    }
+
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &MinuteCounts,
+        expires_at: u64,
+    ) -> Result<(), StoreError> {
+        report::add_minute(self, event, minute, counts, expires_at).await
+    }
+
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
+        report::minutes(self, event).await
     }
 }

@@ -242,7 +242,10 @@ impl Tier1Service {
             };
             if self.store.update_serving(event, update, Some(&audit)).await? {
                 self.invalidate(event);
+                self.count(event, |m| m.served += new.saturating_sub(rec.serving_counter));
                 tracing::info!(event = "tier1.advanced_manually", event_id = %event, actor, from = rec.serving_counter, to = new);
+                // Rare: written at once rather than a minute later.
+                let _ = self.flush_report().await;
                 let rec = EventRecord {
                     serving_counter: new,
                     samples,

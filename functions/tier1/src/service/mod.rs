@@ -8,6 +8,7 @@
 //! - `visitor.rs`: `assign`, `check`, `release` and the public status (the public router);
 //! - `admin.rs`: the lifecycle transitions, manual advance, status and audit (the admin router);
 //! - `passes.rs`: passes for staff, monitors and callbacks (the admin router, docs/passes.md);
+//! - `report.rs`: the report after the sale — counting, its flush, the report (admin);
 //! - `steps.rs`: the advancer's pass over the events (the advancer Lambda and `vwr dev`);
 //! - `answers.rs`: what the operations answer; `error.rs`: why they fail.
 //!
@@ -17,6 +18,7 @@ mod admin;
 mod answers;
 mod error;
 mod passes;
+mod report;
 mod steps;
 mod visitor;
 
@@ -103,6 +105,8 @@ pub struct Tier1Service {
     /// first filter; the store's record decides (docs/invariants.md#18).
     pow_seen: Mutex<HashMap<String, u64>>,
     enqueue: Option<crate::enqueue::EnqueueVerifier>,
+    /// This instance's counts for the report, not yet in the store.
+    tally: crate::report::Tally,
 }
 
 impl Tier1Service {
@@ -120,6 +124,7 @@ impl Tier1Service {
         // Start instances at different shards; a failed random fill just starts at 0.
         let _ = rng.fill(&mut seed);
         let start = settings.shard_start.unwrap_or(u64::from_le_bytes(seed));
+        let clock_now = clock.now_secs();
         Self {
             store,
             tokens,
@@ -138,6 +143,7 @@ impl Tier1Service {
             pow,
             pow_seen: Mutex::new(HashMap::new()),
             enqueue: None,
+            tally: crate::report::Tally::new(clock_now),
         }
     }
 

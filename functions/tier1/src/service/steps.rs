@@ -93,6 +93,7 @@ impl Tier1Service {
                 Err(e) => tracing::warn!(event = "tier1.advance_failed", event_id = %event, error = %e),
             }
         }
+        self.flush_report_due().await;
         Ok(out)
     }
 
@@ -288,6 +289,7 @@ impl Tier1Service {
             let update = ServingUpdate { expected: rec.serving_counter, new, step: Some(step), samples, now };
             if self.store.update_serving(&event, update, None).await? {
                 self.invalidate(&event);
+                self.count(&event, |m| m.served += new.saturating_sub(rec.serving_counter));
                 return Ok(StepOutcome::Advanced {
                     event,
                     step,

@@ -57,6 +57,12 @@ impl Tier1Service {
     /// enqueue token when `enqueueTokenRequired` (then an account that already holds a ticket
     /// gets the same ticket again, never a second place).
     pub async fn assign(&self, event: &EventId, proof: &JoinProof) -> Result<AssignResponse, Tier1Error> {
+        let answer = self.assign_once(event, proof).await;
+        self.flush_report_due().await;
+        answer
+    }
+
+    async fn assign_once(&self, event: &EventId, proof: &JoinProof) -> Result<AssignResponse, Tier1Error> {
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
         let now = self.now();
         match rec.state {
@@ -203,7 +209,14 @@ impl Tier1Service {
     }
 
     /// Takes the next place.
+    /// A new place in the line (counted for the report).
     async fn join(&self, rec: &EventRecord, now: u64) -> Result<AssignResponse, Tier1Error> {
+        let answer = self.take_place(rec, now).await?;
+        self.count(&rec.event, |m| m.joins += 1);
+        Ok(answer)
+    }
+
+    async fn take_place(&self, rec: &EventRecord, now: u64) -> Result<AssignResponse, Tier1Error> {
         let event = &rec.event;
         let shard = self.next_shard(rec.config.shards);
         let n = u64::from(rec.config.shards.max(1));
@@ -296,6 +309,18 @@ impl Tier1Service {
         secret: Option<&str>,
         presented: &[&str],
     ) -> Result<CheckOutcome, Tier1Error> {
+        let answer = self.check_once(event, request_id, secret, presented).await;
+        self.flush_report_due().await;
+        answer
+    }
+
+    async fn check_once(
+        &self,
+        event: &EventId,
+        request_id: &str,
+        secret: Option<&str>,
+        presented: &[&str],
+    ) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
         let ticket = self.tickets.verify_signed(request_id, event).map_err(Tier1Error::Ticket)?;
         if !secret.is_some_and(|s| self.tickets.secret_matches(request_id, s)) {
@@ -351,7 +376,12 @@ impl Tier1Service {
         } else {
             let jti = self.fresh_jti()?;
             let expires_at = self.tickets.expires_at(&ticket, life_start) + REDEMPTION_GRACE_SECS;
-            self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?
+            let r = self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?;
+            if r.fresh {
+                // The wait: from the join, or from the open for a pre-queue ticket.
+                self.count(event, |m| m.redeemed_after(now.saturating_sub(life_start)));
+            }
+            r
         };
         let jti = redemption.jti.clone();
         let (redemption, iat, exp) = match self.session_token(&rec, position, redemption, now).await {
@@ -455,6 +485,12 @@ impl Tier1Service {
     /// redemption's (a conditional write), so a token minted with the edge key alone ends
     /// nobody's session (403). Tokens tier 2 renewed keep the `jti` and release. Idempotent.
     pub async fn release(&self, event: &EventId, token: &str) -> Result<(), Tier1Error> {
+        let answer = self.release_once(event, token).await;
+        self.flush_report_due().await;
+        answer
+    }
+
+    async fn release_once(&self, event: &EventId, token: &str) -> Result<(), Tier1Error> {
         let now = self.now();
         let claims = self.tokens.verify(token, event, now).map_err(|_| Tier1Error::InvalidToken)?;
         let rec = self.cached_event(event).await?.ok_or(Tier1Error::EventNotFound)?;
@@ -464,6 +500,7 @@ impl Tier1Service {
                 return Err(Tier1Error::ForeignToken);
             }
             Some(r) if r.fresh => {
+                self.count(event, |m| m.released += 1);
                 tracing::info!(event = "tier1.released", event_id = %event, position = claims.pos);
             }
             Some(_) => {}
