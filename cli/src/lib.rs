@@ -1,6 +1,6 @@
 //! The `vwr` command line: the local all-in-one server (`vwr dev`, in [`dev`]), the admin client
 //! ([`admin`]), the live console ([`watch`]), the load test ([`loadtest`]), the draw check
-//! ([`draw`]), the page previews ([`preview`]); table bootstrap and key generation are in `main.rs`.
+//! ([`draw`]), the page previews ([`preview`]), the report after a sale ([`report`]); table bootstrap and key generation are in `main.rs`.
 
 pub mod admin;
 pub mod client;
@@ -8,4 +8,5 @@ pub mod dev;
 pub mod draw;
 pub mod loadtest;
 pub mod preview;
+pub mod report;
 pub mod watch;

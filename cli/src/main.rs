@@ -51,6 +51,9 @@ enum Command {
         #[command(subcommand)]
         command: vwr_cli::draw::DrawCommand,
     },
+    /// The report after a sale, minute by minute: a summary, `--json`, or `--html FILE` with
+    /// charts (docs/operate.md#the-report-after-the-sale).
+    Report(vwr_cli::report::ReportArgs),
     /// Screenshots of the waiting page in every state and language, from `vwr dev`'s preview
     /// mode, with the local Chromium (docs/brand.md#previews).
     Preview(vwr_cli::preview::PreviewArgs),
@@ -156,6 +159,7 @@ async fn main() -> ExitCode {
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
         Command::Watch(args) => vwr_cli::watch::run(args).await,
         Command::Preview(args) => vwr_cli::preview::run(args).await,
+        Command::Report(args) => vwr_cli::report::run(args).await.map(|text| print_out(&text)),
         Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
         Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
             print_out(&serde_json::to_string_pretty(&v).unwrap_or_default());

@@ -323,6 +323,11 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
         .map_err(DevError::Serve);
     advancer.abort();
     worker.abort();
+    // The report's last counts (docs/operate.md#the-report-after-the-sale): on DynamoDB they
+    // outlive this process.
+    if let Err(e) = app.tier1.flush_report().await {
+        tracing::warn!(event = "dev.report_flush_failed", error = %e);
+    }
     tracing::info!(
         event = "dev.status_cache",
         hits = app.status_cache.hits(),

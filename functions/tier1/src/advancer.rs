@@ -146,6 +146,9 @@ pub async fn scheduled(
         tracing::warn!(event = "tier1.edge_reconcile_failed", error = %e);
     }
     let s = run(svc, tick_every, Some(budget), metrics).await;
+    // The places served this run, in the report before the instance may be frozen
+    // (docs/operate.md#the-report-after-the-sale); logged inside when it fails.
+    let _ = svc.flush_report().await;
     tracing::info!(
         event = "tier1.advancer_run",
         ticks = s.ticks,

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
 /// How long the minutes are kept (the store's TTL): 90 days.
@@ -172,7 +172,7 @@ impl Tally {
 }
 
 /// Percentiles of the waits, in seconds (one decimal).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct WaitPercentiles {
     pub p50: f64,
     pub p90: f64,
@@ -187,7 +187,7 @@ impl WaitPercentiles {
 }
 
 /// The sale's totals.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     pub joins: u64,
@@ -201,7 +201,7 @@ pub struct Totals {
 }
 
 /// One bucket of the wait distribution.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct WaitBucket {
     pub from_seconds: f64,
@@ -210,7 +210,7 @@ pub struct WaitBucket {
 }
 
 /// One minute of the sale.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct MinuteRow {
     /// The minute's start, unix seconds.
@@ -221,12 +221,12 @@ pub struct MinuteRow {
     pub released: u64,
     pub refusals: BTreeMap<String, u64>,
     /// Of the redemptions in this minute; absent when there were none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_seconds: Option<WaitPercentiles>,
 }
 
 /// `GET /api/admin/vwr/report/{eventId}` (docs/operate.md#the-report-after-the-sale).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SaleReport {
     pub event_id: String,
@@ -235,12 +235,12 @@ pub struct SaleReport {
     pub generated_at: u64,
     /// Places the advancer aims to call per minute (`batchSize` per `intervalSeconds`);
     /// absent when the line moves by target arrivals.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_per_minute: Option<f64>,
     pub totals: Totals,
     /// From the join (or the open, for a pre-queue ticket) to the redemption; absent before
     /// the first redemption.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_seconds: Option<WaitPercentiles>,
     pub wait_histogram: Vec<WaitBucket>,
     /// Every minute from the first counted to the last, empty ones included.

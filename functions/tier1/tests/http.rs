@@ -519,3 +519,37 @@ async fn page_routes_answer_as_documented() {
         StatusCode::UNAUTHORIZED
     );
 }
+
+/// The report after the sale (docs/operate.md#the-report-after-the-sale): admin only, 404 for
+/// an unknown event, and a refused `check` counted by its code.
+#[tokio::test]
+async fn report_route_answers_as_documented() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let joined = call(&app, "POST", "/vwr/assign/e1", None, false).await;
+    assert_eq!(joined.status, StatusCode::OK, "{:?}", joined.body);
+    let rid = joined.body["requestId"].as_str().unwrap().to_owned();
+    // No request secret: refused with `proof_required`, and counted.
+    let refused = call(&app, "GET", &format!("/vwr/check/e1/{rid}"), None, false).await;
+    assert_error(&refused, StatusCode::FORBIDDEN, "proof_required");
+    let r = call(&app, "GET", "/api/admin/vwr/report/e1", None, true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.headers.get(header::CACHE_CONTROL).unwrap(), "no-store");
+    assert_eq!(r.body["totals"]["joins"], 1, "{:?}", r.body);
+    assert_eq!(r.body["totals"]["refusals"]["proof_required"], 1, "{:?}", r.body);
+    assert_eq!(r.body["minutes"].as_array().unwrap().len(), 1);
+    assert_error(
+        &call(&app, "GET", "/api/admin/vwr/report/nope", None, true).await,
+        StatusCode::NOT_FOUND,
+        "event_not_found",
+    );
+    assert_error(
+        &call(&app, "GET", "/api/admin/vwr/report/bad%20id", None, true).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_event_id",
+    );
+    assert_eq!(
+        call(&app, "GET", "/api/admin/vwr/report/e1", None, false).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}

@@ -2,9 +2,10 @@
 #
 # Metrics used: API Gateway (5xx, Count), Lambda (Errors, Throttles), SQS (DLQ depth), the EMF
 # metrics the functions print (namespace vwr, dimension EventId: Served, ServingCounter,
-# QueueLength, AdvancerStuck, AdvancerHeld, Admitted, ActiveUsers, …), two log metric filters:
+# QueueLength, AdvancerStuck, AdvancerHeld, Admitted, ActiveUsers, …), log metric filters:
 # one per completed advancer / worker run (`tier1.advancer_run`, `tier2.worker_run` JSON log
-# lines), and — for the health gate's example alarm — the origin's 5xx rate (CloudFront's
+# lines), refused proofs by kind, failed notices, the wait of each first admission
+# (`tier1.admitted`'s `wait_seconds`: the dashboard's wait percentiles), and — for the health gate's example alarm — the origin's 5xx rate (CloudFront's
 # 5xxErrorRate, or the protected-API gate's 5XXError).
 
 data "aws_region" "current" {}
@@ -309,6 +310,23 @@ resource "aws_cloudwatch_log_metric_filter" "proofs_refused" {
   }
 }
 
+# The wait of each first admission, from the join (or the open, for a pre-queue ticket) to the
+# redemption: the `wait_seconds` of the `tier1.admitted` log line, for the dashboard's wait
+# percentiles. The report after the sale (docs/operate.md#the-report-after-the-sale) reads its
+# own per-minute counts from the table, not this.
+resource "aws_cloudwatch_log_metric_filter" "wait_seconds" {
+  name           = "${var.name}-wait-seconds"
+  log_group_name = var.tier1.log_group_names["api"]
+  pattern        = "{ $.event = \"tier1.admitted\" && $.wait_seconds >= 0 }"
+
+  metric_transformation {
+    name      = "WaitSeconds"
+    namespace = local.namespace
+    value     = "$.wait_seconds"
+    unit      = "Seconds"
+  }
+}
+
 resource "aws_cloudwatch_log_metric_filter" "worker_runs" {
   count          = local.tier2 ? 1 : 0
   name           = "${var.name}-worker-runs"
@@ -476,6 +494,21 @@ locals {
       metrics = [[{ expression = "SEARCH('{${local.namespace},Kind} MetricName=\"ProofsRefused\"', 'Sum', 60)", id = "p1", label = "" }]]
     }
   }]
+  wait_widget = [{
+    type   = "metric"
+    width  = 8
+    height = 6
+    properties = {
+      title  = "Wait from the join to the first admission (p50, p90, p99)"
+      region = local.region
+      period = 60
+      metrics = [
+        [local.namespace, aws_cloudwatch_log_metric_filter.wait_seconds.metric_transformation[0].name, { stat = "p50", label = "p50" }],
+        [local.namespace, aws_cloudwatch_log_metric_filter.wait_seconds.metric_transformation[0].name, { stat = "p90", label = "p90" }],
+        [local.namespace, aws_cloudwatch_log_metric_filter.wait_seconds.metric_transformation[0].name, { stat = "p99", label = "p99" }],
+      ]
+    }
+  }]
   # One widget per element of a for (a conditional between two tuples of different widget
   # shapes is a type error when tier 2 is set).
   tier2_widgets = [for w in [
@@ -520,6 +553,6 @@ locals {
 resource "aws_cloudwatch_dashboard" "this" {
   dashboard_name = "${var.name}-waiting-room"
   dashboard_body = jsonencode({
-    widgets = concat(local.api_widgets, local.latency_widgets, local.emf_widgets, local.run_widget, local.abuse_widget, local.function_widgets, local.tier2_widgets)
+    widgets = concat(local.api_widgets, local.latency_widgets, local.emf_widgets, local.run_widget, local.abuse_widget, local.wait_widget, local.function_widgets, local.tier2_widgets)
   })
 }

@@ -237,7 +237,8 @@ data "aws_iam_policy_document" "admin" {
     resources = ["${aws_dynamodb_table.this.arn}/index/active-index"]
   }
   statement {
-    # GET /api/admin/vwr/audit/{eventId}: one partition of the base table (pk = EVT#{e}#AUDIT).
+    # GET /api/admin/vwr/audit/{eventId} and /report/{eventId}: one partition of the base table
+    # each (pk = EVT#{e}#AUDIT, EVT#{e}#M).
     sid       = "AuditTrail"
     actions   = ["dynamodb:Query"]
     resources = [aws_dynamodb_table.this.arn]
@@ -404,6 +405,8 @@ locals {
     close    = "POST /api/admin/vwr/close/{eventId}"
     message  = "PUT /api/admin/vwr/message/{eventId}"
     audit    = "GET /api/admin/vwr/audit/{eventId}"
+    # The report after the sale (docs/operate.md#the-report-after-the-sale).
+    report = "GET /api/admin/vwr/report/{eventId}"
     # The health gate (docs/outflow.md#health-gate): {ok: false, reason} holds the advancer.
     health = "PUT /api/admin/vwr/health/{eventId}"
     # Passes for staff, monitors and callbacks (docs/passes.md).

@@ -13,7 +13,7 @@ const BOTTOM: f64 = 64.0;
 const PALETTE: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"];
 
 /// Escapes text for HTML and SVG.
-pub(super) fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -29,7 +29,7 @@ pub(super) fn esc(s: &str) -> String {
 }
 
 /// A number for people: integers as they are, others to at most 3 decimals.
-pub(super) fn fmt_f(x: f64) -> String {
+pub(crate) fn fmt_f(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {
@@ -59,7 +59,7 @@ fn nice_step(range: f64, ticks: f64) -> f64 {
 }
 
 /// 0..=hi rounded up to a step, and the step.
-pub(super) fn axis(max: f64) -> (f64, f64) {
+pub(crate) fn axis(max: f64) -> (f64, f64) {
     if max.is_nan() || max <= 0.0 {
         return (1.0, 1.0);
     }
@@ -114,15 +114,16 @@ fn legend(series: &[(&str, &str)]) -> String {
 }
 
 /// One named series of a line chart.
-pub(super) struct Line<'a> {
+pub(crate) struct Line<'a> {
     pub name: &'a str,
     pub ys: Vec<Option<f64>>,
 }
 
-/// A line chart of series over `xs` (seconds); gaps where a value is missing; `marks` are
+/// A line chart of series over `xs` (named `x_label`); gaps where a value is missing; `marks` are
 /// labelled vertical lines at given seconds.
-pub(super) fn line_chart(
+pub(crate) fn line_chart(
     title: &str,
+    x_label: &str,
     xs: &[Option<f64>],
     lines: &[Line<'_>],
     marks: &[(f64, &str)],
@@ -151,12 +152,13 @@ pub(super) fn line_chart(
     }
     let _ = write!(
         out,
-        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">seconds since the start</text>",
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
         HEIGHT - BOTTOM,
         WIDTH - RIGHT,
         HEIGHT - BOTTOM,
         LEFT + plot_w / 2.0,
-        HEIGHT - 12.0
+        HEIGHT - 12.0,
+        esc(x_label)
     );
     for (x, label) in marks.iter().filter(|m| m.0 >= 0.0 && m.0 <= xhi) {
         let x = LEFT + plot_w * x / xhi;
@@ -181,6 +183,9 @@ pub(super) fn line_chart(
                     "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
                     run.join(" ")
                 );
+            } else if let Some((x, y)) = run.first().and_then(|p| p.split_once(',')) {
+                // A point alone (a one-minute sale): a dot, not nothing.
+                let _ = write!(out, "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>");
             }
             run.clear();
         };
@@ -199,7 +204,7 @@ pub(super) fn line_chart(
 }
 
 /// Grouped bars: one group of bars per category, one bar per series.
-pub(super) fn bar_chart(
+pub(crate) fn bar_chart(
     title: &str,
     categories: &[String],
     series: &[(&str, Vec<f64>)],
@@ -232,6 +237,10 @@ pub(super) fn bar_chart(
                 fmt_f(v)
             );
         }
+        // At most ~16 labels: every k-th category when there are more.
+        if c % categories.len().div_ceil(16).max(1) != 0 {
+            continue;
+        }
         let (x, y) = (LEFT + slot * (c as f64 + 0.5), HEIGHT - BOTTOM + 14.0);
         let _ = write!(
             out,
@@ -253,7 +262,7 @@ pub(super) fn bar_chart(
 }
 
 /// A histogram of `counts` in bins of `width` from 0 (the last bin open-ended when `open_end`).
-pub(super) fn histogram(
+pub(crate) fn histogram(
     title: &str,
     width: f64,
     counts: &[u64],

@@ -17,11 +17,11 @@ use self::charts::{Line, bar_chart, esc, fmt_f, histogram, line_chart};
 use super::options::Mode;
 use super::report::Report;
 
-mod charts;
+pub(crate) mod charts;
 #[cfg(test)]
 mod tests;
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}\
 h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 p{line-height:1.45}.meta{color:#555}table{border-collapse:collapse;margin:.5em 0;font-size:.92em}\
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f5f5f5;font-weight:600}\
@@ -149,6 +149,7 @@ fn over_time_charts(r: &Report) -> Vec<String> {
     }
     let line = line_chart(
         "the line over time",
+        "seconds since the start",
         &xs,
         &[
             Line { name: "waiting (tier 1)", ys: floats(&s.waiting) },
@@ -162,6 +163,7 @@ fn over_time_charts(r: &Report) -> Vec<String> {
     );
     let calls = line_chart(
         "the visitors' calls per second",
+        "seconds since the start",
         &xs,
         &[
             Line { name: "status fetches", ys: s.status_fetches_per_second.clone() },
@@ -198,6 +200,7 @@ fn outflow_chart(r: &Report) -> Option<String> {
     }
     Some(line_chart(
         "served vs redeemed vs target",
+        "seconds since the start",
         &xs,
         &lines,
         &marks,

@@ -354,6 +354,8 @@ impl Tier1Service {
                 message: rec.message.clone(),
             }));
         };
+        // The wait of this place's first redemption, when this call made it.
+        let mut first_wait = None;
         let redemption = if rec.state == EventState::Closed {
             // Nobody more is admitted; an admission made before the close is answered again.
             match self.store.redemption(event, position).await? {
@@ -379,7 +381,9 @@ impl Tier1Service {
             let r = self.store.redeem(event, position, rec.config.shards, &jti, now, expires_at).await?;
             if r.fresh {
                 // The wait: from the join, or from the open for a pre-queue ticket.
-                self.count(event, |m| m.redeemed_after(now.saturating_sub(life_start)));
+                let wait = now.saturating_sub(life_start);
+                first_wait = Some(wait);
+                self.count(event, |m| m.redeemed_after(wait));
             }
             r
         };
@@ -412,7 +416,10 @@ impl Tier1Service {
         };
         let token =
             self.tokens.sign(&claims).map_err(|_| Tier1Error::Internal("could not sign the token"))?;
-        if redemption.fresh {
+        if let Some(wait_seconds) = first_wait {
+            // `wait_seconds`: the dashboard's wait percentiles (a log metric filter).
+            tracing::info!(event = "tier1.admitted", event_id = %event, position, jti = %claims.jti, wait_seconds);
+        } else if redemption.fresh {
             tracing::info!(event = "tier1.admitted", event_id = %event, position, jti = %claims.jti);
         }
         Ok(CheckOutcome::Admitted(admitted(token, exp, now)))
