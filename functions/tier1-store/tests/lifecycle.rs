@@ -118,11 +118,33 @@ async fn joins_racing_the_seal_land_on_one_side_and_none_is_lost() {
 /// Invariant 11: admin calls and advancer runs race on one event; every change is written
 /// from the state it was decided on, so the audit trail is one unbroken chain of allowed
 /// transitions with one entry per revision.
+///
+/// Which call wins is the scheduler's choice: a race that happened never to pause (or open) —
+/// seen under a loaded machine — is run again on a fresh event, up to five times, so the
+/// coverage asserted below depends on no particular interleaving; the invariants are asserted
+/// on every run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_admin_calls_and_advancers_make_only_allowed_transitions() {
     for (name, store) in stores("race").await {
+        let mut covered = false;
+        for attempt in 0..5 {
+            let (paused, opened) = race_once(name, &store, &ev(&format!("race{attempt}"))).await;
+            if paused && opened {
+                covered = true;
+                break;
+            }
+        }
+        assert!(covered, "{name}: in five races the event never both paused and opened");
+    }
+}
+
+/// One race on `event` (see above): asserts the invariants and answers whether the event
+/// paused and whether it opened.
+async fn race_once(name: &str, store: &Arc<dyn PositionStore>, event: &vwr_core::EventId) -> (bool, bool) {
+    {
         let clock = Arc::new(ManualClock::new(T0));
-        let event = ev("race");
+        let event = event.clone();
+        let store = Arc::clone(store);
         let first = common::service(Arc::clone(&store), Arc::clone(&clock));
         let req = ScheduleRequest {
             prequeue_at: T0 + 5,
@@ -221,11 +243,7 @@ async fn racing_admin_calls_and_advancers_make_only_allowed_transitions() {
             };
             assert!(allowed(from, &action), "{name}: {from} --{}--> {to} is not allowed", e.action);
         }
-        assert!(seen.get("pause").copied().unwrap_or(0) > 0, "{name}: the race never paused: {seen:?}");
-        assert!(
-            lifecycle.iter().any(|e| e.after["state"] == "open"),
-            "{name}: the event never opened: {seen:?}"
-        );
+        (seen.get("pause").copied().unwrap_or(0) > 0, lifecycle.iter().any(|e| e.after["state"] == "open"))
     }
 }
 
