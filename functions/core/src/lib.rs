@@ -15,6 +15,7 @@ pub mod ids;
 pub mod keys;
 pub mod logging;
 pub mod metrics;
+pub mod tally;
 pub mod ticks;
 pub mod tiers;
 pub mod time;

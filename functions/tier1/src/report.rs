@@ -6,15 +6,10 @@
 //! `GET /api/admin/vwr/report/{eventId}`.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
 
-/// How long the minutes are kept (the store's TTL): 90 days.
-pub const KEEP_SECS: u64 = 90 * 86_400;
-/// An instance adds its counts to the store at most this often.
-pub const FLUSH_EVERY_SECS: u64 = 60;
 /// Waits below this many seconds have a bucket per second; above, buckets grow by [`RATIO`].
 pub const EXACT_SECS: u64 = 20;
 /// Width of a bucket above [`EXACT_SECS`]: each 5 % wider than the last, so a percentile read
@@ -109,65 +104,16 @@ pub fn percentile(waits: &BTreeMap<u32, u64>, p: f64) -> Option<f64> {
     None
 }
 
-/// The unix minute of a time in seconds.
-pub fn minute_of(secs: u64) -> u64 {
-    secs / 60
-}
+pub use vwr_core::tally::{Batch as TallyBatch, FLUSH_EVERY_SECS, KEEP_SECS, minute_of};
 
-/// An instance's counts not yet in the store, by event and minute.
-#[derive(Debug, Default)]
-pub struct Tally {
-    inner: Mutex<TallyState>,
-}
+/// An instance's tier-1 counts not yet in the store.
+pub type Tally = vwr_core::tally::Tally<MinuteCounts>;
+/// Counts taken out of a [`Tally`] to be written.
+pub type Batch = TallyBatch<MinuteCounts>;
 
-#[derive(Debug, Default)]
-struct TallyState {
-    pending: BTreeMap<(EventId, u64), MinuteCounts>,
-    flushed_at: u64,
-}
-
-/// Counts taken out of a [`Tally`] to be written: (event, minute) → counts.
-pub type Batch = Vec<((EventId, u64), MinuteCounts)>;
-
-impl Tally {
-    pub fn new(now: u64) -> Self {
-        Self { inner: Mutex::new(TallyState { pending: BTreeMap::new(), flushed_at: now }) }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, TallyState> {
-        // Counting never leaves the map half-changed: recover from a poisoned lock.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Counts something of `event` at `now`.
-    pub fn record(&self, event: &EventId, now: u64, f: impl FnOnce(&mut MinuteCounts)) {
-        let mut s = self.lock();
-        f(s.pending.entry((event.clone(), minute_of(now))).or_default());
-    }
-
-    /// Everything pending, when a minute has passed since the last flush (else nothing).
-    pub fn take_due(&self, now: u64) -> Batch {
-        let mut s = self.lock();
-        if s.pending.is_empty() || now < s.flushed_at.saturating_add(FLUSH_EVERY_SECS) {
-            return Vec::new();
-        }
-        s.flushed_at = now;
-        std::mem::take(&mut s.pending).into_iter().collect()
-    }
-
-    /// Everything pending, now.
-    pub fn take_all(&self, now: u64) -> Batch {
-        let mut s = self.lock();
-        s.flushed_at = now;
-        std::mem::take(&mut s.pending).into_iter().collect()
-    }
-
-    /// Counts a failed write did not store: pending again, for the next flush.
-    pub fn put_back(&self, batch: Batch) {
-        let mut s = self.lock();
-        for (key, counts) in batch {
-            s.pending.entry(key).or_default().merge(&counts);
-        }
+impl vwr_core::tally::Counts for MinuteCounts {
+    fn merge(&mut self, other: &Self) {
+        MinuteCounts::merge(self, other);
     }
 }
 
@@ -350,24 +296,6 @@ mod tests {
         assert_eq!(percentile(&hist(&[3, 3, 5, 9]), 0.5), Some(3.0));
         assert_eq!(percentile(&hist(&[3, 3, 5, 9]), 0.99), Some(9.0));
         assert_eq!(percentile(&BTreeMap::new(), 0.5), None);
-    }
-
-    #[test]
-    fn a_tally_flushes_at_most_once_a_minute_and_keeps_what_a_failed_write_returns() {
-        let e = EventId::parse("e1").unwrap();
-        let t = Tally::new(1_000);
-        t.record(&e, 1_000, |m| m.joins += 1);
-        assert!(t.take_due(1_059).is_empty(), "not a minute yet");
-        t.record(&e, 1_059, |m| m.joins += 1);
-        let batch = t.take_due(1_060);
-        assert_eq!(batch.len(), 2, "minutes 16 and 17: {batch:?}");
-        t.put_back(batch);
-        t.record(&e, 1_061, |m| m.redeemed_after(7));
-        assert!(t.take_due(1_100).is_empty(), "flushed at 1,060");
-        let all = t.take_all(1_100);
-        let joins: u64 = all.iter().map(|(_, c)| c.joins).sum();
-        assert_eq!((all.len(), joins), (2, 2));
-        assert!(t.take_all(1_101).is_empty());
     }
 
     #[test]

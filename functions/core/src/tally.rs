@@ -1,0 +1,116 @@
+//! Counts kept per event and minute in an instance, written to a store at most once a minute
+//! (the report after the sale: docs/operate.md#the-report-after-the-sale). Both tiers count
+//! with it, each its own figures ([`Counts`]).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::EventId;
+
+/// An instance adds its counts to the store at most this often.
+pub const FLUSH_EVERY_SECS: u64 = 60;
+/// How long the stored minutes are kept: 90 days.
+pub const KEEP_SECS: u64 = 90 * 86_400;
+
+/// Figures of one event in one minute that two instances' copies add up to.
+pub trait Counts: Default + Clone + PartialEq {
+    /// Adds `other`'s figures to these.
+    fn merge(&mut self, other: &Self);
+
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The unix minute of a time in seconds.
+pub fn minute_of(secs: u64) -> u64 {
+    secs / 60
+}
+
+/// Counts taken out of a [`Tally`] to be written: (event, minute) → counts.
+pub type Batch<C> = Vec<((EventId, u64), C)>;
+
+/// An instance's counts not yet in the store, by event and minute.
+#[derive(Debug, Default)]
+pub struct Tally<C> {
+    inner: Mutex<State<C>>,
+}
+
+#[derive(Debug, Default)]
+struct State<C> {
+    pending: BTreeMap<(EventId, u64), C>,
+    flushed_at: u64,
+}
+
+impl<C: Counts> Tally<C> {
+    pub fn new(now: u64) -> Self {
+        Self { inner: Mutex::new(State { pending: BTreeMap::new(), flushed_at: now }) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<C>> {
+        // Counting never leaves the map half-changed: recover from a poisoned lock.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts something of `event` at `now` (unix seconds).
+    pub fn record(&self, event: &EventId, now: u64, f: impl FnOnce(&mut C)) {
+        let mut s = self.lock();
+        f(s.pending.entry((event.clone(), minute_of(now))).or_default());
+    }
+
+    /// Everything pending, when a minute has passed since the last flush (else nothing).
+    pub fn take_due(&self, now: u64) -> Batch<C> {
+        let mut s = self.lock();
+        if s.pending.is_empty() || now < s.flushed_at.saturating_add(FLUSH_EVERY_SECS) {
+            return Vec::new();
+        }
+        s.flushed_at = now;
+        std::mem::take(&mut s.pending).into_iter().collect()
+    }
+
+    /// Everything pending, now.
+    pub fn take_all(&self, now: u64) -> Batch<C> {
+        let mut s = self.lock();
+        s.flushed_at = now;
+        std::mem::take(&mut s.pending).into_iter().collect()
+    }
+
+    /// Counts a failed write did not store: pending again, for the next flush.
+    pub fn put_back(&self, batch: Batch<C>) {
+        let mut s = self.lock();
+        for (key, counts) in batch {
+            s.pending.entry(key).or_default().merge(&counts);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, Clone, PartialEq)]
+    struct N(u64);
+    impl Counts for N {
+        fn merge(&mut self, other: &Self) {
+            self.0 += other.0;
+        }
+    }
+
+    #[test]
+    fn a_tally_flushes_at_most_once_a_minute_and_keeps_what_a_failed_write_returns() {
+        let e = EventId::parse("e1").unwrap();
+        let t: Tally<N> = Tally::new(1_000);
+        t.record(&e, 1_000, |m| m.0 += 1);
+        assert!(t.take_due(1_059).is_empty(), "not a minute yet");
+        t.record(&e, 1_059, |m| m.0 += 1);
+        let batch = t.take_due(1_060);
+        assert_eq!(batch.len(), 2, "minutes 16 and 17: {batch:?}");
+        t.put_back(batch);
+        t.record(&e, 1_061, |m| m.0 += 5);
+        assert!(t.take_due(1_100).is_empty(), "flushed at 1,060");
+        let all = t.take_all(1_100);
+        assert_eq!((all.len(), all.iter().map(|(_, c)| c.0).sum::<u64>()), (2, 7));
+        assert!(t.take_all(1_101).is_empty());
+        assert!(N::default().is_empty());
+    }
+}
