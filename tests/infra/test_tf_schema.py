@@ -3,17 +3,22 @@
 fault — an unknown argument, resource type, data source or block (a dynamic one and one inside a
 dynamic block's content too), a missing required argument or block, an unknown or missing module
 input, a provider version the pinned schema does not satisfy, and a lock that misstates its
-package's provider release. Also the version constraint arithmetic and the schema extraction from
-a jsii assembly.
+package's provider release. Also the version constraint arithmetic, the schema extraction from
+a jsii assembly, and the download (integrity refused, cache kept) from a registry in a directory.
 
     python3 tests/infra/test_tf_schema.py     (tests/infra/run.sh runs it, after tf_schema.py has
                                                filled the schema cache)
 """
 
+import base64
 import copy
+import hashlib
+import io
+import json
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -152,31 +157,76 @@ class Pins(unittest.TestCase):
             self.assertFalse(t.satisfies(v, c), (v, c))
 
 
-class Extract(unittest.TestCase):
-    """extract() on a hand-made assembly shaped like cdktf's."""
+def assembly() -> dict:
+    """A jsii assembly shaped like cdktf's: one resource with a required argument, a renamed one
+    (`systemAttribute` is `system`) and an optional block."""
+    link = "{@link https://registry.terraform.io/providers/hashicorp/x/1.2.3/docs/resources/x_thing"
 
+    def prop(name, anchor, **kw):
+        return {"name": name, "docs": {"summary": f"Docs at Terraform Registry: {link}#{anchor} XThing#{anchor}}}."}, "type": {"primitive": "string"}, **kw}
+
+    rule = {"fqn": "@cdktf/provider-x.thing.XThingRule"}
+    return {
+        "name": "@cdktf/provider-x",
+        "types": {
+            "@cdktf/provider-x.thing.XThing": {"kind": "class", "base": "cdktf.TerraformResource", "docs": {"summary": f"Represents a {link} x_thing}}."}, "initializer": {"parameters": [{"name": "config", "type": {"fqn": "@cdktf/provider-x.thing.XThingConfig"}}]}},
+            "@cdktf/provider-x.thing.XThingConfig": {"kind": "interface", "datatype": True, "interfaces": ["cdktf.TerraformMetaArguments"], "properties": [
+                prop("name", "name"),
+                prop("systemAttribute", "system", optional=True),
+                {"name": "rule", "optional": True, "docs": {"summary": "rule block.", "remarks": f"Docs at Terraform Registry: {link}#rule XThing#rule}}"}, "type": {"union": {"types": [{"fqn": "cdktf.IResolvable"}, {"collection": {"kind": "array", "elementtype": rule}}]}}},
+            ]},
+            "@cdktf/provider-x.thing.XThingRule": {"kind": "interface", "datatype": True, "properties": [prop("maxItems", "max_items")]},
+        },
+    }
+
+
+class Extract(unittest.TestCase):
     def test_names_required_blocks(self):
-        link = "{@link https://registry.terraform.io/providers/hashicorp/x/1.0.0/docs/resources/x_thing"
-        prop = lambda name, anchor, summary="", **kw: {"name": name, "docs": {"summary": f"{summary}Docs at Terraform Registry: {link}#{anchor} XThing#{anchor}}}."}, "type": {"primitive": "string"}, **kw}  # noqa: E731
-        assembly = {
-            "name": "@cdktf/provider-x",
-            "types": {
-                "@cdktf/provider-x.thing.XThing": {"kind": "class", "base": "cdktf.TerraformResource", "docs": {"summary": f"Represents a {link} x_thing}}."}, "initializer": {"parameters": [{"name": "config", "type": {"fqn": "@cdktf/provider-x.thing.XThingConfig"}}]}},
-                "@cdktf/provider-x.thing.XThingConfig": {"kind": "interface", "datatype": True, "interfaces": ["cdktf.TerraformMetaArguments"], "properties": [
-                    prop("name", "name"),
-                    prop("systemAttribute", "system", optional=True),
-                    {**prop("rule", "rule", summary="rule block. "), "optional": True, "type": {"union": {"types": [{"fqn": "cdktf.IResolvable"}, {"collection": {"kind": "array", "elementtype": {"fqn": "@cdktf/provider-x.thing.XThingRule"}}}]}}},
-                ]},
-                "@cdktf/provider-x.thing.XThingRule": {"kind": "interface", "datatype": True, "properties": [prop("maxItems", "max_items")]},
-            },
-        }
-        for p in assembly["types"]["@cdktf/provider-x.thing.XThingConfig"]["properties"]:
-            if p["name"] == "rule":
-                p["docs"] = {"summary": "rule block.", "remarks": f"Docs at Terraform Registry: {link}#rule XThing#rule}}"}
-        s = t.extract(assembly)
+        s = t.extract(assembly())
         self.assertEqual(s["resources"], {"x_thing": "thing.XThingConfig"})
         self.assertEqual(s["structs"]["thing.XThingConfig"], {"name": [1, 0, None], "system": [0, 0, None], "rule": [0, 1, "thing.XThingRule"]})
         self.assertEqual(s["structs"]["thing.XThingRule"], {"max_items": [1, 0, None]})
+
+
+class Fetch(unittest.TestCase):
+    """load_schemas against a registry in a directory (file://): download, integrity, cache."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="vwr-tf-schema-registry-")
+        os.makedirs(os.path.join(self.tmp, "registry", "@cdktf", "provider-x", "-"))
+        tgz = os.path.join(self.tmp, "registry", "@cdktf", "provider-x", "-", "provider-x-1.0.0.tgz")
+        with tarfile.open(tgz, "w:gz") as tar:
+            for name, doc in (("package/package.json", {"version": "1.0.0", "cdktf": {"provider": {"name": "registry.terraform.io/hashicorp/x", "version": "1.2.3"}}}), ("package/.jsii", assembly())):
+                data = json.dumps(doc).encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        with open(tgz, "rb") as fh:
+            digest = base64.b64encode(hashlib.sha512(fh.read()).digest()).decode()
+        self.lock = {"hashicorp/x": {"package": "@cdktf/provider-x", "package_version": "1.0.0", "provider_version": "1.2.3", "integrity": f"sha512-{digest}"}}
+        self.env = os.environ.get("npm_config_registry")
+        os.environ["npm_config_registry"] = "file://" + os.path.join(self.tmp, "registry")
+
+    def tearDown(self):
+        if self.env is None:
+            os.environ.pop("npm_config_registry", None)
+        else:
+            os.environ["npm_config_registry"] = self.env
+        shutil.rmtree(self.tmp)
+
+    def test_fetched_once_then_cached(self):
+        cache = os.path.join(self.tmp, "cache")
+        s = t.load_schemas(cache, self.lock)["hashicorp/x"]
+        self.assertEqual((s["provider_version"], s["resources"]), ("1.2.3", {"x_thing": "thing.XThingConfig"}))
+        self.assertEqual(t.check_pins(self.lock, {"hashicorp/x": s}), [])
+        shutil.rmtree(os.path.join(self.tmp, "registry"))  # no registry: the cache serves
+        self.assertEqual(t.load_schemas(cache, self.lock)["hashicorp/x"], s)
+
+    def test_refuses_a_wrong_integrity(self):
+        lock = copy.deepcopy(self.lock)
+        lock["hashicorp/x"]["integrity"] = "sha512-" + base64.b64encode(b"\0" * 64).decode()
+        with self.assertRaisesRegex(ValueError, "integrity"):
+            t.load_schemas(os.path.join(self.tmp, "cache"), lock)
 
 
 if __name__ == "__main__":

@@ -262,6 +262,9 @@ def load_tree(root: str) -> tuple[dict[str, dict], list[str]]:
             for block in blocks_:
                 for body in labelled_bodies(key, block):
                     body["__file__"] = rel(root, path)
+                    if key == "check":  # its scoped data sources
+                        for inner in (b for d in body.get("data", []) for b in labelled_bodies("data", d)):
+                            inner["__file__"] = rel(root, path)
         d = modules.setdefault(rel(root, os.path.dirname(path)), {})
         for key, blocks_ in doc.items():
             d.setdefault(key, []).extend(blocks_)
@@ -425,7 +428,10 @@ def main() -> int:
     try:
         schemas = load_schemas(args.cache or os.path.join(args.root, "target", "tf-schema"), lock)
     except Exception as e:  # noqa: BLE001 - no schema is a failure, not a skip
-        checks.check("provider schemas: pinned packages fetched and verified", [f"{type(e).__name__}: {e}"])
+        checks.check("provider schemas: pinned packages fetched and verified", [
+            f"{type(e).__name__}: {e}",
+            f"the packages pinned in {rel(args.root, LOCK)} are downloaded from the npm registry once (npm_config_registry), then read from the cache",
+        ])
         return 1
     pins = ", ".join(f"{src} {s['provider_version']} ({s['package']}@{s['package_version']})" for src, s in sorted(schemas.items()))
     checks.check(f"provider schemas: {pins}", check_pins(lock, schemas))
