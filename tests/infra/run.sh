@@ -6,13 +6,20 @@
 #      docs/openapi.yaml against the routers, validated as OpenAPI 3.1);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
-#   2. checkov on terraform/: fails on any finding not skipped inline with a reason;
-#   3. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
-#   4. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
+#   2. tf_schema.py: terraform/ against the providers' schemas (resource and data types,
+#      arguments and blocks, required ones, module inputs, provider version constraints), read
+#      from the prebuilt CDKTF bindings pinned in tests/infra/tf-schema.lock.json: downloaded
+#      once from the npm registry (npm_config_registry, else registry.npmjs.org), verified
+#      against the pinned integrity and cached in target/tf-schema; always runs (no schema is a
+#      failure); test_tf_schema.py: it fails on each injected fault;
+#   3. checkov on terraform/: fails on any finding not skipped inline with a reason;
+#   4. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
+#   5. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
 #      (VWR_TEST_AWS_ENDPOINT, else a moto server started here from tests/.venv);
-#   5. terraform validate and fmt -check of terraform/, only where a terraform binary and an
-#      offline AWS provider mirror exist (VWR_TF_PLUGIN_DIR, else Terraform's standard plugin
-#      directories); skipped otherwise.
+#   6. an optional extra where a terraform binary and an offline AWS provider mirror exist
+#      (VWR_TF_PLUGIN_DIR, else Terraform's standard plugin directories): terraform validate
+#      and fmt -check of terraform/; skipped otherwise (step 2 is the schema check that
+#      always runs).
 # Python tools go to tests/infra/.venv (tests/infra/requirements.txt).
 set -euo pipefail
 
@@ -51,6 +58,12 @@ if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract
 step "contract: docs/openapi.yaml check (routes read from Rust, missing and extra operations)"
 if "$VENV/bin/python" "$HERE/test_contract_openapi.py"; then ok; else fail "contract openapi check"; fi
 
+step "Terraform against the providers' schemas (tests/infra/tf-schema.lock.json)"
+if "$VENV/bin/python" "$HERE/tf_schema.py" --root "$ROOT" --cache "$ROOT/target/tf-schema"; then ok; else fail "terraform schema check"; fi
+
+step "Terraform schema check: injected faults fail it"
+if "$VENV/bin/python" "$HERE/test_tf_schema.py"; then ok; else fail "terraform schema check self-test"; fi
+
 step "checkov on terraform/"
 if "$VENV/bin/checkov" --directory "$ROOT/terraform" --framework terraform --skip-download \
   --compact --quiet --output cli; then ok; else fail "checkov"; fi
@@ -82,7 +95,7 @@ if [[ -z "$ENDPOINT" ]]; then
 fi
 if "$VENV/bin/python" "$HERE/test_bootstrap.py" --endpoint-url "$ENDPOINT"; then ok; else fail "bootstrap on moto"; fi
 
-step "terraform validate (offline provider mirror)"
+step "terraform validate and fmt (optional: offline provider mirror)"
 PLUGINS="${VWR_TF_PLUGIN_DIR:-}"
 if [[ -z "$PLUGINS" ]]; then
   for d in "$HOME/.terraform.d/plugins" "${XDG_DATA_HOME:-$HOME/.local/share}/terraform/plugins" \
