@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use vwr_tier1::report::SaleReport;
+use vwr_tier2::report::Tier2Report;
 
 use crate::admin::AdminTarget;
 use crate::client::HttpClient;
@@ -27,6 +29,18 @@ pub struct ReportArgs {
     /// Write the report with its charts to this HTML file (one file, no network).
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// The tier-2 admin API, for tier 2's part (default: --url, as `vwr dev` serves both).
+    #[arg(long, env = "VWR_TIER2_ADMIN_URL")]
+    pub tier2_url: Option<String>,
+}
+
+/// Both tiers' reports of one event: tier 1's fields, and `tier2` when tier 2 holds the event.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    #[serde(flatten)]
+    pub tier1: SaleReport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier2: Option<Tier2Report>,
 }
 
 /// Fetches the report and shows it as asked; answers what to print.
@@ -39,8 +53,18 @@ pub async fn run(args: ReportArgs) -> Result<String, String> {
     if !reply.status.is_success() {
         return Err(format!("{url}: {} {}", reply.status, String::from_utf8_lossy(&reply.body)));
     }
-    let report: SaleReport =
+    let tier1: SaleReport =
         serde_json::from_slice(&reply.body).map_err(|e| format!("{url}: not a report: {e}"))?;
+    let base2 = args.tier2_url.as_deref().unwrap_or(&args.target.url).trim_end_matches('/');
+    let url2 = format!("{base2}/api/queue/admin/report/{}", args.event_id);
+    let reply = client.send(http::Method::GET, &url2, None, &auth).await.map_err(|e| e.to_string())?;
+    // 404: tier 2 does not hold this event (or is not deployed); anything else is an error.
+    let tier2 = match reply.status.as_u16() {
+        200 => Some(serde_json::from_slice(&reply.body).map_err(|e| format!("{url2}: not a report: {e}"))?),
+        404 => None,
+        s => return Err(format!("{url2}: {s} {}", String::from_utf8_lossy(&reply.body))),
+    };
+    let report = Report { tier1, tier2 };
     let mut out = String::new();
     if let Some(path) = &args.html {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -62,7 +86,8 @@ fn opt(v: Option<f64>) -> String {
 }
 
 /// The terminal's short table.
-pub fn summary(r: &SaleReport) -> String {
+pub fn summary(report: &Report) -> String {
+    let r = &report.tier1;
     let t = &r.totals;
     let w = r.wait_seconds;
     let pct = |n: u64, of: u64| {
@@ -94,12 +119,23 @@ pub fn summary(r: &SaleReport) -> String {
         t.refusals.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
     };
     rows.push(("refusals", refusals));
+    if let Some(t2) = &report.tier2 {
+        let slots = t2.threshold.map_or_else(String::new, |t| format!(" ({t} slots)"));
+        rows.push((
+            "tier 2",
+            format!(
+                "{} admitted{slots}, {} checks found it full",
+                t2.totals.admitted, t2.totals.over_threshold
+            ),
+        ));
+    }
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     rows.iter().map(|(k, v)| format!("{k:<width$}  {v}\n")).collect()
 }
 
-/// The HTML report: cards, six charts, the minutes as a table.
-pub fn html(r: &SaleReport) -> String {
+/// The HTML report: cards, six charts (seven with tier 2), the minutes as a table.
+pub fn html(report: &Report) -> String {
+    let r = &report.tier1;
     let t = &r.totals;
     let xs: Vec<Option<f64>> = r.minutes.iter().enumerate().map(|(i, _)| Some(i as f64)).collect();
     let per = |f: fn(&vwr_tier1::report::MinuteRow) -> u64| -> Vec<Option<f64>> {
@@ -198,6 +234,9 @@ pub fn html(r: &SaleReport) -> String {
             "— assign and check, by the API's error code",
         )
     });
+    if let Some(t2) = &report.tier2 {
+        charts.push(tier2_chart(t2, start));
+    }
     let w = r.wait_seconds;
     let card = |label: &str, value: String, note: &str| {
         format!(
@@ -255,6 +294,37 @@ pub fn html(r: &SaleReport) -> String {
     )
 }
 
+/// Tier 2 over the sale's minutes (`start`: tier 1's first minute, so the charts line up).
+fn tier2_chart(t2: &Tier2Report, start: u64) -> String {
+    let from = match (t2.minutes.first(), start) {
+        (Some(m), 0) => m.at,
+        (Some(m), s) => m.at.min(s),
+        (None, s) => s,
+    };
+    let xs: Vec<Option<f64>> =
+        t2.minutes.iter().map(|m| Some((m.at.saturating_sub(from)) as f64 / 60.0)).collect();
+    let per =
+        |f: fn(&vwr_tier2::report::Tier2Row) -> Option<f64>| t2.minutes.iter().map(f).collect::<Vec<_>>();
+    line_chart(
+        "tier 2: admissions per minute and the line",
+        &format!("minutes since {}", clock(from)),
+        &xs,
+        &[
+            Line { name: "admitted", ys: per(|m| Some(m.admitted as f64)) },
+            Line { name: "found it full", ys: per(|m| Some(m.over_threshold as f64)) },
+            Line { name: "waiting (mean)", ys: per(|m| m.waiting) },
+            Line { name: "slots taken (mean)", ys: per(|m| m.active) },
+        ],
+        &[],
+        "visitors",
+        &format!(
+            "— the booking line; {} admitted in all{}",
+            t2.totals.admitted,
+            t2.threshold.map_or_else(String::new, |t| format!(", {t} slots"))
+        ),
+    )
+}
+
 /// Unix seconds as `YYYY-MM-DD HH:MM` (UTC).
 fn clock(secs: u64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_secs(secs);
@@ -268,7 +338,7 @@ mod tests {
     use vwr_core::EventId;
     use vwr_tier1::report::MinuteCounts;
 
-    fn sample() -> SaleReport {
+    fn sample() -> Report {
         let e = EventId::parse("e1").unwrap();
         let mut a = MinuteCounts { joins: 40, served: 10, ..Default::default() };
         for w in [3, 14, 25, 70] {
@@ -276,19 +346,30 @@ mod tests {
         }
         a.refusals.insert("proof_required".into(), 3);
         let b = MinuteCounts { served: 12, released: 2, ..Default::default() };
-        SaleReport::build(&e, "closed", Some(12.0), &[(29_000_000, a), (29_000_002, b)], 1_740_000_200)
+        let tier1 =
+            SaleReport::build(&e, "closed", Some(12.0), &[(29_000_000, a), (29_000_002, b)], 1_740_000_200);
+        let t2 = vwr_tier2::report::Tier2Minute {
+            admitted: 9,
+            over_threshold: 2,
+            waiting_sum: 8,
+            samples: 2,
+            ..Default::default()
+        };
+        let tier2 = Some(Tier2Report::build(&e, Some(4), &[(29_000_001, t2)], 1_740_000_200));
+        Report { tier1, tier2 }
     }
 
     #[test]
     fn the_html_has_its_charts_and_needs_no_network() {
         let page = html(&sample());
-        assert_eq!(page.matches("<svg").count(), 6, "six charts");
+        assert_eq!(page.matches("<svg").count(), 7, "six charts and tier 2's");
         for title in [
             "arrivals, admissions and redemptions per minute",
             "outflow against target",
             "the wait distribution",
             "abandonment",
             "refusals by kind",
+            "tier 2: admissions per minute and the line",
         ] {
             assert!(page.contains(title), "{title}");
         }
@@ -303,13 +384,20 @@ mod tests {
         assert!(s.contains("never came") && s.contains("18"), "{s}");
         assert!(s.contains("proof_required 3"), "{s}");
         assert!(s.contains("target 12 a minute"), "{s}");
+        assert!(s.contains("9 admitted (4 slots), 2 checks found it full"), "{s}");
         assert!(s.lines().count() <= 12);
+        let json = serde_json::to_value(sample()).unwrap();
+        assert_eq!(
+            (json["totals"]["joins"].as_u64(), json["tier2"]["totals"]["admitted"].as_u64()),
+            (Some(40), Some(9))
+        );
     }
 
     #[test]
     fn an_empty_report_still_renders() {
         let e = EventId::parse("e1").unwrap();
-        let r = SaleReport::build(&e, "open", None, &[], 1_740_000_000);
+        let r = Report { tier1: SaleReport::build(&e, "open", None, &[], 1_740_000_000), tier2: None };
+        assert!(!serde_json::to_string(&r).unwrap().contains("tier2"));
         assert!(html(&r).contains("No call of assign or check was refused"));
         assert!(summary(&r).contains("–"));
     }

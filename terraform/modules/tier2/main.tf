@@ -265,6 +265,7 @@ locals {
   admin_routes = {
     threshold = "PUT /api/queue/admin/threshold/{eventId}"
     status    = "GET /api/queue/admin/status/{eventId}"
+    report    = "GET /api/queue/admin/report/{eventId}"
     remove    = "DELETE /api/queue/admin/event/{eventId}"
   }
 }

@@ -24,6 +24,7 @@ use vwr_tier2::model::{
     AdmitReport, Admitted, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
     RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
+use vwr_tier2::report::Tier2Minute;
 use vwr_tier2::store::{AdmissionStore, Retire};
 
 use crate::scripts::{self, Op};
@@ -381,6 +382,11 @@ fn reindex_flag(v: &[Value]) -> bool {
     v.get(7).map(as_u64).transpose().ok().flatten() == Some(1)
 }
 
+/// Adds `ARGV[1..n-1]` (field, count pairs) to the hash `KEYS[1]` and keeps it `ARGV[n]`
+/// seconds: tier 2's report minutes (docs/data.md#redis).
+const REPORT_ADD: &str = "for i = 1, #ARGV - 1, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end \
+redis.call('EXPIRE', KEYS[1], ARGV[#ARGV]) return 1";
+
 #[async_trait]
 impl AdmissionStore for RedisStore {
     async fn register(
@@ -643,6 +649,45 @@ impl AdmissionStore for RedisStore {
             "unknown" => Ok(Retire::Retired),
             other => Err(proto(format!("bad retire reply {other}"))),
         }
+    }
+
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &Tier2Minute,
+    ) -> Result<(), StoreError> {
+        // One script so that a minute's fields land together (a retried partial pipeline
+        // would count some twice); the key is in the event's slot.
+        let script = redis::Script::new(REPORT_ADD);
+        let mut inv = script.key(keys::report_key(event));
+        let mut any = false;
+        for (field, v) in counts.fields().into_iter().filter(|(_, v)| *v > 0) {
+            inv.arg(format!("{minute}:{field}")).arg(v);
+            any = true;
+        }
+        if !any {
+            return Ok(());
+        }
+        inv.arg(vwr_core::tally::KEEP_SECS);
+        let res: Result<(), RedisError> = match &self.conn {
+            Conn::Single(c) => inv.invoke_async(&mut c.clone()).await,
+            Conn::Cluster(c) => inv.invoke_async(&mut c.clone()).await,
+        };
+        res.map_err(|e| redis_error("report_add", e))
+    }
+
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, Tier2Minute)>, StoreError> {
+        let all: Vec<(String, u64)> =
+            self.command(redis::cmd("HGETALL").arg(keys::report_key(event)), "report_minutes").await?;
+        let mut by: std::collections::BTreeMap<u64, Tier2Minute> = Default::default();
+        for (k, v) in all {
+            let Some((m, field)) = k.split_once(':') else { continue };
+            let Ok(m) = m.parse::<u64>() else { continue };
+            // An unknown field (a later release's) is left out, not an error.
+            let _ = by.entry(m).or_default().set(field, v);
+        }
+        Ok(by.into_iter().collect())
     }
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {

@@ -247,6 +247,7 @@ pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
     Router::new()
         .route("/api/queue/admin/threshold/{event_id}", put(set_threshold))
         .route("/api/queue/admin/status/{event_id}", get(admin_status))
+        .route("/api/queue/admin/report/{event_id}", get(admin_report))
         .route("/api/queue/admin/event/{event_id}", axum::routing::delete(unregister))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
@@ -284,6 +285,14 @@ async fn admin_status(
     EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
     Ok(no_store(Json(svc.admin_status(&event).await?).into_response()))
+}
+
+/// Tier 2's part of the report after the sale (docs/operate.md#the-report-after-the-sale).
+async fn admin_report(
+    State(svc): State<Arc<Tier2Service>>,
+    EventPath(event): EventPath,
+) -> Result<Response, ApiError> {
+    Ok(no_store(Json(svc.report(&event).await?).into_response()))
 }
 
 async fn unregister(

@@ -23,6 +23,7 @@ pub mod notices;
 pub mod protect;
 pub mod ranked;
 pub mod registry;
+pub mod report;
 pub mod service;
 pub mod store;
 pub mod worker;

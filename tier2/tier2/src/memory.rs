@@ -13,6 +13,7 @@ use crate::model::{
     MAX_LINE_MARKS, PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use crate::ranked::ZSet;
+use crate::report::Tier2Minute;
 use crate::store::{AdmissionStore, Retire};
 
 /// What a timeout took from a user (`:gh`), kept for their return (docs/invariants.md#23).
@@ -88,6 +89,8 @@ struct State {
     /// The worker's index of events (the Redis `vwr:events` set).
     index: BTreeSet<EventId>,
     last_arrival: u64,
+    /// The report's minutes (`vwr:{e}:report`); kept for the process's life here.
+    reports: BTreeMap<EventId, BTreeMap<u64, Tier2Minute>>,
 }
 
 /// Process-local admission store.
@@ -752,6 +755,30 @@ impl AdmissionStore for MemoryStore {
         ev.retired = true;
         st.index.remove(event);
         Ok(Retire::Retired)
+    }
+
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &Tier2Minute,
+    ) -> Result<(), StoreError> {
+        use vwr_core::tally::Counts;
+        // As Redis: nothing to add writes nothing.
+        if counts.is_empty() {
+            return Ok(());
+        }
+        self.lock().reports.entry(event.clone()).or_default().entry(minute).or_default().merge(counts);
+        Ok(())
+    }
+
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, Tier2Minute)>, StoreError> {
+        Ok(self
+            .lock()
+            .reports
+            .get(event)
+            .map(|m| m.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .unwrap_or_default())
     }
 
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError> {

@@ -169,6 +169,8 @@ pub struct Tier2Service {
     meta_cache: TtlCache<EventId, EventMeta>,
     clock: Arc<dyn Clock>,
     metrics: MetricsSink,
+    /// This instance's counts for the report, not yet in the store.
+    tally: crate::report::Tally,
 }
 
 fn random_id() -> Result<String, Tier2Error> {
@@ -206,6 +208,7 @@ impl Tier2Service {
             meta_cache: TtlCache::new(meta_ttl),
             clock: Arc::new(SystemClock),
             metrics: MetricsSink::Off,
+            tally: crate::report::Tally::new(SystemClock.now_secs()),
         }
     }
 
@@ -215,8 +218,9 @@ impl Tier2Service {
         self
     }
 
-    /// The clock of identity cookies (tests move it).
+    /// The clock of identity cookies and of the report's minutes (tests move it).
     pub(crate) fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.tally = crate::report::Tally::new(clock.now_secs());
         self.clock = clock;
         self
     }
@@ -228,6 +232,53 @@ impl Tier2Service {
 
     pub fn store(&self) -> &Arc<dyn AdmissionStore> {
         &self.store
+    }
+
+    /// Counts something of `event` now, for the report (docs/operate.md#the-report-after-the-sale).
+    pub fn count(&self, event: &EventId, f: impl FnOnce(&mut crate::report::Tier2Minute)) {
+        self.tally.record(event, self.clock.now_secs(), f);
+    }
+
+    /// Adds this instance's counts to the store when a minute has passed since it last did;
+    /// a failed write keeps them for the next time.
+    pub async fn flush_report_due(&self) {
+        let batch = self.tally.take_due(self.clock.now_secs());
+        let _ = self.write_counts(batch).await;
+    }
+
+    /// Adds all of this instance's counts to the store now.
+    pub async fn flush_report(&self) -> Result<(), Tier2Error> {
+        let batch = self.tally.take_all(self.clock.now_secs());
+        self.write_counts(batch).await
+    }
+
+    async fn write_counts(
+        &self,
+        batch: vwr_core::tally::Batch<crate::report::Tier2Minute>,
+    ) -> Result<(), Tier2Error> {
+        let mut rest = batch.into_iter();
+        while let Some(((event, minute), counts)) = rest.next() {
+            if let Err(e) = self.store.add_report_minute(&event, minute, &counts).await {
+                tracing::warn!(event = "tier2.report_flush_failed", event_id = %event, minute, error = %e);
+                let mut back = vec![((event, minute), counts)];
+                back.extend(rest);
+                self.tally.put_back(back);
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// `GET /api/queue/admin/report/{eventId}`: tier 2's minutes of the sale; 404 for an
+    /// event tier 2 neither holds nor has counted.
+    pub async fn report(&self, event: &EventId) -> Result<crate::report::Tier2Report, Tier2Error> {
+        self.flush_report().await?;
+        let minutes = self.store.report_minutes(event).await?;
+        let threshold = self.store.meta(event).await?.map(|m| m.threshold);
+        if threshold.is_none() && minutes.is_empty() {
+            return Err(Tier2Error::EventNotFound);
+        }
+        Ok(crate::report::Tier2Report::build(event, threshold, &minutes, self.clock.now_secs()))
     }
 
     pub fn registry(&self) -> &Arc<dyn Registry> {
@@ -472,8 +523,10 @@ impl Tier2Service {
                 e => e,
             })?;
         if let Place::Active { fresh: true, .. } = place {
+            self.count(event, |m| m.admitted += 1);
             tracing::info!(event = "tier2.admitted_at_once", event_id = %event, jti = %jti);
         }
+        self.flush_report_due().await;
         if place.restored() {
             tracing::info!(event = "tier2.place_restored", event_id = %event, active = matches!(place, Place::Active { .. }));
         }

@@ -8,6 +8,7 @@ use crate::model::{
     AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
     RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
+use crate::report::Tier2Minute;
 
 /// What retiring an idle event found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,4 +122,17 @@ pub trait AdmissionStore: Send + Sync + 'static {
 
     /// A consistent view of the event.
     async fn snapshot(&self, event: &EventId) -> Result<Snapshot, StoreError>;
+
+    /// Adds one instance's report counts of `event` in unix minute `minute` to those stored
+    /// (atomically: instances never overwrite each other), kept 90 days
+    /// (docs/operate.md#the-report-after-the-sale).
+    async fn add_report_minute(
+        &self,
+        event: &EventId,
+        minute: u64,
+        counts: &Tier2Minute,
+    ) -> Result<(), StoreError>;
+
+    /// Every stored report minute of `event`, by minute.
+    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, Tier2Minute)>, StoreError>;
 }

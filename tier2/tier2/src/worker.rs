@@ -173,10 +173,20 @@ impl Worker {
             }
         }
         self.send_all_notices(&events, &mut report).await;
+        self.svc.flush_report_due().await;
         report
     }
 
     fn record(&self, event: &EventId, r: &AdmitReport, report: &mut TickReport) {
+        self.svc.count(event, |m| {
+            m.admitted += r.admitted.len() as u64;
+            m.over_threshold += r.over_threshold;
+            m.evicted += r.evicted;
+            m.expired += r.expired;
+            m.waiting_sum += r.waiting;
+            m.active_sum += r.active;
+            m.samples += 1;
+        });
         report.admitted += r.admitted.len() as u64;
         report.expired += r.expired;
         report.evicted += r.evicted;
@@ -342,6 +352,9 @@ impl Worker {
     /// `budget`, logs the totals (`tier2.worker_run`) and answers them.
     pub async fn scheduled(&self, every: Duration, budget: Duration) -> serde_json::Value {
         let r = self.run(every, Some(budget)).await;
+        // This run's counts in the report before the instance may be frozen; logged inside
+        // when it fails.
+        let _ = self.svc.flush_report().await;
         tracing::info!(
             event = "tier2.worker_run",
             events = r.events,

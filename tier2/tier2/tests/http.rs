@@ -209,6 +209,26 @@ async fn walk_threshold_two_three_users() {
         (r.body["active"].as_u64(), r.body["waiting"].as_u64(), r.body["threshold"].as_u64()),
         (Some(2), Some(0), Some(2))
     );
+    // Tier 2's part of the report (docs/operate.md#the-report-after-the-sale): the three let
+    // in (two at once, carol when alice left); admin only; 404 for an event tier 2 never held.
+    let admin_get = |path: &str| {
+        Request::get(path).header(header::AUTHORIZATION, format!("Bearer {KEY}")).body(Body::empty()).unwrap()
+    };
+    let r = send(&app, admin_get("/api/queue/admin/report/e1")).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(
+        (r.body["totals"]["admitted"].as_u64(), r.body["threshold"].as_u64()),
+        (Some(3), Some(2)),
+        "{:?}",
+        r.body
+    );
+    assert_error(
+        &send(&app, admin_get("/api/queue/admin/report/never")).await,
+        StatusCode::NOT_FOUND,
+        "event_not_found",
+    );
+    let anon = Request::get("/api/queue/admin/report/e1").body(Body::empty()).unwrap();
+    assert_eq!(send(&app, anon).await.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]

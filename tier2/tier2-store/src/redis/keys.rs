@@ -20,6 +20,13 @@ pub fn event_keys(e: &EventId) -> [String; 13] {
     EVENT_KEY_SUFFIXES.map(|suffix| format!("vwr:{{{e}}}:{suffix}"))
 }
 
+/// Tier 2's report minutes of event `e`, `vwr:{e}:report`: a hash of `{minute}:{field}` →
+/// count, added to by every instance and expiring 90 days after the last addition. Outside
+/// [`EVENT_KEY_SUFFIXES`]: no admission script touches it.
+pub fn report_key(e: &EventId) -> String {
+    format!("vwr:{{{e}}}:report")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +54,7 @@ mod tests {
             ]
         );
         assert_eq!(EVENTS_KEY, "vwr:events");
+        assert_eq!(report_key(&e), "vwr:{sale-1}:report");
     }
 
     /// The Lua binds as many keys as it is given: one `KEYS[i]` line per key in its header, in
