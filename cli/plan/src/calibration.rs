@@ -313,3 +313,146 @@ fn check_numbers(path: &str, value: &Value) -> Result<(), PlanError> {
         other => Err(PlanError::Calibration(format!("{path} is {other}, not a figure ≥ 0"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A report as `vwr loadtest --json` writes it (the keys of `cli/src/loadtest/report.rs`
+    /// and `cost.rs`), trimmed to the sections a calibration reads and a few it does not.
+    fn report() -> Value {
+        json!({
+            "event": "lt-1",
+            "baseUrl": "http://127.0.0.1:8080",
+            "visitors": 4000,
+            "scenario": "steady",
+            "arrival": "uniform",
+            "config": {
+                "batchSize": 50, "intervalSeconds": 1, "shards": 4, "threshold": 2000,
+                "dwellSeconds": 12.0, "abandonRate": 0.0, "mode": "fixed", "targetPerMinute": null,
+                "maxBatchSize": null, "noShowRate": 0.0, "arrivalSeconds": 5.0
+            },
+            "durationSeconds": 140.2,
+            "timeToAdmission": {
+                "tier1P50Seconds": 40.0, "tier1P99Seconds": 80.0, "entryP50Seconds": 41.0,
+                "entryP99Seconds": 82.0, "tier1Histogram": {"binSeconds": 5.0, "counts": [1, 2]}
+            },
+            "costs": {
+                "polling": "page",
+                "tier1LambdaCallsPerVisitor": 2.03,
+                "tier2LambdaCallsPerVisitor": 5.5,
+                "statusFetchesPerVisitor": 10.5,
+                "originStatusFetchesPerSecond": 0.97,
+                "checksPerVisitor": 1.0,
+                "statusCacheHitShare": 0.998,
+                "calls": {
+                    "assign": 4020, "check": 4000, "statusFetches": 42000, "statusCacheHits": 41916,
+                    "statusOriginFetches": 84, "statusWithoutCdn": 0, "tier1": 8104, "tier2": 22000
+                },
+                "notCounted": {"tier1Rechecks": 4000, "why": "…"}
+            },
+            "tier2": {
+                "waiting": "line", "idleSlotSecondsP50": 0.8, "idleSlotSecondsP90": 1.3,
+                "idleSlotSecondsMax": 2.0, "idleSlotsMeasured": 4000, "lineReadsPerVisitor": 20.0,
+                "lineOriginFetches": 60, "lineCacheHitShare": 0.99925
+            }
+        })
+    }
+
+    #[test]
+    fn the_embedded_calibration_parses_with_its_runs_and_every_function() {
+        let c = Calibration::embedded().unwrap();
+        assert_eq!(c.source.runs.len(), 2);
+        assert!(c.source.runs.iter().all(|r| r.command.starts_with("vwr loadtest ") && !r.date.is_empty()));
+        assert_eq!(c.costs.tier1_lambda_calls_per_visitor, 2.02, "docs/performance.md, page polling");
+        assert_eq!(c.costs.tier2_lambda_calls_per_visitor, 3.87, "docs/performance.md, line document");
+        for f in FUNCTIONS {
+            assert!(c.functions[f].duration_ms > 0.0, "{f}");
+        }
+        // Default dwell 2 s: one heartbeat, so 2.87 tier-2 calls besides heartbeats.
+        assert_eq!(c.measured_heartbeats_per_visitor(), 1.0);
+        assert!((c.tier2_calls_besides_heartbeats() - 2.87).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_embedded_keys_are_the_reports_keys() {
+        let file: Value = serde_json::from_str(EMBEDDED).unwrap();
+        let report = report();
+        for (section, keys) in
+            [("costs", &file["costs"]), ("tier2", &file["tier2"]), ("config", &file["config"])]
+        {
+            for key in keys.as_object().unwrap().keys() {
+                if key != "assignsPerVisitor" {
+                    assert!(report[section].get(key).is_some(), "{section}.{key} is not a report key");
+                }
+            }
+        }
+        assert!(report["timeToAdmission"].get("tier1P50Seconds").is_some());
+    }
+
+    #[test]
+    fn a_loadtest_report_regenerates_the_measured_figures() {
+        let c = Calibration::from_loadtest_report(&report()).unwrap();
+        assert_eq!(c.visitors, 4000);
+        assert_eq!(c.costs.assigns_per_visitor, 1.005, "costs.calls.assign / visitors");
+        assert_eq!(c.costs.tier1_lambda_calls_per_visitor, 2.03);
+        assert_eq!(c.costs.tier2_lambda_calls_per_visitor, 5.5);
+        assert_eq!(c.costs.status_fetches_per_visitor, 10.5);
+        assert_eq!(c.costs.origin_status_fetches_per_second, 0.97);
+        assert_eq!(c.costs.status_cache_hit_share, Some(0.998));
+        assert_eq!(c.time_to_admission.tier1_p50_seconds, 40.0);
+        assert_eq!(c.tier2.line_reads_per_visitor, 20.0);
+        assert_eq!(c.config.dwell_seconds, 12.0);
+        // 12 s of dwell at one heartbeat every 5 s: 3 heartbeats.
+        assert_eq!(c.measured_heartbeats_per_visitor(), 3.0);
+        assert_eq!(
+            c.source.runs[0].command,
+            "vwr loadtest --visitors 4000 --arrival uniform --arrival-seconds 5 --batch-size 50 --interval-seconds 1 --shards 4 --threshold 2000 --dwell-seconds 12"
+        );
+        let base = Calibration::embedded().unwrap();
+        assert_eq!((c.derived, c.functions), (base.derived, base.functions), "kept from the file");
+        // What it writes parses back.
+        let text =
+            serde_json::to_string_pretty(&Calibration::from_loadtest_report(&report()).unwrap()).unwrap();
+        assert!(Calibration::from_json(&text).is_ok());
+    }
+
+    #[test]
+    fn a_legacy_run_says_so_in_its_command_line() {
+        let mut r = report();
+        r["costs"]["polling"] = json!("legacy");
+        r["tier2"]["waiting"] = json!("legacy");
+        let c = Calibration::from_loadtest_report(&r).unwrap();
+        assert!(c.source.runs[0].command.ends_with(" --legacy-polling --legacy-tier2"));
+    }
+
+    #[test]
+    fn a_report_without_a_figure_is_refused_by_its_key() {
+        let mut r = report();
+        r["costs"].as_object_mut().unwrap().remove("tier2LambdaCallsPerVisitor");
+        assert_eq!(
+            Calibration::from_loadtest_report(&r).unwrap_err().to_string(),
+            "load-test report: costs.tier2LambdaCallsPerVisitor is missing or not a number"
+        );
+        let mut r = report();
+        r["visitors"] = json!(0);
+        assert_eq!(Calibration::from_loadtest_report(&r), Err(PlanError::ReportField { key: "visitors" }));
+    }
+
+    #[test]
+    fn a_negative_figure_or_a_missing_function_is_refused() {
+        let negative = EMBEDDED.replacen("\"checksPerVisitor\": 1.0", "\"checksPerVisitor\": -1.0", 1);
+        assert_ne!(negative, EMBEDDED);
+        assert!(
+            Calibration::from_json(&negative).unwrap_err().to_string().contains("costs.checksPerVisitor")
+        );
+        let mut c: Value = serde_json::from_str(EMBEDDED).unwrap();
+        c["functions"].as_object_mut().unwrap().remove("tier2-worker");
+        assert_eq!(
+            Calibration::from_json(&c.to_string()).unwrap_err().to_string(),
+            "calibration: functions.tier2-worker is missing"
+        );
+    }
+}

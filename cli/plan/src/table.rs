@@ -32,12 +32,15 @@ pub fn render_table(plan: &Plan) -> String {
     line(format!("{:<44}{:>14}", "counter shards", group(plan.shards as f64)));
     line(format!("{:<44}{:>14}", "DynamoDB writes/s", group(plan.dynamodb_peak_writes_per_second as f64)));
     line(format!("{:<44}{:>14}", "  per shard item", group(plan.dynamodb_peak_writes_per_shard as f64)));
-    for (stage, rps) in &plan.peak_requests_per_second {
-        let name = match stage.as_str() {
-            "cloudfront" => "CloudFront requests/s".to_owned(),
-            s => format!("API Gateway {s} stage requests/s"),
-        };
-        line(format!("{name:<44}{:>14}", group(*rps as f64)));
+    for (stage, name) in [
+        ("tier1", "API Gateway tier1 stage requests/s"),
+        ("tier2", "API Gateway tier2 stage requests/s"),
+        ("gate", "API Gateway gate stage requests/s"),
+        ("cloudfront", "CloudFront requests/s"),
+    ] {
+        if let Some(rps) = plan.peak_requests_per_second.get(stage) {
+            line(format!("{name:<44}{:>14}", group(*rps as f64)));
+        }
     }
     for (function, n) in &plan.lambda_concurrency {
         line(format!("{:<44}{:>14}", format!("Lambda concurrency {function}"), group(*n as f64)));
@@ -51,15 +54,17 @@ pub fn render_table(plan: &Plan) -> String {
     line(String::new());
     line(format!("{:<44}{:>14}", "over the sale", "total"));
     line(format!("{:<44}{:>14}", "CloudFront requests", group(plan.cloudfront_requests as f64)));
-    for (api, n) in &t.api_requests {
-        line(format!("{:<44}{:>14}", format!("API Gateway {api} requests"), group(*n as f64)));
+    for api in ["tier1", "tier2", "gate"] {
+        if let Some(n) = t.api_requests.get(api) {
+            line(format!("{:<44}{:>14}", format!("API Gateway {api} requests"), group(*n as f64)));
+        }
     }
     line(format!("{:<44}{:>14}", "DynamoDB writes", group(t.dynamodb_writes as f64)));
     line(format!("{:<44}{:>14}", "DynamoDB reads", group(t.dynamodb_reads as f64)));
     line(format!("{:<44}{:>14}", "Redis operations", group(t.redis_ops as f64)));
     line(format!("{:<44}{:>14}", "SQS messages", group(plan.sqs_messages as f64)));
     line(String::new());
-    line(format!("{:<44}{:>14}", format!("cost (USD, prices of {})", plan.cost.prices_as_of), ""));
+    line(format!("cost (USD, prices of {})", plan.cost.prices_as_of));
     for (service, usd) in &plan.cost.by_service {
         line(format!("{service:<44}{usd:>14.2}"));
     }
