@@ -17,6 +17,8 @@ use crate::error::PlanError;
 const EMBEDDED: &str = include_str!("../calibration.json");
 /// The load test's visitors heartbeat every `min(dwell, 5 s)` (`cli/src/loadtest/visitor`).
 const LOADTEST_HEARTBEAT_SECONDS: f64 = 5.0;
+/// The load test's name for a heartbeat in `latency`.
+const HEARTBEAT: &str = "tier2.heartbeat";
 
 /// Per-visitor calls and what each call costs the services behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +37,11 @@ pub struct Calibration {
     pub time_to_admission: Tier1Wait,
     /// `tier2` of the report.
     pub tier2: Tier2Measured,
+    /// Requests per visitor by endpoint (`latency.{endpoint}.requests` ÷ `visitors`:
+    /// `tier1.assign`, `tier2.check`, `tier2.status`, `tier2.heartbeat`, `tier2.leave`, …);
+    /// `null` when the runs behind the file did not keep them.
+    #[serde(default)]
+    pub requests_per_visitor: Option<BTreeMap<String, f64>>,
     /// Figures read from the code, not measured.
     pub derived: Derived,
     /// Lambda memory and average duration, by function name.
@@ -164,7 +171,9 @@ impl Calibration {
 
     fn check(&self) -> Result<(), PlanError> {
         let value = serde_json::to_value(self).map_err(|e| PlanError::Calibration(e.to_string()))?;
-        for section in ["config", "costs", "timeToAdmission", "tier2", "derived", "functions"] {
+        for section in
+            ["config", "costs", "timeToAdmission", "tier2", "requestsPerVisitor", "derived", "functions"]
+        {
             check_numbers(section, &value[section])?;
         }
         if self.visitors == 0 {
@@ -244,6 +253,14 @@ impl Calibration {
                 line_reads_per_visitor: num("tier2.lineReadsPerVisitor", &report["tier2"]["lineReadsPerVisitor"])?,
                 line_cache_hit_share: report["tier2"]["lineCacheHitShare"].as_f64(),
             },
+            requests_per_visitor: report["latency"].as_object().map(|endpoints| {
+                endpoints
+                    .iter()
+                    .filter_map(|(name, p)| {
+                        p["requests"].as_f64().map(|n| (name.clone(), round3(n / visitors as f64)))
+                    })
+                    .collect()
+            }),
             derived: base.derived.clone(),
             functions: base.functions.clone(),
         };
@@ -251,9 +268,13 @@ impl Calibration {
         Ok(c)
     }
 
-    /// Heartbeats (`status` while admitted) per visitor in the measured run: the load test
-    /// sends one every `min(dwell, 5 s)` until the dwell ends.
+    /// Heartbeats (`status` while admitted) per visitor in the measured run: counted
+    /// (`requestsPerVisitor["tier2.heartbeat"]`) when the file has them, else as the load test
+    /// sends them, one every `min(dwell, 5 s)` until the dwell ends.
     pub fn measured_heartbeats_per_visitor(&self) -> f64 {
+        if let Some(n) = self.requests_per_visitor.as_ref().and_then(|r| r.get(HEARTBEAT)) {
+            return *n;
+        }
         let dwell = self.config.dwell_seconds;
         if dwell <= 0.0 { 0.0 } else { (dwell / dwell.min(LOADTEST_HEARTBEAT_SECONDS)).ceil() }
     }
@@ -335,6 +356,11 @@ mod tests {
                 "maxBatchSize": null, "noShowRate": 0.0, "arrivalSeconds": 5.0
             },
             "durationSeconds": 140.2,
+            "latency": {
+                "tier1.assign": {"requests": 4020, "p50Ms": 4.8, "p95Ms": 10.8, "p99Ms": 18.6, "maxMs": 30.0},
+                "tier2.check": {"requests": 4000, "p50Ms": 0.5, "p95Ms": 2.2, "p99Ms": 18.0, "maxMs": 20.0},
+                "tier2.heartbeat": {"requests": 10000, "p50Ms": 0.6, "p95Ms": 1.6, "p99Ms": 4.6, "maxMs": 9.0}
+            },
             "timeToAdmission": {
                 "tier1P50Seconds": 40.0, "tier1P99Seconds": 80.0, "entryP50Seconds": 41.0,
                 "entryP99Seconds": 82.0, "tier1Histogram": {"binSeconds": 5.0, "counts": [1, 2]}
@@ -405,8 +431,14 @@ mod tests {
         assert_eq!(c.time_to_admission.tier1_p50_seconds, 40.0);
         assert_eq!(c.tier2.line_reads_per_visitor, 20.0);
         assert_eq!(c.config.dwell_seconds, 12.0);
-        // 12 s of dwell at one heartbeat every 5 s: 3 heartbeats.
-        assert_eq!(c.measured_heartbeats_per_visitor(), 3.0);
+        // Counted: 10,000 heartbeats of 4,000 visitors (not the 3 that 12 s at one every 5 s
+        // would give).
+        let by_endpoint = c.requests_per_visitor.clone().unwrap();
+        assert_eq!(by_endpoint["tier1.assign"], 1.005);
+        assert_eq!(c.measured_heartbeats_per_visitor(), 2.5);
+        let mut uncounted = c.clone();
+        uncounted.requests_per_visitor = None;
+        assert_eq!(uncounted.measured_heartbeats_per_visitor(), 3.0, "12 s at one every 5 s");
         assert_eq!(
             c.source.runs[0].command,
             "vwr loadtest --visitors 4000 --arrival uniform --arrival-seconds 5 --batch-size 50 --interval-seconds 1 --shards 4 --threshold 2000 --dwell-seconds 12"

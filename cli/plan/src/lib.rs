@@ -20,10 +20,13 @@ mod prices;
 mod table;
 
 pub use calibration::{
-    Calibration, Derived, FunctionProfile, MeasuredCosts, Run, Source, Tier1Wait, Tier2Measured,
+    Calibration, Derived, FunctionProfile, MeasuredCosts, Run, RunConfig, Source, Tier1Wait, Tier2Measured,
 };
 pub use error::PlanError;
 pub use inputs::{DEFAULT_DWELL_SECONDS, DEFAULT_REGION, Inputs};
 pub use model::{Cost, MAX_SHARDS, Plan, SHARD_HEADROOM, Totals, WRITES_PER_ITEM_PER_SECOND, Warning, plan};
-pub use prices::{Prices, RegionPrices};
+pub use prices::{
+    ApiGatewayPrices, CloudFrontPrices, CloudWatchPrices, DynamoPrices, ElastiCachePrices, LambdaPrices,
+    Prices, RegionPrices, SqsPrices,
+};
 pub use table::render_table;
