@@ -51,6 +51,9 @@ enum Command {
         #[command(subcommand)]
         command: vwr_cli::draw::DrawCommand,
     },
+    /// What a sale needs and costs: shards, Lambda concurrency, peak rates, dollars, quota
+    /// warnings (docs/rehearsal.md#plan).
+    Plan(vwr_cli::plan::PlanArgs),
     /// The report after a sale, minute by minute: a summary, `--json`, or `--html FILE` with
     /// charts (docs/operate.md#the-report-after-the-sale).
     Report(vwr_cli::report::ReportArgs),
@@ -159,6 +162,16 @@ async fn main() -> ExitCode {
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
         Command::Watch(args) => vwr_cli::watch::run(args).await,
         Command::Preview(args) => vwr_cli::preview::run(args).await,
+        Command::Plan(args) => match vwr_cli::plan::run(args) {
+            Ok(out) => {
+                print_out(&out);
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => {
+                eprintln!("vwr plan: {e}");
+                return ExitCode::from(2);
+            }
+        },
         Command::Report(args) => vwr_cli::report::run(args).await.map(|text| print_out(&text)),
         Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
         Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
