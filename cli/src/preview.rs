@@ -41,6 +41,10 @@ pub struct PreviewArgs {
     pub width: u32,
     #[arg(long, default_value_t = 780)]
     pub height: u32,
+    /// Run Chromium without its sandbox: needed where it runs as root (a container, CI); the
+    /// page shown is then not sandboxed, so use it only with a `vwr dev` you trust.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// The shots of `args`: (state, language), every state in every language, in that order.
@@ -107,7 +111,7 @@ pub async fn run(args: PreviewArgs) -> Result<(), String> {
         let file = args.out.join(format!("{state}-{lang}.png"));
         let url = format!("{base}/vwr/{}?preview={state}&lang={lang}", args.event_id);
         let n = i + 1;
-        match shoot(&browser, &url, &file, args.width, args.height).await {
+        match shoot(&browser, &url, &file, args.width, args.height, args.no_sandbox).await {
             Ok(bytes) => progress(&format!(
                 "[{n}/{total}] {state} {lang} → {} ({} KB)",
                 file.display(),
@@ -136,14 +140,23 @@ fn progress(line: &str) {
 
 /// One headless Chromium: `url` at `width`×`height`, its virtual clock run [`SETTLE_MS`], into
 /// `file`. Answers the file's size.
-async fn shoot(browser: &Path, url: &str, file: &Path, width: u32, height: u32) -> Result<u64, String> {
+async fn shoot(
+    browser: &Path,
+    url: &str,
+    file: &Path,
+    width: u32,
+    height: u32,
+    no_sandbox: bool,
+) -> Result<u64, String> {
     // A failed shot must not leave an older picture looking like this one.
     let _ = std::fs::remove_file(file);
     let profile = std::env::temp_dir().join(format!("vwr-preview-{}-{}", std::process::id(), rand_suffix()));
     let mut cmd = tokio::process::Command::new(browser);
+    if no_sandbox {
+        cmd.arg("--no-sandbox");
+    }
     cmd.args([
         "--headless",
-        "--no-sandbox",
         "--disable-gpu",
         "--disable-background-networking",
         "--no-first-run",

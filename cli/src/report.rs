@@ -199,14 +199,16 @@ pub fn html(report: &Report) -> String {
         "seconds",
         "— gaps: minutes without a redemption",
     ));
-    let (mut called, mut came) = (0u64, 0u64);
+    let (mut called, mut joined, mut came) = (0u64, 0u64, 0u64);
     let (mut cum_called, mut cum_came, mut gap) = (Vec::new(), Vec::new(), Vec::new());
     for m in &r.minutes {
         called += m.served;
+        joined += m.joins;
         came += m.redeemed;
         cum_called.push(Some(called as f64));
         cum_came.push(Some(came as f64));
-        gap.push(Some(called.saturating_sub(came) as f64));
+        // As `totals.abandoned`: places called that someone held, not yet come.
+        gap.push(Some(called.min(joined).saturating_sub(came) as f64));
     }
     charts.push(line_chart(
         "abandonment: called against came through",

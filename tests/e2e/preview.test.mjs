@@ -120,7 +120,7 @@ test('a preview of an unknown state or language is refused with 400', async () =
 test('vwr preview writes a screenshot per state and language, a progress line per shot', () => {
   const out = mkdtempSync(join(tmpdir(), 'vwr-preview-'));
   try {
-    const r = spawnSync(VWR, ['preview', 'tour', '--url', devUrl, '--out', out, '--states', 'waiting,turn', '--langs', 'en,ja', '--chromium', CHROMIUM], { encoding: 'utf8', timeout: 120000 });
+    const r = spawnSync(VWR, ['preview', 'tour', '--url', devUrl, '--out', out, '--states', 'waiting,turn', '--langs', 'en,ja', '--chromium', CHROMIUM, '--no-sandbox'], { encoding: 'utf8', timeout: 120000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.deepEqual(lines.map((l) => l.split(' ').slice(0, 3).join(' ')), ['[1/4] waiting en', '[2/4] waiting ja', '[3/4] turn en', '[4/4] turn ja']);

@@ -2477,7 +2477,7 @@ def dynamo_key_builders(root: str) -> tuple[dict[str, tuple[str, str, str]], lis
 
 def redis_key_builders(root: str) -> tuple[dict[str, int], list[str]]:
     """Redis key pattern -> its position in the scripts' KEYS (0: the index and the other keys no
-    script binds, each built by its own `pub fn name(e: &EventId) -> String`)."""
+    script binds, each built by its own `pub fn name(e: &EventId[, day: u64]) -> String`)."""
     code = read_code(os.path.join(root, REDIS_KEY_FILE))
     index = re.search(r'pub const EVENTS_KEY: &str = "([^"]+)"', code)
     suffixes = re.search(r"EVENT_KEY_SUFFIXES: \[&str; \d+\]\s*=\s*\[([^\]]*)\]", code)
@@ -2493,7 +2493,7 @@ def redis_key_builders(root: str) -> tuple[dict[str, int], list[str]]:
     keys = {pattern.replace(values[0], sfx): i for i, sfx in enumerate(re.findall(r'"([^"]*)"', suffixes.group(1)), 1)}
     keys[index.group(1)] = 0
     # Keys of an event that no script binds (the report's minutes): their own builder each.
-    for name, fmt_one in re.findall(r"pub fn (\w+)\(e: &EventId\) -> String \{\s*" + FORMAT_LITERAL, code):
+    for name, fmt_one in re.findall(r"pub fn (\w+)\(e: &EventId(?:, \w+: u64)*\) -> String \{\s*" + FORMAT_LITERAL, code):
         keys[key_pattern(fmt_one)] = 0
     return keys, []
 

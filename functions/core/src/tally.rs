@@ -11,6 +11,9 @@ use crate::EventId;
 pub const FLUSH_EVERY_SECS: u64 = 60;
 /// How long the stored minutes are kept: 90 days.
 pub const KEEP_SECS: u64 = 90 * 86_400;
+/// Event-minutes an instance keeps at most between flushes: beyond, new ones are dropped (and
+/// counted in [`Tally::dropped`]) rather than growing without bound while a store is down.
+pub const MAX_PENDING: usize = 10_000;
 
 /// Figures of one event in one minute that two instances' copies add up to.
 pub trait Counts: Default + Clone + PartialEq {
@@ -40,11 +43,12 @@ pub struct Tally<C> {
 struct State<C> {
     pending: BTreeMap<(EventId, u64), C>,
     flushed_at: u64,
+    dropped: u64,
 }
 
 impl<C: Counts> Tally<C> {
     pub fn new(now: u64) -> Self {
-        Self { inner: Mutex::new(State { pending: BTreeMap::new(), flushed_at: now }) }
+        Self { inner: Mutex::new(State { pending: BTreeMap::new(), flushed_at: now, dropped: 0 }) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State<C>> {
@@ -55,7 +59,17 @@ impl<C: Counts> Tally<C> {
     /// Counts something of `event` at `now` (unix seconds).
     pub fn record(&self, event: &EventId, now: u64, f: impl FnOnce(&mut C)) {
         let mut s = self.lock();
-        f(s.pending.entry((event.clone(), minute_of(now))).or_default());
+        let key = (event.clone(), minute_of(now));
+        if s.pending.len() >= MAX_PENDING && !s.pending.contains_key(&key) {
+            s.dropped += 1;
+            return;
+        }
+        f(s.pending.entry(key).or_default());
+    }
+
+    /// Counts dropped because [`MAX_PENDING`] event-minutes were already waiting.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
     }
 
     /// Everything pending, when a minute has passed since the last flush (else nothing).
@@ -79,6 +93,10 @@ impl<C: Counts> Tally<C> {
     pub fn put_back(&self, batch: Batch<C>) {
         let mut s = self.lock();
         for (key, counts) in batch {
+            if s.pending.len() >= MAX_PENDING && !s.pending.contains_key(&key) {
+                s.dropped += 1;
+                continue;
+            }
             s.pending.entry(key).or_default().merge(&counts);
         }
     }
@@ -112,5 +130,19 @@ mod tests {
         assert_eq!((all.len(), all.iter().map(|(_, c)| c.0).sum::<u64>()), (2, 7));
         assert!(t.take_all(1_101).is_empty());
         assert!(N::default().is_empty());
+    }
+
+    #[test]
+    fn a_tally_keeps_at_most_max_pending_event_minutes() {
+        let t: Tally<N> = Tally::new(0);
+        for i in 0..MAX_PENDING + 5 {
+            let e = EventId::parse(&format!("e{i}")).unwrap();
+            t.record(&e, 0, |m| m.0 += 1);
+        }
+        assert_eq!(t.dropped(), 5);
+        // A minute already pending still counts.
+        t.record(&EventId::parse("e0").unwrap(), 0, |m| m.0 += 1);
+        assert_eq!(t.dropped(), 5);
+        assert_eq!(t.take_all(1).len(), MAX_PENDING);
     }
 }

@@ -90,6 +90,50 @@ pub async fn serve_with(
     lambda_http::run(router.layer(middleware::from_fn(identity_layer))).await
 }
 
+/// Runs `hook` when Lambda stops this instance, as far as the runtime lets a process know:
+/// Lambda sends SIGTERM (and gives ~500 ms) only to functions with an extension, so an
+/// internal one is registered — it subscribes to nothing — and a task waits for the signal.
+/// Call before serving (registration must happen during init). Where the extensions API does
+/// not answer (a test's runtime), it logs `lambda.shutdown_hook_unavailable` and goes on: the
+/// hook is an improvement, never a condition to serve. (`lambda_runtime`'s own
+/// `spawn_graceful_shutdown_handler` does the same but panics when registration fails.)
+pub async fn on_shutdown<F, Fut>(hook: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let extension = lambda_extension::Extension::new()
+        .with_events(&[])
+        .with_extension_name("vwr-shutdown-hook")
+        .register()
+        .await;
+    let extension = match extension {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!(event = "lambda.shutdown_hook_unavailable", error = %e);
+            return;
+        }
+    };
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(event = "lambda.shutdown_hook_unavailable", error = %e);
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        let shutdown = async move {
+            term.recv().await;
+            hook().await;
+            std::process::exit(0);
+        };
+        // The extension receives no events; running it only ends Lambda's init phase for it.
+        let _: ((), ()) = tokio::join!(shutdown, async {
+            let _ = extension.run().await;
+        });
+    });
+}
+
 /// Stop a scheduled run this long before the invocation deadline.
 pub const DEADLINE_MARGIN: std::time::Duration = std::time::Duration::from_secs(3);
 /// A scheduled run never lasts longer than one schedule period.

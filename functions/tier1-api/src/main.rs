@@ -18,5 +18,11 @@ async fn main() -> Result<(), lambda_http::Error> {
     let origin =
         secrets::origin_secret(&env, &sdk).await.map_err(|e| startup_error("origin configuration", e))?;
     let svc = Arc::new(vwr_tier1::assemble(&cfg, cfg.tokens(ring), vwr_tier1_store::clients(&cfg, &sdk)));
+    // The report's last counts when Lambda stops the instance (docs/operate.md#the-report-after-the-sale).
+    let flush = Arc::clone(&svc);
+    vwr_lambda::on_shutdown(move || async move {
+        let _ = flush.flush_report().await;
+    })
+    .await;
     serve_with(vwr_tier1::http::public_router(svc), origin).await
 }

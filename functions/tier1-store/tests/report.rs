@@ -68,7 +68,7 @@ async fn a_sale_comes_back_minute_by_minute_on_both_stores() {
         // (no event to count it for).
         clock.set(T0 + 50);
         assert!(svc.check(&e, &tickets[9], None).await.is_err());
-        svc.count_refusal(&e, "proof_required");
+        svc.count_refusal(&e, "proof_required").await;
         // A minute later: the waits of two more redemptions after 110 s.
         clock.set(T0 + 110);
         svc.advance(&e, 2, "test").await.unwrap();
@@ -101,7 +101,12 @@ async fn a_sale_comes_back_minute_by_minute_on_both_stores() {
         // Kept 90 days: what the store was told.
         let stored = store.report_minutes(&e).await.unwrap();
         assert_eq!(stored.iter().map(|(m, _)| *m).collect::<Vec<_>>(), vec![T0 / 60, T0 / 60 + 1], "{name}");
-        // Nothing for an unknown event: 404, not an empty report.
+        // Nothing for an unknown event: 404, not an empty report; and its refusals are not
+        // counted (no stored minutes for made-up event ids).
+        svc.count_refusal(&ev("nope"), "event_not_found").await;
+        svc.count_refusal(&ev("nope"), "invalid_request_id").await;
+        svc.flush_report().await.unwrap();
+        assert!(store.report_minutes(&ev("nope")).await.unwrap().is_empty(), "{name}");
         assert!(matches!(svc.report(&ev("nope")).await, Err(vwr_tier1::service::Tier1Error::EventNotFound)));
     }
 }

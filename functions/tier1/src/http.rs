@@ -191,15 +191,18 @@ async fn assign(
         .map(str::to_owned)
         .or_else(|| cookie_value(&headers, &cookie_name));
     let proof = JoinProof { pow: parsed.pow.map(|p| (p.challenge, p.nonce)), enqueue_token };
-    let res = svc.assign(&event, &proof).await.map_err(|e| refused(&svc, &event, e))?;
+    let res = match svc.assign(&event, &proof).await {
+        Ok(r) => r,
+        Err(e) => return Err(refused(&svc, &event, e).await),
+    };
     Ok(no_store((StatusCode::OK, Json(res)).into_response()))
 }
 
 /// A refused call of `assign` or `check`: its answer, counted by its code for the report
 /// (docs/operate.md#the-report-after-the-sale).
-fn refused(svc: &Tier1Service, event: &vwr_core::EventId, e: Tier1Error) -> ApiError {
+async fn refused(svc: &Tier1Service, event: &vwr_core::EventId, e: Tier1Error) -> ApiError {
     let api = ApiError::from(e);
-    svc.count_refusal(event, api.code.as_str());
+    svc.count_refusal(event, api.code.as_str()).await;
     api
 }
 
@@ -226,11 +229,11 @@ async fn check(
     // visitor (docs/invariants.md#19).
     let presented = tier1_tokens(&svc, &event, &headers);
     let presented: Vec<&str> = presented.iter().map(String::as_str).collect();
-    match svc
-        .check_with_tokens(&event, &request_id, secret, &presented)
-        .await
-        .map_err(|e| refused(&svc, &event, e))?
-    {
+    let outcome = match svc.check_with_tokens(&event, &request_id, secret, &presented).await {
+        Ok(o) => o,
+        Err(e) => return Err(refused(&svc, &event, e).await),
+    };
+    match outcome {
         CheckOutcome::Waiting(w) => Ok(no_store(Json(w).into_response())),
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),

@@ -189,7 +189,8 @@ pub struct SaleReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_seconds: Option<WaitPercentiles>,
     pub wait_histogram: Vec<WaitBucket>,
-    /// Every minute from the first counted to the last, empty ones included.
+    /// Every minute from the first counted to the last, empty ones included: at most the last
+    /// [`MAX_MINUTES`] (the totals count them all).
     pub minutes: Vec<MinuteRow>,
 }
 

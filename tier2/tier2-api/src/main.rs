@@ -39,6 +39,12 @@ async fn main() -> Result<(), lambda_http::Error> {
         .await
         .map_err(|e| startup_error("tier-2 configuration", e))?;
     let svc = Arc::new(vwr_tier2::assemble(&cfg, cfg.tokens(ring), clients));
+    // The report's last counts when Lambda stops the instance (docs/operate.md#the-report-after-the-sale).
+    let flush = Arc::clone(&svc);
+    vwr_lambda::on_shutdown(move || async move {
+        let _ = flush.flush_report().await;
+    })
+    .await;
     let identity = Identity::new(tier1, Some(svc.tokens().verifier()), Arc::new(SystemClock));
     let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
         .merge(vwr_tier2::http::admin_router(svc, auth));

@@ -382,10 +382,15 @@ fn reindex_flag(v: &[Value]) -> bool {
     v.get(7).map(as_u64).transpose().ok().flatten() == Some(1)
 }
 
-/// Adds `ARGV[1..n-1]` (field, count pairs) to the hash `KEYS[1]` and keeps it `ARGV[n]`
-/// seconds: tier 2's report minutes (docs/data.md#redis).
-const REPORT_ADD: &str = "for i = 1, #ARGV - 1, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end \
-redis.call('EXPIRE', KEYS[1], ARGV[#ARGV]) return 1";
+/// Minutes in a day: tier 2's report keeps one hash per event and day.
+const MINUTES_A_DAY: u64 = 1_440;
+
+/// Adds the (field, count) pairs of `ARGV[1..n-2]` to the day's hash `KEYS[1]`, notes the day
+/// `ARGV[n-1]` in the set `KEYS[2]`, and keeps both `ARGV[n]` seconds: tier 2's report minutes
+/// (docs/data.md#redis).
+const REPORT_ADD: &str = "for i = 1, #ARGV - 2, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end \
+redis.call('EXPIRE', KEYS[1], ARGV[#ARGV]) redis.call('SADD', KEYS[2], ARGV[#ARGV - 1]) \
+redis.call('EXPIRE', KEYS[2], ARGV[#ARGV]) return 1";
 
 #[async_trait]
 impl AdmissionStore for RedisStore {
@@ -658,9 +663,11 @@ impl AdmissionStore for RedisStore {
         counts: &Tier2Minute,
     ) -> Result<(), StoreError> {
         // One script so that a minute's fields land together (a retried partial pipeline
-        // would count some twice); the key is in the event's slot.
+        // would count some twice); both keys are in the event's slot.
+        let day = minute / MINUTES_A_DAY;
         let script = redis::Script::new(REPORT_ADD);
-        let mut inv = script.key(keys::report_key(event));
+        let mut inv = script.key(keys::report_key(event, day));
+        inv.key(keys::report_days_key(event));
         let mut any = false;
         for (field, v) in counts.fields().into_iter().filter(|(_, v)| *v > 0) {
             inv.arg(format!("{minute}:{field}")).arg(v);
@@ -669,7 +676,7 @@ impl AdmissionStore for RedisStore {
         if !any {
             return Ok(());
         }
-        inv.arg(vwr_core::tally::KEEP_SECS);
+        inv.arg(day).arg(vwr_core::tally::KEEP_SECS);
         let res: Result<(), RedisError> = match &self.conn {
             Conn::Single(c) => inv.invoke_async(&mut c.clone()).await,
             Conn::Cluster(c) => inv.invoke_async(&mut c.clone()).await,
@@ -678,14 +685,19 @@ impl AdmissionStore for RedisStore {
     }
 
     async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, Tier2Minute)>, StoreError> {
-        let all: Vec<(String, u64)> =
-            self.command(redis::cmd("HGETALL").arg(keys::report_key(event)), "report_minutes").await?;
+        let days: Vec<u64> =
+            self.command(redis::cmd("SMEMBERS").arg(keys::report_days_key(event)), "report_days").await?;
         let mut by: std::collections::BTreeMap<u64, Tier2Minute> = Default::default();
-        for (k, v) in all {
-            let Some((m, field)) = k.split_once(':') else { continue };
-            let Ok(m) = m.parse::<u64>() else { continue };
-            // An unknown field (a later release's) is left out, not an error.
-            let _ = by.entry(m).or_default().set(field, v);
+        for day in days {
+            let all: Vec<(String, u64)> = self
+                .command(redis::cmd("HGETALL").arg(keys::report_key(event, day)), "report_minutes")
+                .await?;
+            for (k, v) in all {
+                let Some((m, field)) = k.split_once(':') else { continue };
+                let Ok(m) = m.parse::<u64>() else { continue };
+                // An unknown field (a later release's) is left out, not an error.
+                let _ = by.entry(m).or_default().set(field, v);
+            }
         }
         Ok(by.into_iter().collect())
     }

@@ -252,21 +252,26 @@ impl Tier2Service {
         self.write_counts(batch).await
     }
 
+    /// Writes every item of `batch`; those that fail go back to the tally for the next flush
+    /// (one failing item holds back no other). Answers the first failure.
     async fn write_counts(
         &self,
         batch: vwr_core::tally::Batch<crate::report::Tier2Minute>,
     ) -> Result<(), Tier2Error> {
-        let mut rest = batch.into_iter();
-        while let Some(((event, minute), counts)) = rest.next() {
+        let mut failed = Vec::new();
+        let mut first = None;
+        for ((event, minute), counts) in batch {
             if let Err(e) = self.store.add_report_minute(&event, minute, &counts).await {
                 tracing::warn!(event = "tier2.report_flush_failed", event_id = %event, minute, error = %e);
-                let mut back = vec![((event, minute), counts)];
-                back.extend(rest);
-                self.tally.put_back(back);
-                return Err(e.into());
+                first.get_or_insert(e);
+                failed.push(((event, minute), counts));
             }
         }
-        Ok(())
+        if failed.is_empty() {
+            return Ok(());
+        }
+        self.tally.put_back(failed);
+        Err(first.map_or(Tier2Error::Internal("report flush failed"), Tier2Error::from))
     }
 
     /// `GET /api/queue/admin/report/{eventId}`: tier 2's minutes of the sale; 404 for an

@@ -15,9 +15,17 @@ impl Tier1Service {
         self.tally.record(event, self.now(), f);
     }
 
-    /// Counts a refused call of `assign` or `check` by the API's error `code`.
-    pub fn count_refusal(&self, event: &EventId, code: &str) {
-        self.count(event, |m| *m.refusals.entry(code.to_owned()).or_default() += 1);
+    /// Counts a refused call of `assign` or `check` by the API's error `code`, for events that
+    /// exist only: a made-up event id (a bot's, or a typo's) has no report, and counting it
+    /// would let anyone make stored minutes — and flush writes — for ids of their choosing. The
+    /// event is read through the instance cache, which keeps an absent event too.
+    pub async fn count_refusal(&self, event: &EventId, code: &str) {
+        if code == vwr_core::ErrorCode::EventNotFound.as_str() {
+            return;
+        }
+        if matches!(self.cached_event(event).await, Ok(Some(_))) {
+            self.count(event, |m| *m.refusals.entry(code.to_owned()).or_default() += 1);
+        }
     }
 
     /// Adds this instance's counts to the store when a minute has passed since it last did.
@@ -36,19 +44,24 @@ impl Tier1Service {
         self.write_counts(batch).await
     }
 
+    /// Writes every item of `batch`; those that fail go back to the tally for the next flush
+    /// (one failing item holds back no other). Answers the first failure.
     async fn write_counts(&self, batch: Batch) -> Result<(), Tier1Error> {
-        let mut rest = batch.into_iter();
-        while let Some(((event, minute), counts)) = rest.next() {
+        let mut failed = Vec::new();
+        let mut first = None;
+        for ((event, minute), counts) in batch {
             let expires_at = minute.saturating_mul(60).saturating_add(KEEP_SECS);
             if let Err(e) = self.store.add_report_minute(&event, minute, &counts, expires_at).await {
                 tracing::warn!(event = "tier1.report_flush_failed", event_id = %event, minute, error = %e);
-                let mut back = vec![((event, minute), counts)];
-                back.extend(rest);
-                self.tally.put_back(back);
-                return Err(e.into());
+                first.get_or_insert(e);
+                failed.push(((event, minute), counts));
             }
         }
-        Ok(())
+        if failed.is_empty() {
+            return Ok(());
+        }
+        self.tally.put_back(failed);
+        Err(first.map_or(Tier1Error::Internal("report flush failed"), Tier1Error::from))
     }
 
     /// `GET /api/admin/vwr/report/{eventId}`: the sale so far, minute by minute.

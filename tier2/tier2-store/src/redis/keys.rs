@@ -20,11 +20,17 @@ pub fn event_keys(e: &EventId) -> [String; 13] {
     EVENT_KEY_SUFFIXES.map(|suffix| format!("vwr:{{{e}}}:{suffix}"))
 }
 
-/// Tier 2's report minutes of event `e`, `vwr:{e}:report`: a hash of `{minute}:{field}` →
-/// count, added to by every instance and expiring 90 days after the last addition. Outside
-/// [`EVENT_KEY_SUFFIXES`]: no admission script touches it.
-pub fn report_key(e: &EventId) -> String {
-    format!("vwr:{{{e}}}:report")
+/// Tier 2's report minutes of event `e` in unix day `day` (minute / 1,440),
+/// `vwr:{e}:report:{day}`: a hash of `{minute}:{field}` → count, added to by every instance
+/// and expiring 90 days after its last addition — one hash a day, so none grows past a day's
+/// minutes. Outside [`EVENT_KEY_SUFFIXES`]: no admission script touches it.
+pub fn report_key(e: &EventId, day: u64) -> String {
+    format!("vwr:{{{e}}}:report:{day}")
+}
+
+/// The days of `e` that have a report hash, `vwr:{e}:report:days` (a set, kept as long).
+pub fn report_days_key(e: &EventId) -> String {
+    format!("vwr:{{{e}}}:report:days")
 }
 
 #[cfg(test)]
@@ -54,7 +60,8 @@ mod tests {
             ]
         );
         assert_eq!(EVENTS_KEY, "vwr:events");
-        assert_eq!(report_key(&e), "vwr:{sale-1}:report");
+        assert_eq!(report_key(&e, 20_500), "vwr:{sale-1}:report:20500");
+        assert_eq!(report_days_key(&e), "vwr:{sale-1}:report:days");
     }
 
     /// The Lua binds as many keys as it is given: one `KEYS[i]` line per key in its header, in
