@@ -89,6 +89,31 @@ impl<C: Counts> Tally<C> {
         std::mem::take(&mut s.pending).into_iter().collect()
     }
 
+    /// Writes every item of `batch` with `write`; those that fail go back to the tally for the
+    /// next flush (one failing item holds back no other). Answers the first failure.
+    pub async fn write_batch<E, F, Fut>(&self, batch: Batch<C>, mut write: F) -> Result<(), E>
+    where
+        F: FnMut(EventId, u64, C) -> Fut,
+        Fut: std::future::Future<Output = Result<(), E>>,
+    {
+        let mut failed = Vec::new();
+        let mut first = None;
+        for ((event, minute), counts) in batch {
+            // Owned copies: the write's future may not borrow what a failure puts back.
+            if let Err(e) = write(event.clone(), minute, counts.clone()).await {
+                first.get_or_insert(e);
+                failed.push(((event, minute), counts));
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(e) => {
+                self.put_back(failed);
+                Err(e)
+            }
+        }
+    }
+
     /// Counts a failed write did not store: pending again, for the next flush.
     pub fn put_back(&self, batch: Batch<C>) {
         let mut s = self.lock();
@@ -130,6 +155,30 @@ mod tests {
         assert_eq!((all.len(), all.iter().map(|(_, c)| c.0).sum::<u64>()), (2, 7));
         assert!(t.take_all(1_101).is_empty());
         assert!(N::default().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_puts_back_its_item_alone() {
+        let t: Tally<N> = Tally::new(0);
+        for id in ["a", "b", "c"] {
+            t.record(&EventId::parse(id).unwrap(), 0, |m| m.0 += 1);
+        }
+        let written = std::sync::Mutex::new(Vec::new());
+        let batch = t.take_all(0);
+        let r = t
+            .write_batch(batch, |e, _, _| {
+                let fail = e.as_str() == "b";
+                if !fail {
+                    written.lock().unwrap().push(e.as_str().to_owned());
+                }
+                async move { if fail { Err("down") } else { Ok(()) } }
+            })
+            .await;
+        assert_eq!(r, Err("down"));
+        assert_eq!(*written.lock().unwrap(), ["a", "c"], "the rest were written");
+        let back = t.take_all(1);
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].0.0.as_str(), "b");
     }
 
     #[test]

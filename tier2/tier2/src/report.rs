@@ -66,6 +66,22 @@ impl Tier2Minute {
     }
 }
 
+impl Tier2Minute {
+    /// What one worker step adds: its admissions, refusals and slots taken back, and one
+    /// sample of the line and the slots.
+    pub fn of_step(r: &crate::model::AdmitReport) -> Self {
+        Self {
+            admitted: r.admitted.len() as u64,
+            over_threshold: r.over_threshold,
+            evicted: r.evicted,
+            expired: r.expired,
+            waiting_sum: r.waiting,
+            active_sum: r.active,
+            samples: 1,
+        }
+    }
+}
+
 /// An instance's tier-2 counts not yet in the store.
 pub type Tally = vwr_core::tally::Tally<Tier2Minute>;
 

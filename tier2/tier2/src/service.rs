@@ -252,26 +252,22 @@ impl Tier2Service {
         self.write_counts(batch).await
     }
 
-    /// Writes every item of `batch`; those that fail go back to the tally for the next flush
-    /// (one failing item holds back no other). Answers the first failure.
+    /// Writes `batch`; what fails waits in the tally for the next flush.
     async fn write_counts(
         &self,
         batch: vwr_core::tally::Batch<crate::report::Tier2Minute>,
     ) -> Result<(), Tier2Error> {
-        let mut failed = Vec::new();
-        let mut first = None;
-        for ((event, minute), counts) in batch {
-            if let Err(e) = self.store.add_report_minute(&event, minute, &counts).await {
-                tracing::warn!(event = "tier2.report_flush_failed", event_id = %event, minute, error = %e);
-                first.get_or_insert(e);
-                failed.push(((event, minute), counts));
-            }
-        }
-        if failed.is_empty() {
-            return Ok(());
-        }
-        self.tally.put_back(failed);
-        Err(first.map_or(Tier2Error::Internal("report flush failed"), Tier2Error::from))
+        let store = &self.store;
+        self.tally
+            .write_batch(batch, |event, minute, counts| async move {
+                let r = store.add_report_minute(&event, minute, &counts).await;
+                if let Err(e) = &r {
+                    tracing::warn!(event = "tier2.report_flush_failed", event_id = %event, minute, error = %e);
+                }
+                r
+            })
+            .await
+            .map_err(Tier2Error::from)
     }
 
     /// `GET /api/queue/admin/report/{eventId}`: tier 2's minutes of the sale; 404 for an

@@ -180,18 +180,16 @@ impl Worker {
     fn record(&self, event: &EventId, r: &AdmitReport, report: &mut TickReport) {
         // An event with nobody in it and nothing done adds nothing (an idle event stays indexed
         // for an hour: no minutes of zeros for it).
-        let busy =
-            r.waiting + r.active + r.over_threshold + r.evicted + r.expired > 0 || !r.admitted.is_empty();
-        if busy {
-            self.svc.count(event, |m| {
-                m.admitted += r.admitted.len() as u64;
-                m.over_threshold += r.over_threshold;
-                m.evicted += r.evicted;
-                m.expired += r.expired;
-                m.waiting_sum += r.waiting;
-                m.active_sum += r.active;
-                m.samples += 1;
-            });
+        let step = crate::report::Tier2Minute::of_step(r);
+        if step.waiting_sum
+            + step.active_sum
+            + step.over_threshold
+            + step.evicted
+            + step.expired
+            + step.admitted
+            > 0
+        {
+            self.svc.count(event, |m| vwr_core::tally::Counts::merge(m, &step));
         }
         report.admitted += r.admitted.len() as u64;
         report.expired += r.expired;

@@ -44,24 +44,20 @@ impl Tier1Service {
         self.write_counts(batch).await
     }
 
-    /// Writes every item of `batch`; those that fail go back to the tally for the next flush
-    /// (one failing item holds back no other). Answers the first failure.
+    /// Writes `batch`; what fails waits in the tally for the next flush.
     async fn write_counts(&self, batch: Batch) -> Result<(), Tier1Error> {
-        let mut failed = Vec::new();
-        let mut first = None;
-        for ((event, minute), counts) in batch {
-            let expires_at = minute.saturating_mul(60).saturating_add(KEEP_SECS);
-            if let Err(e) = self.store.add_report_minute(&event, minute, &counts, expires_at).await {
-                tracing::warn!(event = "tier1.report_flush_failed", event_id = %event, minute, error = %e);
-                first.get_or_insert(e);
-                failed.push(((event, minute), counts));
-            }
-        }
-        if failed.is_empty() {
-            return Ok(());
-        }
-        self.tally.put_back(failed);
-        Err(first.map_or(Tier1Error::Internal("report flush failed"), Tier1Error::from))
+        let store = &self.store;
+        self.tally
+            .write_batch(batch, |event, minute, counts| async move {
+                let expires_at = minute.saturating_mul(60).saturating_add(KEEP_SECS);
+                let r = store.add_report_minute(&event, minute, &counts, expires_at).await;
+                if let Err(e) = &r {
+                    tracing::warn!(event = "tier1.report_flush_failed", event_id = %event, minute, error = %e);
+                }
+                r
+            })
+            .await
+            .map_err(Tier1Error::from)
     }
 
     /// `GET /api/admin/vwr/report/{eventId}`: the sale so far, minute by minute.
