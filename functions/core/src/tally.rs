@@ -25,6 +25,33 @@ pub trait Counts: Default + Clone + PartialEq {
     }
 }
 
+/// Stored minutes kept in memory, by event: what the in-memory stores hold where DynamoDB or
+/// Redis keep the report. Adding nothing stores nothing, as those do.
+#[derive(Debug)]
+pub struct Minutes<C> {
+    by_event: BTreeMap<EventId, BTreeMap<u64, C>>,
+}
+
+impl<C> Default for Minutes<C> {
+    fn default() -> Self {
+        Self { by_event: BTreeMap::new() }
+    }
+}
+
+impl<C: Counts> Minutes<C> {
+    /// Adds `counts` to `event`'s `minute`.
+    pub fn add(&mut self, event: &EventId, minute: u64, counts: &C) {
+        if !counts.is_empty() {
+            self.by_event.entry(event.clone()).or_default().entry(minute).or_default().merge(counts);
+        }
+    }
+
+    /// Every stored minute of `event`, by minute.
+    pub fn of(&self, event: &EventId) -> Vec<(u64, C)> {
+        self.by_event.get(event).map(|m| m.iter().map(|(k, v)| (*k, v.clone())).collect()).unwrap_or_default()
+    }
+}
+
 /// The unix minute of a time in seconds.
 pub fn minute_of(secs: u64) -> u64 {
     secs / 60

@@ -1,6 +1,6 @@
 //! In-memory position store: the local default and the model of the DynamoDB store.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -52,7 +52,7 @@ struct State {
     /// Size of `proofs` at which the expired ones are swept next.
     proofs_sweep_at: usize,
     /// The report's minutes (no expiry here: a process lives less than 90 days).
-    reports: HashMap<EventId, BTreeMap<u64, MinuteCounts>>,
+    reports: vwr_core::tally::Minutes<MinuteCounts>,
 }
 
 /// Used proofs kept before the expired ones are swept.
@@ -363,20 +363,11 @@ impl PositionStore for MemoryStore {
         counts: &MinuteCounts,
         _expires_at: u64,
     ) -> Result<(), StoreError> {
-        // As DynamoDB: nothing to add writes nothing.
-        if counts.is_empty() {
-            return Ok(());
-        }
-        self.lock().reports.entry(event.clone()).or_default().entry(minute).or_default().merge(counts);
+        self.lock().reports.add(event, minute, counts);
         Ok(())
     }
 
     async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
-        Ok(self
-            .lock()
-            .reports
-            .get(event)
-            .map(|m| m.iter().map(|(k, v)| (*k, v.clone())).collect())
-            .unwrap_or_default())
+        Ok(self.lock().reports.of(event))
     }
 }

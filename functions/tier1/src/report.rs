@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
+use vwr_core::tally::Counts;
 
 /// Waits below this many seconds have a bucket per second; above, buckets grow by [`RATIO`].
 pub const EXACT_SECS: u64 = 20;
@@ -36,24 +37,6 @@ pub struct MinuteCounts {
 }
 
 impl MinuteCounts {
-    pub fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// Adds `other`'s counts to these.
-    pub fn merge(&mut self, other: &MinuteCounts) {
-        self.joins += other.joins;
-        self.served += other.served;
-        self.redeemed += other.redeemed;
-        self.released += other.released;
-        for (b, n) in &other.waits {
-            *self.waits.entry(*b).or_default() += n;
-        }
-        for (k, n) in &other.refusals {
-            *self.refusals.entry(k.clone()).or_default() += n;
-        }
-    }
-
     /// Records a redemption after `wait_secs`.
     pub fn redeemed_after(&mut self, wait_secs: u64) {
         self.redeemed += 1;
@@ -111,9 +94,18 @@ pub type Tally = vwr_core::tally::Tally<MinuteCounts>;
 /// Counts taken out of a [`Tally`] to be written.
 pub type Batch = TallyBatch<MinuteCounts>;
 
-impl vwr_core::tally::Counts for MinuteCounts {
+impl Counts for MinuteCounts {
     fn merge(&mut self, other: &Self) {
-        MinuteCounts::merge(self, other);
+        self.joins += other.joins;
+        self.served += other.served;
+        self.redeemed += other.redeemed;
+        self.released += other.released;
+        for (b, n) in &other.waits {
+            *self.waits.entry(*b).or_default() += n;
+        }
+        for (k, n) in &other.refusals {
+            *self.refusals.entry(k.clone()).or_default() += n;
+        }
     }
 }
 

@@ -58,39 +58,18 @@ impl DynamoStore {
 }
 
 pub(super) async fn audit(store: &DynamoStore, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
+    let json = |t: &str| serde_json::from_str(t).map_err(|e| StoreError::Corrupt(format!("audit item: {e}")));
     let mut out = Vec::new();
-    let mut start: Option<Item> = None;
-    loop {
-        let res = store
-            .client
-            .query()
-            .table_name(&store.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(audit_pk(event)))
-            .consistent_read(true)
-            .set_exclusive_start_key(start.take())
-            .set_limit(store.page_size)
-            .send()
-            .await
-            .map_err(|e| unavailable("Query(audit)", e))?;
-        for item in res.items() {
-            let it: AuditItem = decode(item, "audit item")?;
-            let json = |t: &str| {
-                serde_json::from_str(t).map_err(|e| StoreError::Corrupt(format!("audit item: {e}")))
-            };
-            out.push(AuditEntry {
-                seq: it.seq,
-                at: it.at,
-                actor: it.actor,
-                action: it.action,
-                before: json(&it.before)?,
-                after: json(&it.after)?,
-            });
-        }
-        match res.last_evaluated_key() {
-            Some(k) if !k.is_empty() => start = Some(k.clone()),
-            _ => break,
-        }
+    for item in store.partition(audit_pk(event), "Query(audit)").await? {
+        let it: AuditItem = decode(&item, "audit item")?;
+        out.push(AuditEntry {
+            seq: it.seq,
+            at: it.at,
+            actor: it.actor,
+            action: it.action,
+            before: json(&it.before)?,
+            after: json(&it.after)?,
+        });
     }
     Ok(out)
 }

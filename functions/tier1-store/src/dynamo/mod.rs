@@ -96,6 +96,32 @@ impl DynamoStore {
     pub fn client(&self) -> &Client {
         &self.client
     }
+
+    /// Every item of partition `pk`, in sort-key order, read consistently page by page (the
+    /// audit trail, the report's minutes); `op` names the call in errors.
+    async fn partition(&self, pk: String, op: &'static str) -> Result<Vec<items::Item>, StoreError> {
+        let mut out = Vec::new();
+        let mut start: Option<items::Item> = None;
+        loop {
+            let res = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", items::s(pk.clone()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .set_limit(self.page_size)
+                .send()
+                .await
+                .map_err(|e| unavailable(op, e))?;
+            out.extend_from_slice(res.items());
+            match res.last_evaluated_key() {
+                Some(k) if !k.is_empty() => start = Some(k.clone()),
+                _ => return Ok(out),
+            }
+        }
+    }
 }
 
 #[async_trait]

@@ -8,10 +8,11 @@
 use std::collections::BTreeMap;
 
 use vwr_core::EventId;
+use vwr_core::tally::Counts;
 use vwr_tier1::model::StoreError;
 use vwr_tier1::report::MinuteCounts;
 
-use super::items::{Item, n, report_key, report_pk, s};
+use super::items::{Item, n, report_key, report_pk};
 use super::{DynamoStore, unavailable};
 
 const COUNTERS: [&str; 4] = ["joins", "served", "redeemed", "released"];
@@ -64,30 +65,7 @@ pub(super) async fn minutes(
     store: &DynamoStore,
     event: &EventId,
 ) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
-    let mut out = Vec::new();
-    let mut start: Option<Item> = None;
-    loop {
-        let res = store
-            .client
-            .query()
-            .table_name(&store.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", s(report_pk(event)))
-            .consistent_read(true)
-            .set_exclusive_start_key(start.take())
-            .set_limit(store.page_size)
-            .send()
-            .await
-            .map_err(|e| unavailable("Query(report)", e))?;
-        for item in res.items() {
-            out.push(parse(item)?);
-        }
-        match res.last_evaluated_key() {
-            Some(k) if !k.is_empty() => start = Some(k.clone()),
-            _ => break,
-        }
-    }
-    Ok(out)
+    store.partition(report_pk(event), "Query(report)").await?.iter().map(parse).collect()
 }
 
 fn parse(item: &Item) -> Result<(u64, MinuteCounts), StoreError> {
