@@ -6,180 +6,23 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use common::ev;
-use vwr_core::EventId;
+use common::spy::Spy;
 use vwr_core::time::ManualClock;
 use vwr_tier1::edge_sync::{EdgeConfigStore, EdgeSyncError};
 use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::model::{AuditEntry, ConfigPatch, EventRecord, Redemption, ShardCounts, StoreError};
-use vwr_tier1::report::MinuteCounts;
-use vwr_tier1::store::{PositionStore, ServingUpdate};
+use vwr_tier1::model::ConfigPatch;
+use vwr_tier1::store::PositionStore;
 use vwr_tier1::{Tier1Clients, Tier1Service};
 
 const T0: u64 = 1_800_000_000;
 
 async fn stores(name: &str) -> Vec<(&'static str, Arc<dyn PositionStore>)> {
     vec![("memory", Arc::new(MemoryStore::new())), ("dynamodb", Arc::new(common::dynamo_store(name).await))]
-}
-
-/// A store whose active-event index lags: `list_active` answers from a copy taken at the last
-/// `catch_up` — or, with `every` > 0, refreshed at every `every`-th listing (after answering
-/// it). Everything else goes to the real store.
-struct LaggingIndex {
-    inner: Arc<dyn PositionStore>,
-    seen: Mutex<Vec<EventRecord>>,
-    every: u64,
-    calls: AtomicU64,
-}
-
-impl LaggingIndex {
-    fn new(inner: Arc<dyn PositionStore>, every: u64) -> Self {
-        Self { inner, seen: Mutex::new(Vec::new()), every, calls: AtomicU64::new(0) }
-    }
-
-    async fn catch_up(&self) {
-        let now = self.inner.list_active().await.unwrap();
-        *self.seen.lock().unwrap() = now;
-    }
-}
-
-#[async_trait]
-impl PositionStore for LaggingIndex {
-    async fn get_event(&self, event: &EventId) -> Result<Option<EventRecord>, StoreError> {
-        let rec = self.inner.get_event(event).await;
-        tokio::task::yield_now().await;
-        rec
-    }
-    async fn write_event(
-        &self,
-        expected: Option<u64>,
-        rec: &EventRecord,
-        audit: &AuditEntry,
-    ) -> Result<bool, StoreError> {
-        self.inner.write_event(expected, rec, audit).await
-    }
-    async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError> {
-        self.inner.next_in_shard(event, shard).await
-    }
-    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError> {
-        self.inner.join_prequeue(event, shard).await
-    }
-    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError> {
-        self.inner.seal(event, shards).await
-    }
-    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
-        self.inner.set_prequeue_size(event, size, now).await
-    }
-    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError> {
-        self.inner.set_issued_count(event, issued, now).await
-    }
-    async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError> {
-        self.inner.shard_counts(event, shards).await
-    }
-    async fn update_serving(
-        &self,
-        event: &EventId,
-        update: ServingUpdate,
-        audit: Option<&AuditEntry>,
-    ) -> Result<bool, StoreError> {
-        self.inner.update_serving(event, update, audit).await
-    }
-    async fn redeem(
-        &self,
-        event: &EventId,
-        position: u64,
-        shards: u32,
-        jti: &str,
-        now: u64,
-        expires_at: u64,
-    ) -> Result<Redemption, StoreError> {
-        self.inner.redeem(event, position, shards, jti, now, expires_at).await
-    }
-    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
-        self.inner.redemption(event, position).await
-    }
-    async fn renew(
-        &self,
-        event: &EventId,
-        position: u64,
-        current_exp: u64,
-        iat: u64,
-        exp: u64,
-    ) -> Result<Option<Redemption>, StoreError> {
-        self.inner.renew(event, position, current_exp, iat, exp).await
-    }
-    async fn release(
-        &self,
-        event: &EventId,
-        position: u64,
-        shards: u32,
-        jti: &str,
-        now: u64,
-    ) -> Result<Option<Redemption>, StoreError> {
-        self.inner.release(event, position, shards, jti, now).await
-    }
-    async fn replace_account_ticket(
-        &self,
-        event: &EventId,
-        account: &str,
-        old: &str,
-        new: &str,
-        expires_at: u64,
-    ) -> Result<Option<String>, StoreError> {
-        self.inner.replace_account_ticket(event, account, old, new, expires_at).await
-    }
-    async fn use_proof_once(
-        &self,
-        event: &EventId,
-        key: &str,
-        expires_at: u64,
-        now: u64,
-    ) -> Result<bool, StoreError> {
-        self.inner.use_proof_once(event, key, expires_at, now).await
-    }
-    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
-        self.inner.account_ticket(event, account).await
-    }
-    async fn claim_account(
-        &self,
-        event: &EventId,
-        account: &str,
-        request_id: &str,
-        expires_at: u64,
-    ) -> Result<Option<String>, StoreError> {
-        self.inner.claim_account(event, account, request_id, expires_at).await
-    }
-    async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
-        // A moment between the read and the answer, as over a network (the in-memory store
-        // would otherwise answer before any other task runs).
-        let answer = self.seen.lock().unwrap().clone();
-        tokio::task::yield_now().await;
-        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.every > 0 && n.is_multiple_of(self.every) {
-            let now = self.inner.list_active().await?;
-            *self.seen.lock().unwrap() = now;
-        }
-        Ok(answer)
-    }
-    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
-        self.inner.audit(event).await
-    }
-    async fn add_report_minute(
-        &self,
-        event: &EventId,
-        minute: u64,
-        counts: &MinuteCounts,
-        expires_at: u64,
-    ) -> Result<(), StoreError> {
-        self.inner.add_report_minute(event, minute, counts, expires_at).await
-    }
-    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
-        self.inner.report_minutes(event).await
-    }
 }
 
 /// An edge configuration entry that keeps every value written, in write order.
@@ -227,7 +70,7 @@ impl EdgeConfigStore for RecordingEdge {
     }
 }
 
-fn instance(store: &Arc<LaggingIndex>, edge: &Arc<RecordingEdge>) -> Tier1Service {
+fn instance(store: &Arc<Spy>, edge: &Arc<RecordingEdge>) -> Tier1Service {
     let store: Arc<dyn PositionStore> = store.clone();
     let edge: Arc<dyn EdgeConfigStore> = edge.clone();
     let clients =
@@ -240,7 +83,7 @@ fn instance(store: &Arc<LaggingIndex>, edge: &Arc<RecordingEdge>) -> Tier1Servic
 #[tokio::test]
 async fn a_lagging_index_never_drops_a_gated_event() {
     for (name, inner) in stores("lag").await {
-        let lag = Arc::new(LaggingIndex::new(inner, 0));
+        let lag = Arc::new(Spy::lagging(inner, 0));
         let edge = Arc::new(RecordingEdge::new());
         let (a, b) = (instance(&lag, &edge), instance(&lag, &edge));
         a.activate(&ev("known"), ConfigPatch::default(), "ops").await.unwrap();
@@ -267,7 +110,7 @@ async fn a_lagging_index_never_drops_a_gated_event() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn transition_syncs_racing_reconciles_keep_every_gated_event() {
     for (name, inner) in stores("lagrace").await {
-        let lag = Arc::new(LaggingIndex::new(inner, 3));
+        let lag = Arc::new(Spy::lagging(inner, 3));
         let edge = Arc::new(RecordingEdge::new());
         let done = Arc::new(AtomicUsize::new(0));
         let mut changers = Vec::new();

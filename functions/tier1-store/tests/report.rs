@@ -10,17 +10,16 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use async_trait::async_trait;
 use common::ev;
+use common::spy::Spy;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use vwr_core::EventId;
 use vwr_core::time::ManualClock;
 use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::model::{AuditEntry, EventRecord, Redemption, ShardCounts, StoreError};
 use vwr_tier1::report::{KEEP_SECS, MinuteCounts};
 use vwr_tier1::service::{CheckOutcome, JoinProof};
-use vwr_tier1::store::{PositionStore, ServingUpdate};
+use vwr_tier1::store::PositionStore;
 
 /// A minute's start (1,800,000,000 is a multiple of 60).
 const T0: u64 = 1_800_000_000;
@@ -139,141 +138,10 @@ async fn instances_adding_to_one_minute_at_once_lose_nothing() {
     }
 }
 
-/// A store that counts the report's writes.
-struct Counting {
-    inner: Arc<dyn PositionStore>,
-    writes: AtomicUsize,
-}
-
-#[async_trait]
-impl PositionStore for Counting {
-    async fn get_event(&self, event: &EventId) -> Result<Option<EventRecord>, StoreError> {
-        self.inner.get_event(event).await
-    }
-    async fn write_event(
-        &self,
-        expected: Option<u64>,
-        rec: &EventRecord,
-        audit: &AuditEntry,
-    ) -> Result<bool, StoreError> {
-        self.inner.write_event(expected, rec, audit).await
-    }
-    async fn next_in_shard(&self, event: &EventId, shard: u32) -> Result<u64, StoreError> {
-        self.inner.next_in_shard(event, shard).await
-    }
-    async fn join_prequeue(&self, event: &EventId, shard: u32) -> Result<Option<u64>, StoreError> {
-        self.inner.join_prequeue(event, shard).await
-    }
-    async fn seal(&self, event: &EventId, shards: u32) -> Result<Vec<u64>, StoreError> {
-        self.inner.seal(event, shards).await
-    }
-    async fn set_prequeue_size(&self, event: &EventId, size: u64, now: u64) -> Result<(), StoreError> {
-        self.inner.set_prequeue_size(event, size, now).await
-    }
-    async fn set_issued_count(&self, event: &EventId, issued: u64, now: u64) -> Result<(), StoreError> {
-        self.inner.set_issued_count(event, issued, now).await
-    }
-    async fn shard_counts(&self, event: &EventId, shards: u32) -> Result<ShardCounts, StoreError> {
-        self.inner.shard_counts(event, shards).await
-    }
-    async fn update_serving(
-        &self,
-        event: &EventId,
-        update: ServingUpdate,
-        audit: Option<&AuditEntry>,
-    ) -> Result<bool, StoreError> {
-        self.inner.update_serving(event, update, audit).await
-    }
-    async fn redeem(
-        &self,
-        event: &EventId,
-        position: u64,
-        shards: u32,
-        jti: &str,
-        now: u64,
-        expires_at: u64,
-    ) -> Result<Redemption, StoreError> {
-        self.inner.redeem(event, position, shards, jti, now, expires_at).await
-    }
-    async fn redemption(&self, event: &EventId, position: u64) -> Result<Option<Redemption>, StoreError> {
-        self.inner.redemption(event, position).await
-    }
-    async fn renew(
-        &self,
-        event: &EventId,
-        position: u64,
-        expected_exp: u64,
-        now: u64,
-        new_exp: u64,
-    ) -> Result<Option<Redemption>, StoreError> {
-        self.inner.renew(event, position, expected_exp, now, new_exp).await
-    }
-    async fn release(
-        &self,
-        event: &EventId,
-        position: u64,
-        shards: u32,
-        jti: &str,
-        now: u64,
-    ) -> Result<Option<Redemption>, StoreError> {
-        self.inner.release(event, position, shards, jti, now).await
-    }
-    async fn account_ticket(&self, event: &EventId, account: &str) -> Result<Option<String>, StoreError> {
-        self.inner.account_ticket(event, account).await
-    }
-    async fn claim_account(
-        &self,
-        event: &EventId,
-        account: &str,
-        request_id: &str,
-        expires_at: u64,
-    ) -> Result<Option<String>, StoreError> {
-        self.inner.claim_account(event, account, request_id, expires_at).await
-    }
-    async fn replace_account_ticket(
-        &self,
-        event: &EventId,
-        account: &str,
-        old: &str,
-        new: &str,
-        expires_at: u64,
-    ) -> Result<Option<String>, StoreError> {
-        self.inner.replace_account_ticket(event, account, old, new, expires_at).await
-    }
-    async fn use_proof_once(
-        &self,
-        event: &EventId,
-        key: &str,
-        expires_at: u64,
-        now: u64,
-    ) -> Result<bool, StoreError> {
-        self.inner.use_proof_once(event, key, expires_at, now).await
-    }
-    async fn list_active(&self) -> Result<Vec<EventRecord>, StoreError> {
-        self.inner.list_active().await
-    }
-    async fn audit(&self, event: &EventId) -> Result<Vec<AuditEntry>, StoreError> {
-        self.inner.audit(event).await
-    }
-    async fn add_report_minute(
-        &self,
-        event: &EventId,
-        minute: u64,
-        counts: &MinuteCounts,
-        expires_at: u64,
-    ) -> Result<(), StoreError> {
-        self.writes.fetch_add(1, Ordering::SeqCst);
-        self.inner.add_report_minute(event, minute, counts, expires_at).await
-    }
-    async fn report_minutes(&self, event: &EventId) -> Result<Vec<(u64, MinuteCounts)>, StoreError> {
-        self.inner.report_minutes(event).await
-    }
-}
-
 /// The report's writes of one instance over three minutes of a sale of `n` visitors (joins,
 /// checks every 10 s while they wait, redemptions), flushed by the traffic itself.
 async fn writes_for(store: Arc<dyn PositionStore>, tag: &str, n: u64) -> (usize, u64) {
-    let counting = Arc::new(Counting { inner: store, writes: AtomicUsize::new(0) });
+    let counting = Arc::new(Spy::counting(store));
     let clock = Arc::new(ManualClock::new(T0));
     let svc = common::service(Arc::clone(&counting) as Arc<dyn PositionStore>, Arc::clone(&clock));
     let e = ev(tag);
@@ -293,7 +161,7 @@ async fn writes_for(store: Arc<dyn PositionStore>, tag: &str, n: u64) -> (usize,
             let _ = svc.check(&e, t, svc.request_secret(t).as_deref()).await.unwrap();
         }
     }
-    let writes = counting.writes.load(Ordering::SeqCst);
+    let writes = counting.report_writes.load(Ordering::SeqCst);
     let joins = svc.report(&e).await.unwrap().totals.joins;
     (writes, joins)
 }

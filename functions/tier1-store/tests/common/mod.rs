@@ -2,6 +2,8 @@
 //! `tests/run.sh` (moto server), one fresh table per test.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod spy;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
