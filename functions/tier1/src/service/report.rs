@@ -20,9 +20,6 @@ impl Tier1Service {
     /// would let anyone make stored minutes — and flush writes — for ids of their choosing. The
     /// event is read through the instance cache, which keeps an absent event too.
     pub async fn count_refusal(&self, event: &EventId, code: &str) {
-        if code == vwr_core::ErrorCode::EventNotFound.as_str() {
-            return;
-        }
         if matches!(self.cached_event(event).await, Ok(Some(_))) {
             self.count(event, |m| *m.refusals.entry(code.to_owned()).or_default() += 1);
         }
