@@ -6,7 +6,7 @@
 //! Lambda concurrency per function, the peak requests per second per API stage, DynamoDB's peak
 //! writes, CloudFront requests, Redis operations, SQS messages, the dollars per service, and a
 //! warning for every default quota the sale would exceed. [`render_table`] prints it for people;
-//! the [`Plan`] serializes to the JSON of SPEC §12 (`shards`, `lambdaConcurrency`,
+//! the [`Plan`] serializes to the JSON of docs/rehearsal.md#plan (`shards`, `lambdaConcurrency`,
 //! `peakRequestsPerSecond`, `cost {totalUsd, byService}`, `warnings`).
 //!
 //! Pure arithmetic: no AWS call, no clock, no I/O beyond the two embedded files. Every formula

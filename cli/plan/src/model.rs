@@ -27,7 +27,7 @@ const DYNAMODB_TABLE_WRITES: f64 = 40_000.0;
 const SQS_FIFO_GROUP_MESSAGES: f64 = 3_000.0;
 const CLOUDFRONT_DISTRIBUTION_RPS: f64 = 250_000.0;
 
-/// What the sale needs and costs. Serializes to the JSON of `vwr plan --json` (SPEC §12).
+/// What the sale needs and costs. Serializes to the JSON of `vwr plan --json` (docs/rehearsal.md#plan).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
