@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every vwr test: lints, Rust unit/integration/property tests (against a real Redis and
 # a DynamoDB/SQS emulator), JS tests. Installs and starts what it needs:
-#   - moto server (DynamoDB/SQS emulator) in tests/.venv, on a free loopback port, one request
+#   - moto server (DynamoDB/SQS emulator) and Locust (the rehearsal test) in tests/.venv, on a free loopback port, one request
 #     at a time (tests/moto_serial.py: DynamoDB serialises writes to an item, moto does not);
 #   - Redis on 127.0.0.1:6379 if it is not already answering;
 #   - npm packages of the edge build (edge/: its minifier) and of the browser test, and Debian's Chromium (apt-get, when run as root or
@@ -67,10 +67,11 @@ if [[ "$QUICK" == 1 ]]; then
 fi
 
 step "Python tools (moto) in tests/.venv"
-if [[ ! -x "$VENV/bin/moto_server" ]] || ! cmp -s tests/requirements.txt "$VENV/.requirements"; then
+# tests/requirements.txt includes rehearsal/requirements.txt (Locust): both decide a reinstall.
+if [[ ! -x "$VENV/bin/moto_server" ]] || ! cat tests/requirements.txt rehearsal/requirements.txt | cmp -s - "$VENV/.requirements"; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/requirements.txt
-  cp tests/requirements.txt "$VENV/.requirements"
+  cat tests/requirements.txt rehearsal/requirements.txt > "$VENV/.requirements"
 fi
 
 step "moto server"
@@ -123,6 +124,8 @@ echo "cluster on 127.0.0.1:$CLUSTER_BASE-$((CLUSTER_BASE + 2))"
 export VWR_TEST_AWS_ENDPOINT="http://127.0.0.1:$MOTO_PORT"
 export VWR_TEST_REDIS_URL="${VWR_TEST_REDIS_URL:-redis://127.0.0.1:6379}"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+# Locust for the rehearsal test (cli/tests/rehearsal_vs_loadtest.rs).
+export VWR_TEST_LOCUST="$VENV/bin/locust"
 unset AWS_ENDPOINT_URL AWS_PROFILE
 
 if [[ "${VWR_SKIP_LINT:-}" != "1" ]]; then

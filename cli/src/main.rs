@@ -29,8 +29,10 @@ enum Command {
         command: KeysCommand,
     },
     /// Drive virtual visitors through the whole flow and report throughput, latency,
-    /// fairness and safety (exit code 3 when a safety counter is not zero).
-    Loadtest(Box<vwr_cli::loadtest::LoadOptions>),
+    /// fairness and safety (exit code 3 when a safety counter is not zero); `analyze DIR`
+    /// reports a distributed rehearsal's records the same way (docs/rehearsal.md).
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Loadtest(Box<Loadtest>),
     /// A fault-injecting proxy in front of an AWS emulator for load tests: counts calls,
     /// can throttle per-item DynamoDB writes, and takes faults from `vwr loadtest --fault`.
     AwsProxy {
@@ -67,6 +69,22 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct Loadtest {
+    #[command(subcommand)]
+    command: Option<LoadtestCommand>,
+    #[command(flatten)]
+    opts: vwr_cli::loadtest::LoadOptions,
+}
+
+#[derive(Debug, Subcommand)]
+enum LoadtestCommand {
+    /// The load test's report (flow, fairness, safety, costs) from the per-visitor records of
+    /// a rehearsal on Locust (`rehearsal/locustfile.py`); exit code 3 when a safety counter is
+    /// not zero.
+    Analyze(vwr_cli::loadtest::analyze::AnalyzeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,7 +169,10 @@ async fn main() -> ExitCode {
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
             vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
-        Command::Loadtest(opts) => match vwr_cli::loadtest::run(*opts).await {
+        Command::Loadtest(lt) => match match lt.command {
+            Some(LoadtestCommand::Analyze(args)) => vwr_cli::loadtest::analyze::run(&args),
+            None => vwr_cli::loadtest::run(lt.opts).await,
+        } {
             Ok(report) if report.safety.clean() => Ok(()),
             Ok(_) => {
                 eprintln!("vwr loadtest: a safety counter is not zero");

@@ -79,10 +79,11 @@ step "LocalStack kit bootstrap against moto"
 ENDPOINT="${VWR_TEST_AWS_ENDPOINT:-}"
 if [[ -z "$ENDPOINT" ]]; then
   MOTO_VENV="$ROOT/tests/.venv"
-  if [[ ! -x "$MOTO_VENV/bin/moto_server" ]] || ! cmp -s "$ROOT/tests/requirements.txt" "$MOTO_VENV/.requirements"; then
+  # As tests/run.sh: its requirements include the rehearsal's.
+  if [[ ! -x "$MOTO_VENV/bin/moto_server" ]] || ! cat "$ROOT/tests/requirements.txt" "$ROOT/rehearsal/requirements.txt" | cmp -s - "$MOTO_VENV/.requirements"; then
     python3 -m venv "$MOTO_VENV"
     "$MOTO_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements.txt"
-    cp "$ROOT/tests/requirements.txt" "$MOTO_VENV/.requirements"
+    cat "$ROOT/tests/requirements.txt" "$ROOT/rehearsal/requirements.txt" > "$MOTO_VENV/.requirements"
   fi
   PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
   "$MOTO_VENV/bin/python" "$ROOT/tests/moto_serial.py" -H 127.0.0.1 -p "$PORT" >"$LOGDIR/infra-moto.log" 2>&1 &

@@ -28,6 +28,7 @@
 //!   calls), `faults` (the fault proxies and the stop/start commands).
 
 mod admin;
+pub mod analyze;
 pub mod bots;
 pub mod cost;
 mod crowd;
@@ -37,6 +38,7 @@ pub mod html;
 pub mod open;
 pub mod options;
 pub mod outflow;
+pub mod records;
 pub mod report;
 mod sample;
 pub mod series;

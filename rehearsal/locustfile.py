@@ -1,0 +1,876 @@
+"""A distributed rehearsal of a sale on Locust: each Locust user is one visitor who behaves as
+the waiting page and the booking page do (docs/rehearsal.md#rehearse-with-locust).
+
+    VWR_EVENT=sale1 VWR_RECORDS_DIR=records \
+      locust -f rehearsal/locustfile.py --headless --host https://tickets.example.com \
+      --users 100000 --spawn-rate 2000 --run-time 30m
+
+or as a master (`--master --expect-workers N`) with workers on other machines
+(`--worker --master-host …`, each with its own VWR_RECORDS_DIR), or `--processes N` on one.
+`vwr loadtest analyze DIR` then turns the records of every worker, gathered in one directory,
+into the report of `vwr loadtest` (flow, fairness, safety, costs).
+
+A visitor: `assign` (its position and the request secret); the public status document at the
+page's pace (the server's first hint, then a quarter of its expected wait, 1-30 s, +-20 %);
+`check` with the request secret when the serving counter reaches its position; the event page
+through the edge with its tier-1 cookie; a second `check` of the admitted ticket, which must
+answer the same identity (a safety probe, reported apart from the costs); tier 2: check in,
+the line document until its front passes the visitor, `check` again, the booking call with the
+entry token, heartbeats while it dwells, leave. A refusal that is no verdict on the place (a
+WAF's or API Gateway's 403 or 429, a 5xx, a network error) keeps the place and backs off as the
+page does; only the tier-1 API's verdicts on the ticket make it join again. The same rules as
+`vwr loadtest`'s visitors (cli/src/loadtest/visitor/), so that the two reports compare.
+
+Env: VWR_EVENT (an active event; required), VWR_RECORDS_DIR (required: one JSON line per
+visitor, in `visitors-<host>-<pid>.jsonl`, written as each visitor ends), VWR_DWELL_SECONDS
+(2), VWR_ABANDON_RATE (0), VWR_NO_SHOW_RATE (0), VWR_THRESHOLD (tier 2's cap, for the
+over-threshold check; the answers' own `threshold` when unset), VWR_MAX_SECONDS (a visitor
+gives up retrying after this long, 900).
+
+Not done: the site's enqueue tokens and proofs of work (rehearse with them off), bots.
+"""
+
+import base64
+import json
+import math
+import os
+import random
+import socket
+import threading
+import time
+
+import gevent
+from locust import constant, events, task
+from locust.contrib.fasthttp import FastHttpUser
+from locust.runners import MasterRunner, WorkerRunner
+
+# The record format's version (`vwr loadtest analyze` refuses other versions).
+RECORD_VERSION = 1
+
+# The tier-1 API's verdicts on a ticket: the only answers on which the page forgets its ticket.
+TICKET_VERDICTS = {
+    "invalid_request_id",
+    "wrong_event",
+    "proof_required",
+    "request_id_expired",
+    "admission_expired",
+    "session_ended",
+}
+STATUS_POLL_SECONDS = 10.0
+PAUSED_POLL_SECONDS = 15.0
+OPEN_SPREAD_SECONDS = 5.0
+SECRET_HEADER = "x-vwr-request-secret"
+
+
+def env_float(name, default):
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SystemExit(f"{name}={raw!r}: expected a number") from None
+
+
+class Config:
+    """The rehearsal's settings, checked once at start-up."""
+
+    def __init__(self):
+        self.event = os.environ.get("VWR_EVENT", "")
+        self.records_dir = os.environ.get("VWR_RECORDS_DIR", "")
+        self.dwell = env_float("VWR_DWELL_SECONDS", 2.0)
+        self.abandon_rate = env_float("VWR_ABANDON_RATE", 0.0)
+        self.no_show_rate = env_float("VWR_NO_SHOW_RATE", 0.0)
+        self.threshold = int(env_float("VWR_THRESHOLD", 0))
+        self.max_seconds = env_float("VWR_MAX_SECONDS", 900.0)
+
+    def check(self):
+        if not self.event or not all(c.isalnum() or c in "-_" for c in self.event):
+            raise SystemExit("VWR_EVENT: set it to the id of an active event (letters, digits, - and _)")
+        if not self.records_dir:
+            raise SystemExit("VWR_RECORDS_DIR: set it to the directory for the visitors' records")
+        for name, rate in (("VWR_ABANDON_RATE", self.abandon_rate), ("VWR_NO_SHOW_RATE", self.no_show_rate)):
+            if not 0.0 <= rate <= 1.0:
+                raise SystemExit(f"{name}: expected a share from 0 to 1")
+        if self.dwell < 0 or self.max_seconds <= 0:
+            raise SystemExit("VWR_DWELL_SECONDS and VWR_MAX_SECONDS: expected positive seconds")
+
+
+CONFIG = Config()
+
+
+class Records:
+    """This process's records file: one JSON line per visitor, flushed as each visitor ends, so
+    that a worker stopped early loses nothing already written."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.file = None
+        self.count = 0
+
+    def open(self, host):
+        os.makedirs(CONFIG.records_dir, exist_ok=True)
+        tag = f"{socket.gethostname()}-{os.getpid()}"
+        path = os.path.join(CONFIG.records_dir, f"visitors-{tag}.jsonl")
+        self.file = open(path, "a", encoding="utf-8")
+        run = {
+            "kind": "run",
+            "version": RECORD_VERSION,
+            "worker": tag,
+            "host": host,
+            "event": CONFIG.event,
+            "dwellSeconds": CONFIG.dwell,
+            "abandonRate": CONFIG.abandon_rate,
+            "noShowRate": CONFIG.no_show_rate,
+            "threshold": CONFIG.threshold,
+            "startedAt": time.time(),
+        }
+        self.write(run)
+
+    def write(self, obj):
+        if self.file is None:
+            return
+        line = json.dumps(obj, separators=(",", ":"))
+        with self.lock:
+            self.file.write(line + "\n")
+            self.file.flush()
+            if obj.get("kind") == "visitor":
+                self.count += 1
+
+
+RECORDS = Records()
+
+
+@events.init.add_listener
+def on_init(environment, **_kwargs):
+    runner = environment.runner
+    if isinstance(runner, MasterRunner):
+        # The master runs no visitors: it counts the visits its workers report ended.
+        runner.register_message("vwr_ended", lambda msg, **_kw: ENDED.add(msg.data))
+        start_quitter(environment)
+        return
+    CONFIG.check()
+    RECORDS.open(environment.host or "")
+    if not isinstance(runner, WorkerRunner):
+        start_quitter(environment)
+
+
+class Ended:
+    """Visits ended so far (in this process, or reported by the workers to the master)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def add(self, n):
+        self.n += int(n)
+
+
+ENDED = Ended()
+
+
+def visit_ended(environment):
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        runner.send_message("vwr_ended", 1)
+    else:
+        ENDED.add(1)
+
+
+def start_quitter(environment):
+    """Ends the run once every visitor has made its one visit, rather than at `--run-time`
+    (which stays the hard stop): each user visits once and then stays idle, so that Locust,
+    which keeps `--users` users alive, does not start new visitors in their place."""
+
+    def watch():
+        while True:
+            gevent.sleep(0.5)
+            runner = environment.runner
+            if runner is None:
+                return
+            target = runner.target_user_count or 0
+            if target > 0 and runner.state == "running" and ENDED.n >= target:
+                runner.quit()
+                return
+
+    gevent.spawn(watch)
+
+
+def jitter(rng, secs):
+    """`secs` x (1 +- 20 %), as the page's jitter."""
+    return max(secs * (0.8 + 0.4 * rng.random()), 0.05)
+
+
+def backoff_seconds(errors):
+    return min(2.0 ** min(max(errors, 1), 6), 60.0)
+
+
+def wait_seconds(place, rate):
+    if place <= 0:
+        return 0.0
+    if rate is not None and rate > 0 and math.isfinite(rate):
+        return float(math.ceil(place / rate))
+    return max(float(place // 50), 5.0)
+
+
+def poll_for_wait(wait):
+    return min(max(wait / 4.0, 1.0), 30.0)
+
+
+def hint_of(body):
+    s = body.get("nextPollSeconds") if isinstance(body, dict) else None
+    return min(max(float(s), 1.0), 60.0) if isinstance(s, (int, float)) else 5.0
+
+
+def place_from_marks(marks, score):
+    if not marks:
+        return 1
+    p0, s0 = marks[0]
+    if score <= s0:
+        return max(p0, 1)
+    for (p1, s1), (p2, s2) in zip(marks, marks[1:]):
+        if s1 <= score < s2:
+            return p1 + round((p2 - p1) * (score - s1) / (s2 - s1))
+    return marks[-1][0]
+
+
+def line_hint(place, threshold, rate):
+    threshold = max(threshold, 1)
+    if place <= threshold:
+        return 1.0
+    if rate is not None and rate > 0:
+        return min(max((place - threshold) / rate / 4.0, 2.0), 30.0)
+    return 5.0
+
+
+def claims_of(token):
+    try:
+        payload = token.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError, AttributeError):
+        return {}
+
+
+def as_int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class Stop(Exception):
+    """How a stage stopped: `rejoin` (a verdict on the ticket), `line` (back in line), or `end`."""
+
+    def __init__(self, kind, end=None, why=None):
+        super().__init__(kind)
+        self.kind, self.end, self.why = kind, end, why
+
+
+def lost(why):
+    return Stop("end", "lost", why)
+
+
+class Reply:
+    def __init__(self, status, headers, text):
+        self.status, self.headers, self.text = status, headers, text
+        try:
+            self.body = json.loads(text) if text else {}
+        except ValueError:
+            self.body = {}
+        if not isinstance(self.body, dict):
+            self.body = {}
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def set_cookie(self, name):
+        """The value of cookie `name` this reply sets: "" when it clears it, None when absent."""
+        found = None
+        for k, v in self.headers:
+            if k.lower() == "set-cookie" and v.startswith(name + "="):
+                parts = [p.strip() for p in v.split(";")]
+                value = parts[0][len(name) + 1 :]
+                cleared = value == "" or any(p.lower() == "max-age=0" for p in parts[1:])
+                found = "" if cleared else value
+        return found
+
+
+class Visitor(FastHttpUser):
+    wait_time = constant(0)
+
+    def __init__(self, environment):
+        super().__init__(environment)
+        # Cookies as the harness keeps them (the tier-1 token the page sets, tier 2's identity).
+        self.client.client.cookiejar = None
+        self.rng = random.Random()
+        self.event = CONFIG.event
+
+    # ----- the record -----
+
+    def new_record(self):
+        self.rec = {
+            "kind": "visitor",
+            "visitor": f"{socket.gethostname()}-{os.getpid()}-{id(self):x}-{self.rng.getrandbits(32):08x}",
+            "arrivedAt": time.time(),
+            "joinedAt": None,
+            "position": None,
+            "tier1AdmittedAt": None,
+            "tier2AdmittedAt": None,
+            "tier2IdleSeconds": None,
+            "estimateSeconds": None,
+            "estimatedAt": None,
+            "firstCheckAt": None,
+            "prequeue": False,
+            "passedEdge": False,
+            "statusPolls": 0,
+            "checks": 0,
+            "lineReads": 0,
+            "maxActiveSeen": 0,
+            "end": "unfinished",
+            "lostBy": None,
+            "placeLost": None,
+            "placeLosses": {},
+            "verdicts": {},
+            "counts": {},
+            "tier1Jti": None,
+            "tier2Jti": None,
+            "calls": [],
+            "endedAt": None,
+        }
+
+    def count(self, name, n=1):
+        self.rec["counts"][name] = self.rec["counts"].get(name, 0) + n
+
+    def lose_place(self, why):
+        self.rec["placeLosses"][why] = self.rec["placeLosses"].get(why, 0) + 1
+        if self.rec["placeLost"] is None:
+            self.rec["placeLost"] = why
+
+    def transient(self):
+        self.count("transientRefusals")
+        self.errors += 1
+        return jitter(self.rng, backoff_seconds(self.errors))
+
+    # ----- requests, with the page's retries on 503/429/5xx/network errors -----
+
+    def call(self, endpoint, method, path, headers=None, body=None):
+        backoff = 1.0
+        while True:
+            if time.time() > self.deadline:
+                raise Stop("end", "unfinished")
+            at = time.time()
+            kwargs = {"headers": dict(headers or {}), "name": endpoint, "catch_response": True}
+            if body is not None:
+                kwargs["data"] = json.dumps(body)
+                kwargs["headers"]["content-type"] = "application/json"
+            with self.client.request(method, path, **kwargs) as resp:
+                ms = (time.time() - at) * 1000.0
+                status = resp.status_code or 0
+                hdrs = list(resp.headers.items()) if resp.headers is not None else []
+                reply = Reply(status, hdrs, resp.text or "" if status else "")
+                retry_after = reply.header("retry-after")
+                self.rec["calls"].append(
+                    {
+                        "endpoint": endpoint,
+                        "at": round(at, 4),
+                        "ms": round(ms, 3),
+                        "status": status,
+                        "xCache": reply.header("x-cache"),
+                        "retryAfter": retry_after is not None,
+                    }
+                )
+                if status == 0 or status >= 500 or status == 429:
+                    resp.failure(f"{status}")
+                else:
+                    resp.success()
+            if status == 0:
+                gevent.sleep(jitter(self.rng, backoff))
+                backoff = min(backoff * 2, 30.0)
+                continue
+            if status in (503, 429):
+                try:
+                    retry = float(retry_after) if retry_after is not None else None
+                except ValueError:
+                    retry = None
+                if retry is not None:
+                    gevent.sleep(jitter(self.rng, max(retry, 0.5)))
+                else:
+                    gevent.sleep(jitter(self.rng, backoff))
+                    backoff = min(backoff * 2, 30.0)
+                continue
+            if status >= 500:
+                gevent.sleep(jitter(self.rng, backoff))
+                backoff = min(backoff * 2, 30.0)
+                continue
+            return reply
+
+    def cookies(self):
+        return "; ".join(c for c in (self.t1, self.t2) if c)
+
+    def keep_identity(self, reply):
+        name = f"vwr_t2_{self.event}"
+        v = reply.set_cookie(name)
+        if v is not None:
+            self.t2 = f"{name}={v}" if v else None
+
+    def check_threshold(self, body):
+        cur = as_int(body.get("currentUsers"))
+        if cur is None:
+            return
+        self.rec["maxActiveSeen"] = max(self.rec["maxActiveSeen"], cur)
+        cap = max(CONFIG.threshold, as_int(body.get("threshold")) or 0)
+        if cap > 0 and cur > cap:
+            self.count("overThreshold")
+
+    # ----- the visit -----
+
+    @task
+    def visit(self):
+        self.new_record()
+        self.deadline = time.time() + CONFIG.max_seconds
+        self.ticket = None
+        self.first_ticket = True
+        self.answer = {}
+        self.t1 = self.t2 = None
+        self.t1_jti = self.t2_jti = None
+        self.evicted = False
+        self.errors = 0
+        rng = self.rng
+        abandons = rng.random() < CONFIG.abandon_rate
+        in_tier2 = rng.random() < 0.5
+        after = 1.0 + rng.random() * 10.0
+        self.abandon_tier1 = after if abandons and not in_tier2 else None
+        self.abandon_tier2 = abandons and in_tier2
+        self.abandon_after = after
+        no_show = rng.random() < CONFIG.no_show_rate
+        try:
+            self.rec["end"] = self.run_visit(no_show)
+        except Stop as stop:
+            self.rec["end"] = stop.end if stop.kind == "end" else "lost"
+            if self.rec["end"] == "lost":
+                self.rec["lostBy"] = stop.why or "refused"
+        finally:
+            # Also when Locust stops the run (`--run-time`): the visitor is `unfinished`.
+            self.rec["endedAt"] = time.time()
+            RECORDS.write(self.rec)
+        visit_ended(self.environment)
+        # One visit per user: idle until the run ends (see `start_quitter`).
+        while True:
+            gevent.sleep(3600)
+
+    def run_visit(self, no_show):
+        self.join()
+        if no_show:
+            return "noShow"
+        rejoins = 0
+        while True:
+            try:
+                self.through()
+                return "done"
+            except Stop as stop:
+                if stop.kind == "line":
+                    continue
+                if stop.kind != "rejoin":
+                    raise
+                # As the page: forget the ticket and join again, three times at once, then
+                # with back-off.
+                self.rec["verdicts"][stop.why] = self.rec["verdicts"].get(stop.why, 0) + 1
+                self.lose_place("ticketReplaced")
+                self.ticket, self.t1, self.first_ticket = None, None, False
+                rejoins += 1
+                if rejoins > 3:
+                    gevent.sleep(jitter(self.rng, backoff_seconds(rejoins - 3)))
+                self.join()
+
+    def join(self):
+        refused = Stop("end", "refused") if self.first_ticket else lost("rejoin_refused")
+        while True:
+            r = self.call("tier1.assign", "POST", f"/vwr-api/vwr/assign/{self.event}")
+            if r.status == 409 and r.body.get("error") == "event_not_open" and time.time() < self.deadline:
+                gevent.sleep(jitter(self.rng, 1.0))
+                continue
+            break
+        if not 200 <= r.status < 300:
+            self.count("unexpected4xx")
+            raise refused
+        request_id = r.body.get("requestId")
+        if not isinstance(request_id, str):
+            raise refused
+        position = as_int(r.body.get("position"))
+        if self.first_ticket:
+            self.rec["joinedAt"] = time.time()
+            self.rec["position"] = position
+            est = r.body.get("estimatedWaitSeconds")
+            if position is not None and isinstance(est, (int, float)):
+                self.rec["estimateSeconds"] = est
+                self.rec["estimatedAt"] = self.rec["joinedAt"]
+        secret = r.body.get("requestSecret")
+        self.ticket = {"id": request_id, "secret": secret if isinstance(secret, str) else None, "position": position}
+        self.answer = r.body
+
+    def check_path(self):
+        return f"/vwr-api/vwr/check/{self.event}/{self.ticket['id']}"
+
+    def proof(self):
+        secret = self.ticket and self.ticket["secret"]
+        return {SECRET_HEADER: secret} if secret else {}
+
+    def admitted(self, token):
+        self.t1 = f"vwr_t1_{self.event}={token}"
+        self.t1_jti = claims_of(token).get("jti")
+        if self.rec["tier1AdmittedAt"] is None:
+            self.rec["tier1AdmittedAt"] = time.time()
+            self.rec["tier1Jti"] = self.t1_jti
+
+    def position_seen(self, p):
+        if p is None:
+            return
+        known = self.ticket["position"]
+        if known is not None and known != p:
+            self.lose_place("tier1PositionChanged")
+        elif known is None:
+            self.ticket["position"] = p
+            if self.first_ticket and self.rec["position"] is None:
+                self.rec["position"] = p
+
+    def event_refusal(self, r):
+        code = r.body.get("error")
+        ends = {(404, "event_not_found"): "event_not_found", (409, "event_closed"): "closed", (409, "event_not_active"): "inactive"}
+        why = ends.get((r.status, code))
+        if why:
+            self.count("unexpected4xx")
+            raise lost(why)
+
+    def verdict(self, r):
+        code = r.body.get("error")
+        return code if r.status in (400, 403, 410) and code in TICKET_VERDICTS else None
+
+    # ----- tier 1: in line -----
+
+    def learn(self, place, body):
+        p = as_int(body.get("position"))
+        if p is not None:
+            place["position"] = p
+        ahead = as_int(body.get("peopleAhead"))
+        serving = as_int(body.get("servingCounter"))
+        if ahead is None and serving is not None and place["position"] is not None:
+            ahead = max(place["position"] - serving - 1, 0)
+        wait = body.get("estimatedWaitSeconds")
+        if ahead is not None and isinstance(wait, (int, float)) and wait > 0:
+            place["rate"] = (ahead + 1) / wait
+
+    def wait_for_open(self, opens_at):
+        path = f"/vwr-api/vwr/status/{self.event}"
+        while True:
+            left = opens_at - time.time()
+            if left <= 0:
+                break
+            gevent.sleep(min(jitter(self.rng, STATUS_POLL_SECONDS), left))
+            if time.time() >= opens_at:
+                break
+            r = self.call("tier1.status", "GET", path)
+            self.rec["statusPolls"] += 1
+            state = r.body.get("state")
+            if state in ("scheduled", "prequeue"):
+                if isinstance(r.body.get("opensAt"), (int, float)):
+                    opens_at = r.body["opensAt"]
+            elif state is not None and 200 <= r.status < 300:
+                break
+        gevent.sleep(self.rng.random() * OPEN_SPREAD_SECONDS)
+
+    def wait_for_turn(self):
+        status_path = f"/vwr-api/vwr/status/{self.event}"
+        answer = self.answer
+        place = {"position": None, "rate": None}
+        self.learn(place, answer)
+        if place["position"] is None:
+            place["position"] = self.ticket["position"]
+        waiting_since = time.time() if place["position"] is not None else None
+        look, delay = "status", jitter(self.rng, hint_of(answer))
+        if place["position"] is None and answer.get("state") == "prequeue":
+            if self.first_ticket:
+                self.rec["prequeue"] = True
+            self.wait_for_open(float(answer.get("opensAt") or 0))
+            if self.first_ticket:
+                self.rec["firstCheckAt"] = time.time()
+            look, delay = "check", jitter(self.rng, 0.0)
+        while True:
+            if self.abandon_tier1 is not None and waiting_since is not None and time.time() - waiting_since > self.abandon_tier1:
+                raise Stop("end", "abandoned")
+            gevent.sleep(delay)
+            if look == "status":
+                r = self.call("tier1.status", "GET", status_path)
+                self.rec["statusPolls"] += 1
+                if not 200 <= r.status < 300:
+                    if r.status == 404 and r.body.get("error") == "event_not_found":
+                        self.count("unexpected4xx")
+                        raise lost("event_not_found")
+                    delay = self.transient()
+                    continue
+                self.errors = 0
+                d = r.body
+                position = place["position"]
+                if position is None:
+                    look, delay = "check", 0.0
+                    continue
+                serving = as_int(d.get("servingCounter")) or 0
+                served = serving >= position
+                state = d.get("state") or "open"
+                if state == "inactive":
+                    self.count("unexpected4xx")
+                    raise lost("inactive")
+                if state == "closed" and not served:
+                    raise lost("closed")
+                if state in ("scheduled", "prequeue"):
+                    delay = jitter(self.rng, STATUS_POLL_SECONDS)
+                elif served:
+                    look, delay = "check", 0.0
+                elif state == "paused":
+                    delay = jitter(self.rng, PAUSED_POLL_SECONDS)
+                else:
+                    rate = d.get("servedPerSecond")
+                    rate = rate if isinstance(rate, (int, float)) and rate > 0 else place["rate"]
+                    delay = jitter(self.rng, poll_for_wait(wait_seconds(position - serving, rate)))
+                continue
+            r = self.call("tier1.check", "GET", self.check_path(), self.proof())
+            self.rec["checks"] += 1
+            if not 200 <= r.status < 300:
+                code = self.verdict(r)
+                if code:
+                    raise Stop("rejoin", why=code)
+                self.event_refusal(r)
+                look, delay = "check", self.transient()
+                continue
+            self.errors = 0
+            body = r.body
+            if body.get("admitted") is True:
+                token = body.get("token") or ""
+                self.position_seen(as_int(claims_of(token).get("pos")))
+                self.admitted(token)
+                return
+            self.position_seen(as_int(body.get("position")))
+            if place["position"] is None:
+                place["position"] = self.ticket["position"]
+            if place["position"] is not None and waiting_since is None:
+                waiting_since = time.time()
+            est = body.get("estimatedWaitSeconds")
+            if self.first_ticket and self.rec["estimateSeconds"] is None and isinstance(est, (int, float)):
+                self.rec["estimateSeconds"] = est
+                self.rec["estimatedAt"] = time.time()
+            self.learn(place, body)
+            if body.get("state") == "closed":
+                raise lost("closed")
+            look = "status" if place["position"] is not None and body.get("state") != "prequeue" else "check"
+            delay = jitter(self.rng, hint_of(body))
+            self.answer = body
+
+    # ----- from the turn to the leave -----
+
+    def through(self):
+        if self.t1 is None:
+            self.wait_for_turn()
+        page = f"/events/{self.event}"
+        tries = 0
+        while True:
+            r = self.call("edge.event_page", "GET", page, {"cookie": self.cookies()})
+            if r.status == 200:
+                break
+            tries += 1
+            if tries > 1:
+                self.count("edgeRefused")
+                raise lost("edge_refused")
+            self.readmit()
+        self.rec["passedEdge"] = True
+        self.recheck()
+        self.tier2()
+
+    def recheck(self):
+        """A second tab: the same ticket must answer the same identity, still admitted."""
+        r = self.call("tier1.recheck", "GET", self.check_path(), self.proof())
+        if 200 <= r.status < 300:
+            if r.body.get("admitted") is True:
+                if claims_of(r.body.get("token") or "").get("jti") != self.t1_jti:
+                    self.count("doubleAdmitted")
+            elif r.body.get("state") != "closed":
+                self.lose_place("tier1Unadmitted")
+        elif self.verdict(r):
+            self.lose_place("tier1Unadmitted")
+
+    def readmit(self):
+        while True:
+            r = self.call("tier1.check", "GET", self.check_path(), self.proof())
+            if not 200 <= r.status < 300:
+                code = self.verdict(r)
+                if code:
+                    raise Stop("rejoin", why=code)
+                self.event_refusal(r)
+                gevent.sleep(self.transient())
+                continue
+            self.errors = 0
+            body = r.body
+            if body.get("admitted") is True:
+                token = body.get("token") or ""
+                self.position_seen(as_int(claims_of(token).get("pos")))
+                self.admitted(token)
+                return
+            if body.get("state") == "closed":
+                raise lost("closed")
+            self.lose_place("tier1Unadmitted")
+            self.position_seen(as_int(body.get("position")))
+            self.t1 = None
+            self.answer = body
+            raise Stop("line")
+
+    # ----- tier 2 -----
+
+    def tier2_call(self, endpoint, method, path):
+        r = self.call(endpoint, method, path, {"cookie": self.cookies()})
+        self.keep_identity(r)
+        return r
+
+    @staticmethod
+    def tier2_answer(r):
+        code = r.body.get("error")
+        if 200 <= r.status < 300 and isinstance(r.body.get("status"), str):
+            return "place"
+        if r.status == 404 and code == "not_in_queue":
+            return "not_in_queue"
+        if r.status == 404 and code == "event_not_found":
+            return "gone"
+        if (r.status, code) in ((401, "identity_required"), (403, "invalid_identity"), (403, "tier1_token_required")):
+            return "identity"
+        if r.status == 409 and code == "position_taken":
+            return "position_taken"
+        return "transient"
+
+    def tier2_refused(self, answer, refusals):
+        if answer == "not_in_queue":
+            self.evicted = True
+            self.count("rejoinedTier2")
+        elif answer == "identity":
+            refusals[0] += 1
+            if refusals[0] > 3:
+                self.count("unexpected4xx")
+                raise lost("tier2_identity")
+            self.readmit()
+        elif answer == "position_taken":
+            self.count("unexpected4xx")
+            self.lose_place("tier2PositionTaken")
+            raise lost("position_taken")
+        elif answer == "gone":
+            self.count("unexpected4xx")
+            raise lost("event_not_found")
+        elif answer == "transient":
+            gevent.sleep(self.transient())
+
+    def wait_on_line(self, score, checked_at, started):
+        path = f"/api/queue/line/{self.event}"
+        while True:
+            if self.abandon_tier2 and time.time() - started > self.abandon_after:
+                return False
+            r = self.call("tier2.line", "GET", path)
+            self.rec["lineReads"] += 1
+            doc = r.body
+            if not 200 <= r.status < 300 or as_int(doc.get("waiting")) is None:
+                return False
+            if (as_int(doc.get("updatedAt")) or 0) < checked_at:
+                gevent.sleep(jitter(self.rng, 0.5))
+                continue
+            front = as_int(doc.get("front"))
+            if front is None or front > score:
+                return True
+            marks = [(m[0], m[1]) for m in doc.get("marks") or [] if isinstance(m, list) and len(m) == 2]
+            place = place_from_marks(marks, score)
+            rate = doc.get("estimateRate")
+            hint = line_hint(place, as_int(doc.get("threshold")) or 1, rate if isinstance(rate, (int, float)) else None)
+            gevent.sleep(jitter(self.rng, hint))
+
+    def tier2(self):
+        e = self.event
+        started = time.time()
+        dwell_end = None
+        check_in = True
+        refusals = [0]
+        while True:  # 'admission
+            while True:
+                if self.abandon_tier2 and time.time() - started > self.abandon_after:
+                    raise Stop("end", "abandoned")
+                if check_in:
+                    r = self.tier2_call("tier2.check", "POST", f"/api/queue/check/{e}")
+                else:
+                    r = self.tier2_call("tier2.status", "GET", f"/api/queue/status/{e}")
+                known_at = time.time() * 1000.0
+                answer = self.tier2_answer(r)
+                if answer != "place":
+                    check_in = check_in or answer != "transient"
+                    self.tier2_refused(answer, refusals)
+                    continue
+                refusals[0], self.errors = 0, 0
+                body = r.body
+                self.check_threshold(body)
+                if self.evicted:
+                    self.evicted = False
+                    if not (body.get("status") == "active" or body.get("restored") is True):
+                        self.lose_place("tier2NotRestored")
+                if body.get("status") == "active":
+                    token = body.get("entryToken") or ""
+                    self.t2_jti = claims_of(token).get("jti")
+                    if self.rec["tier2AdmittedAt"] is None:
+                        self.rec["tier2AdmittedAt"] = time.time()
+                        self.rec["tier2Jti"] = self.t2_jti
+                        at = body.get("admittedAt")
+                        if isinstance(at, (int, float)):
+                            self.rec["tier2IdleSeconds"] = max((known_at - at) / 1000.0, 0.0)
+                    break
+                score = as_int(body.get("lineScore"))
+                if score is not None:
+                    left = self.wait_on_line(score, as_int(body.get("checkedAt")) or 0, started)
+                    check_in = True
+                    if not left:
+                        gevent.sleep(jitter(self.rng, 1.0))
+                else:
+                    check_in = False
+                    hint = body.get("nextPollSeconds")
+                    gevent.sleep(jitter(self.rng, hint if isinstance(hint, (int, float)) else 1.0))
+
+            # The booking call with the entry token (sent back by the edge: the ticket again).
+            for attempt in range(2):
+                headers = {"cookie": self.cookies(), "x-queue-entry-token": token}
+                r = self.call("seats", "GET", f"/api/seats/{e}", headers)
+                if r.status == 200:
+                    break
+                if attempt == 0 and r.body.get("error") == "waiting_room_token_required":
+                    self.readmit()
+                    continue
+                self.count("seatsRefused")
+                break
+
+            # Dwell, heartbeating through status (the same identity throughout).
+            if dwell_end is None:
+                dwell_end = time.time() + CONFIG.dwell
+            demoted = False
+            while time.time() < dwell_end:
+                if self.abandon_tier2:
+                    raise Stop("end", "abandoned")
+                gevent.sleep(min(CONFIG.dwell, 5.0))
+                r = self.tier2_call("tier2.heartbeat", "GET", f"/api/queue/status/{e}")
+                answer = self.tier2_answer(r)
+                if answer == "place":
+                    refusals[0] = 0
+                    self.check_threshold(r.body)
+                    if r.body.get("status") != "active":
+                        self.lose_place("tier2Demoted")
+                        check_in, demoted = False, True
+                        break
+                    jti = claims_of(r.body.get("entryToken") or "").get("jti")
+                    if jti is not None and jti != self.t2_jti:
+                        self.count("doubleAdmitted")
+                elif answer == "transient":
+                    self.count("transientRefusals")
+                else:
+                    self.tier2_refused(answer, refusals)
+                    if answer == "not_in_queue":
+                        check_in, demoted = True, True
+                        break
+            if not demoted:
+                break
+        self.tier2_call("tier2.leave", "POST", f"/api/queue/leave/{e}")
