@@ -91,6 +91,58 @@ where
         (None, _, None) => DisplayErrorContext(err).to_string(),
     };
     let line = text.lines().next().unwrap_or_default();
-    let short: String = line.chars().take(160).collect();
+    // DisplayErrorContext ends with the error's Debug form, " (DispatchFailure(…))": drop it.
+    let debug_form = |rest: &str| {
+        let ident = rest.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len());
+        ident > 0
+            && rest.starts_with(|c: char| c.is_ascii_uppercase())
+            && rest[ident..].starts_with(['(', ' '])
+    };
+    let line = line
+        .match_indices(" (")
+        .find(|(at, _)| debug_form(&line[at + 2..]))
+        .map_or(line, |(at, _)| &line[..at]);
+    let short: String = line.chars().take(200).collect();
     format!("{op}: {short}")
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::config::http::HttpResponse;
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::error::SdkError;
+    use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
+    use aws_sdk_dynamodb::types::error::ResourceNotFoundException;
+
+    use super::*;
+
+    fn service_error(status: u16, err: DescribeTableError) -> SdkError<DescribeTableError, HttpResponse> {
+        let raw = HttpResponse::new(status.try_into().unwrap_or_else(|_| unreachable!()), "".into());
+        SdkError::service_error(err, raw)
+    }
+
+    #[test]
+    fn not_found_is_missing_and_anything_else_is_not_checked_with_its_reason() {
+        let missing = DescribeTableError::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .message("no table")
+                .meta(ErrorMetadata::builder().code("ResourceNotFoundException").build())
+                .build(),
+        );
+        assert_eq!(unseen::<(), _>("DescribeTable", &service_error(400, missing)), Seen::Missing);
+        let denied = DescribeTableError::generic(
+            ErrorMetadata::builder().code("AccessDeniedException").message("not allowed").build(),
+        );
+        assert_eq!(
+            unseen::<(), _>("DescribeTable", &service_error(400, denied)),
+            Seen::NotChecked("DescribeTable: AccessDeniedException: not allowed".into())
+        );
+        let unserved = DescribeTableError::generic(ErrorMetadata::builder().build());
+        assert_eq!(
+            unseen::<(), _>("DescribeTable", &service_error(501, unserved)),
+            Seen::NotChecked(
+                "DescribeTable: HTTP 501, no error code (the endpoint does not serve it)".into()
+            )
+        );
+    }
 }
