@@ -59,7 +59,7 @@ pub fn read_plan(path: Option<&Path>) -> Result<Option<PlanNeeds>, PreflightErro
 /// The report as printed: the table, or `--json`'s object.
 pub fn render(report: &Report, json: bool) -> Result<String, PreflightError> {
     if json {
-        serde_json::to_string_pretty(&report.to_json()).map_err(|e| PreflightError::Render(e.to_string()))
+        serde_json::to_string_pretty(&report.json()).map_err(|e| PreflightError::Render(e.to_string()))
     } else {
         Ok(vwr_preflight::render_table(report))
     }

@@ -33,20 +33,30 @@ impl Status {
 
 /// One check: what it read, what it saw, what the plan needs, the outcome and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Row {
     pub check: String,
     pub status: Status,
-    /// The figure or setting seen ("" when not seen).
+    /// The figure or setting seen, as printed ("" when not seen).
     pub seen: String,
-    /// The plan's figure ("" without a plan, or when the plan has none for this row).
-    pub needed: String,
+    /// The figure seen as a number, where there is one.
+    pub seen_value: Option<f64>,
+    /// The plan's figure (none without a plan, or when the plan has none for this row).
+    pub needed: Option<u64>,
     /// Why: the rule that decided, the source of the figure, or the endpoint's reason.
     pub note: String,
 }
 
 impl Row {
     pub(crate) fn new(check: impl Into<String>, status: Status) -> Self {
-        Self { check: check.into(), status, seen: String::new(), needed: String::new(), note: String::new() }
+        Self {
+            check: check.into(),
+            status,
+            seen: String::new(),
+            seen_value: None,
+            needed: None,
+            note: String::new(),
+        }
     }
 
     pub(crate) fn seen(mut self, s: impl Into<String>) -> Self {
@@ -54,9 +64,21 @@ impl Row {
         self
     }
 
-    pub(crate) fn needed(mut self, n: Option<u64>) -> Self {
-        self.needed = n.map(group).unwrap_or_default();
+    /// A figure seen: printed with separators, kept as a number for `--json`.
+    pub(crate) fn value(mut self, x: f64) -> Self {
+        self.seen = figure(x);
+        self.seen_value = Some(x);
         self
+    }
+
+    pub(crate) fn needed(mut self, n: Option<u64>) -> Self {
+        self.needed = n;
+        self
+    }
+
+    /// The need as printed ("" when there is none).
+    pub fn needed_text(&self) -> String {
+        self.needed.map(group).unwrap_or_default()
     }
 
     pub(crate) fn note(mut self, s: impl Into<String>) -> Self {
@@ -73,6 +95,15 @@ pub struct Summary {
     pub warn: usize,
     pub fail: usize,
     pub not_checked: usize,
+}
+
+/// `vwr preflight --json`: `{checks: [{check, status, seen, seenValue, needed, note}], summary:
+/// {ok, warn, fail, notChecked}, blocking}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportJson<'a> {
+    pub checks: &'a [Row],
+    pub summary: Summary,
+    pub blocking: bool,
 }
 
 /// Every row, in the order checked.
@@ -107,12 +138,8 @@ impl Report {
     }
 
     /// The rows with the summary and the exit decision, as `vwr preflight --json` prints them.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "checks": self.checks,
-            "summary": self.summary(),
-            "blocking": self.blocking(),
-        })
+    pub fn json(&self) -> ReportJson<'_> {
+        ReportJson { checks: &self.checks, summary: self.summary(), blocking: self.blocking() }
     }
 
     /// The row named `check`, if any.
@@ -151,6 +178,7 @@ pub(crate) fn figure(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -174,7 +202,7 @@ mod tests {
         let r = report(&[Status::NotChecked, Status::NotChecked, Status::Ok]);
         assert_eq!(r.exit_code(), 0, "an unanswered check does not block");
         assert_eq!(r.summary(), Summary { ok: 1, warn: 0, fail: 0, not_checked: 2 });
-        let json = r.to_json();
+        let json = serde_json::to_value(r.json()).unwrap();
         assert_eq!(json["checks"][0]["status"], "not checked");
         assert_eq!(json["summary"]["notChecked"], 2);
         assert_eq!(json["blocking"], false);

@@ -1,7 +1,7 @@
 //! Observations and the plan's needs → one row per check. Each rule is written out in
 //! docs/rehearsal.md#preflight.
 
-use crate::check::{Report, Row, Status, capacity, figure, group};
+use crate::check::{Report, Row, Status, capacity, group};
 use crate::names::{Names, PLANNED_FUNCTIONS};
 use crate::needs::PlanNeeds;
 use crate::observe::{
@@ -64,7 +64,7 @@ fn quota_row(check: &str, quota: &Seen<Quota>, needed: Option<u64>) -> Row {
             if status == Status::Fail {
                 note.push_str("; raise it through Service Quotas days before the sale");
             }
-            Row::new(check, status).seen(figure(q.value)).needed(needed).note(note)
+            Row::new(check, status).value(q.value).needed(needed).note(note)
         }
         Seen::Missing => not_checked(check, "the quota is not listed").needed(needed),
         Seen::NotChecked(r) => not_checked(check, r).needed(needed),
@@ -91,7 +91,7 @@ fn unreserved_row(
     match account {
         Seen::Found(LambdaAccount { unreserved: Some(u), .. }) => {
             Row::new(CHECK, capacity(*u as f64, needed))
-                .seen(group((*u).max(0) as u64))
+                .value(*u as f64)
                 .needed(needed)
                 .note("Lambda GetAccountSettings; the planned functions without a reservation share it")
         }
@@ -112,15 +112,12 @@ fn function_row(f: &FunctionSeen, plan: Option<&PlanNeeds>) -> Row {
             .needed(needed)
             .note(format!("{}: draws on the account's unreserved pool", f.name)),
         Seen::Found(Some(r)) if *r <= 0 => Row::new(check, Status::Fail)
-            .seen("0")
+            .value(0.0)
             .needed(needed)
             .note(format!("{}: reserved concurrency 0 throttles every invocation", f.name)),
         Seen::Found(Some(r)) => {
             let status = capacity(*r as f64, needed);
-            Row::new(check, status)
-                .seen(group(*r as u64))
-                .needed(needed)
-                .note(format!("{}: reserved", f.name))
+            Row::new(check, status).value(*r as f64).needed(needed).note(format!("{}: reserved", f.name))
         }
         Seen::Missing => {
             Row::new(check, Status::Fail).needed(needed).note(format!("function {} not found", f.name))
@@ -135,7 +132,7 @@ fn stage_row(s: &StageSeen, plan: Option<&PlanNeeds>) -> Row {
     let at = format!("{} stage {}", s.api, s.stage);
     match &s.rate {
         Seen::Found(Some(rate)) => {
-            Row::new(check, capacity(*rate, needed)).seen(figure(*rate)).needed(needed).note(at)
+            Row::new(check, capacity(*rate, needed)).value(*rate).needed(needed).note(at)
         }
         Seen::Found(None) => Row::new(check, Status::Warn)
             .seen("none")
@@ -154,6 +151,7 @@ fn table_row(name: &str, table: &Seen<TableSeen>, needed: Option<u64>) -> Row {
     match table {
         Seen::Found(t) if t.on_demand => match t.max_on_demand_writes.filter(|m| *m > 0) {
             Some(max) => Row::new(check, capacity(max as f64, needed))
+                .value(max as f64)
                 .seen(format!("on-demand, at most {} writes/s", group(max as u64)))
                 .needed(needed)
                 .note(format!("{name}: its maximum on-demand write throughput")),
@@ -169,6 +167,7 @@ fn table_row(name: &str, table: &Seen<TableSeen>, needed: Option<u64>) -> Row {
                 None => Status::Warn,
             };
             Row::new(check, status)
+                .value(wcu as f64)
                 .seen(format!("provisioned, {} WCU", group(wcu.max(0) as u64)))
                 .needed(needed)
                 .note(format!(

@@ -5,10 +5,12 @@ use crate::check::Report;
 /// One line per check (check, status, seen, needed, note), then the summary and the verdict.
 pub fn render_table(report: &Report) -> String {
     let header = ["check", "status", "seen", "needed", "note"];
+    let needed: Vec<String> = report.checks.iter().map(crate::check::Row::needed_text).collect();
     let cells: Vec<[&str; 5]> = report
         .checks
         .iter()
-        .map(|r| [r.check.as_str(), r.status.as_str(), r.seen.as_str(), r.needed.as_str(), r.note.as_str()])
+        .zip(&needed)
+        .map(|(r, n)| [r.check.as_str(), r.status.as_str(), r.seen.as_str(), n.as_str(), r.note.as_str()])
         .collect();
     let width =
         |i: usize| cells.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0);
@@ -53,7 +55,7 @@ mod tests {
     fn the_table_has_a_row_per_check_and_says_what_was_not_checked() {
         let report = Report {
             checks: vec![
-                Row::new("Lambda concurrent executions", Status::Ok).seen("1,000").needed(Some(80)),
+                Row::new("Lambda concurrent executions", Status::Ok).value(1_000.0).needed(Some(80)),
                 Row::new("DynamoDB TTL", Status::NotChecked)
                     .note("DescribeTimeToLive: AccessDeniedException"),
             ],
