@@ -71,6 +71,9 @@ pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
     let needs = read_plan(args.plan.as_deref())?;
     let names = args.names();
     let sdk = vwr_preflight::aws::sdk_config().await;
+    if sdk.region().is_none() {
+        return Err(PreflightError::NoRegion);
+    }
     let report = vwr_preflight::preflight(&sdk, &names, needs.as_ref()).await;
     Ok((render(&report, args.json)?, report.exit_code()))
 }

@@ -9,6 +9,9 @@ pub enum PreflightError {
     /// The `--plan` file is not the JSON `vwr plan --json` writes.
     #[error("--plan {path}: not a `vwr plan --json` file: {reason}")]
     PlanInvalid { path: String, reason: String },
+    /// No AWS region configured: every call would fail.
+    #[error("no AWS region: set AWS_REGION (or a profile's region)")]
+    NoRegion,
     /// The report could not be written as JSON.
     #[error("report: {0}")]
     Render(String),

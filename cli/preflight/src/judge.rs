@@ -316,5 +316,4 @@ fn web_acl_row(name: &str, acl: &Seen<WebAclSeen>) -> Row {
 }
 
 #[cfg(test)]
-#[path = "judge_tests.rs"]
 mod tests;

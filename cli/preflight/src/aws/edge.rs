@@ -35,7 +35,8 @@ pub(super) async fn kvs(sdk: &aws_config::SdkConfig, arn: Option<&str>) -> Seen<
     Seen::Found(KvsSeen { config: get(CONFIG_KEY).await, keys: get(KEYS_KEY).await })
 }
 
-/// Every alarm (metric and composite) whose name starts with `prefix`.
+/// Every metric alarm whose name starts with `prefix` (DescribeAlarms without `AlarmTypes`
+/// answers metric alarms: the kind modules/observability makes).
 pub(super) async fn alarms(sdk: &aws_config::SdkConfig, prefix: &str) -> Seen<Vec<AlarmSeen>> {
     let client = CloudWatch::new(sdk);
     let mut all = Vec::new();
