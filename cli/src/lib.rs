@@ -1,6 +1,7 @@
 //! The `vwr` command line: the local all-in-one server (`vwr dev`, in [`dev`]), the admin client
 //! ([`admin`]), the live console ([`watch`]), the load test ([`loadtest`]), the draw check
-//! ([`draw`]), the page previews ([`preview`]), the report after a sale ([`report`]), sizing a sale ([`plan`]); table bootstrap and key generation are in `main.rs`.
+//! ([`draw`]), the page previews ([`preview`]), the report after a sale ([`report`]), sizing a sale ([`plan`]), checking the deployed stack against it
+//! ([`preflight`]); table bootstrap and key generation are in `main.rs`.
 
 pub mod admin;
 pub mod client;
@@ -8,6 +9,7 @@ pub mod dev;
 pub mod draw;
 pub mod loadtest;
 pub mod plan;
+pub mod preflight;
 pub mod preview;
 pub mod report;
 pub mod watch;

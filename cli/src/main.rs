@@ -56,6 +56,9 @@ enum Command {
     /// What a sale needs and costs: shards, Lambda concurrency, peak rates, dollars, quota
     /// warnings (docs/rehearsal.md#plan).
     Plan(vwr_cli::plan::PlanArgs),
+    /// The deployed stack and the account against a plan: quotas, concurrency, stage throttles,
+    /// table, edge store, alarms, WAF; exit 1 on a blocking shortfall (docs/rehearsal.md#preflight).
+    Preflight(vwr_cli::preflight::PreflightArgs),
     /// The report after a sale, minute by minute: a summary, `--json`, or `--html FILE` with
     /// charts (docs/operate.md#the-report-after-the-sale).
     Report(vwr_cli::report::ReportArgs),
@@ -190,6 +193,16 @@ async fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("vwr plan: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Command::Preflight(args) => match vwr_cli::preflight::run(args).await {
+            Ok((out, code)) => {
+                print_out(&out);
+                return ExitCode::from(code);
+            }
+            Err(e) => {
+                eprintln!("vwr preflight: {e}");
                 return ExitCode::from(2);
             }
         },

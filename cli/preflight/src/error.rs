@@ -1,0 +1,18 @@
+//! Why preflight cannot run at all (a row's own trouble is a `not checked` row, not an error).
+
+/// Every way `vwr preflight` fails before reading anything.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PreflightError {
+    /// The `--plan` file cannot be read.
+    #[error("--plan {path}: {reason}")]
+    PlanUnreadable { path: String, reason: String },
+    /// The `--plan` file is not the JSON `vwr plan --json` writes.
+    #[error("--plan {path}: not a `vwr plan --json` file: {reason}")]
+    PlanInvalid { path: String, reason: String },
+    /// No AWS region configured: every call would fail.
+    #[error("no AWS region: set AWS_REGION (or a profile's region)")]
+    NoRegion,
+    /// The report could not be written as JSON.
+    #[error("report: {0}")]
+    Render(String),
+}
