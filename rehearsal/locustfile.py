@@ -19,7 +19,8 @@ the line document until its front passes the visitor, `check` again, the booking
 entry token, heartbeats while it dwells, leave. A refusal that is no verdict on the place (a
 WAF's or API Gateway's 403 or 429, a 5xx, a network error) keeps the place and backs off as the
 page does; only the tier-1 API's verdicts on the ticket make it join again. The same rules as
-`vwr loadtest`'s visitors (cli/src/loadtest/visitor/), so that the two reports compare.
+`vwr loadtest`'s visitors (cli/src/loadtest/visitor/), so that the two reports compare; the
+page's rules are in `vwr_page.py`, the settings and the records file in `vwr_records.py`.
 
 Env: VWR_EVENT (an active event; required), VWR_RECORDS_DIR (required: one JSON line per
 visitor, in `visitors-<host>-<pid>.jsonl`, written as each visitor ends), VWR_DWELL_SECONDS
@@ -30,13 +31,10 @@ gives up retrying after this long, 900).
 Not done: the site's enqueue tokens and proofs of work (rehearse with them off), bots.
 """
 
-import base64
 import json
-import math
 import os
 import random
 import socket
-import threading
 import time
 
 import gevent
@@ -44,101 +42,27 @@ from locust import constant, events, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.runners import MasterRunner, WorkerRunner
 
-# The record format's version (`vwr loadtest analyze` refuses other versions).
-RECORD_VERSION = 1
-
-# The tier-1 API's verdicts on a ticket: the only answers on which the page forgets its ticket.
-TICKET_VERDICTS = {
-    "invalid_request_id",
-    "wrong_event",
-    "proof_required",
-    "request_id_expired",
-    "admission_expired",
-    "session_ended",
-}
-STATUS_POLL_SECONDS = 10.0
-PAUSED_POLL_SECONDS = 15.0
-OPEN_SPREAD_SECONDS = 5.0
-SECRET_HEADER = "x-vwr-request-secret"
-
-
-def env_float(name, default):
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise SystemExit(f"{name}={raw!r}: expected a number") from None
-
-
-class Config:
-    """The rehearsal's settings, checked once at start-up."""
-
-    def __init__(self):
-        self.event = os.environ.get("VWR_EVENT", "")
-        self.records_dir = os.environ.get("VWR_RECORDS_DIR", "")
-        self.dwell = env_float("VWR_DWELL_SECONDS", 2.0)
-        self.abandon_rate = env_float("VWR_ABANDON_RATE", 0.0)
-        self.no_show_rate = env_float("VWR_NO_SHOW_RATE", 0.0)
-        self.threshold = int(env_float("VWR_THRESHOLD", 0))
-        self.max_seconds = env_float("VWR_MAX_SECONDS", 900.0)
-
-    def check(self):
-        if not self.event or not all(c.isalnum() or c in "-_" for c in self.event):
-            raise SystemExit("VWR_EVENT: set it to the id of an active event (letters, digits, - and _)")
-        if not self.records_dir:
-            raise SystemExit("VWR_RECORDS_DIR: set it to the directory for the visitors' records")
-        for name, rate in (("VWR_ABANDON_RATE", self.abandon_rate), ("VWR_NO_SHOW_RATE", self.no_show_rate)):
-            if not 0.0 <= rate <= 1.0:
-                raise SystemExit(f"{name}: expected a share from 0 to 1")
-        if self.dwell < 0 or self.max_seconds <= 0:
-            raise SystemExit("VWR_DWELL_SECONDS and VWR_MAX_SECONDS: expected positive seconds")
-
-
-CONFIG = Config()
-
-
-class Records:
-    """This process's records file: one JSON line per visitor, flushed as each visitor ends, so
-    that a worker stopped early loses nothing already written."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.file = None
-        self.count = 0
-
-    def open(self, host):
-        os.makedirs(CONFIG.records_dir, exist_ok=True)
-        tag = f"{socket.gethostname()}-{os.getpid()}"
-        path = os.path.join(CONFIG.records_dir, f"visitors-{tag}.jsonl")
-        self.file = open(path, "a", encoding="utf-8")
-        run = {
-            "kind": "run",
-            "version": RECORD_VERSION,
-            "worker": tag,
-            "host": host,
-            "event": CONFIG.event,
-            "dwellSeconds": CONFIG.dwell,
-            "abandonRate": CONFIG.abandon_rate,
-            "noShowRate": CONFIG.no_show_rate,
-            "threshold": CONFIG.threshold,
-            "startedAt": time.time(),
-        }
-        self.write(run)
-
-    def write(self, obj):
-        if self.file is None:
-            return
-        line = json.dumps(obj, separators=(",", ":"))
-        with self.lock:
-            self.file.write(line + "\n")
-            self.file.flush()
-            if obj.get("kind") == "visitor":
-                self.count += 1
-
-
-RECORDS = Records()
+# Beside this file (Locust puts its folder on the import path).
+from vwr_page import (
+    OPEN_SPREAD_SECONDS,
+    PAUSED_POLL_SECONDS,
+    SECRET_HEADER,
+    STATUS_POLL_SECONDS,
+    TICKET_VERDICTS,
+    Reply,
+    Stop,
+    as_int,
+    backoff_seconds,
+    claims_of,
+    hint_of,
+    jitter,
+    line_hint,
+    lost,
+    place_from_marks,
+    poll_for_wait,
+    wait_seconds,
+)
+from vwr_records import CONFIG, RECORDS
 
 
 @events.init.add_listener
@@ -193,105 +117,6 @@ def start_quitter(environment):
                 return
 
     gevent.spawn(watch)
-
-
-def jitter(rng, secs):
-    """`secs` x (1 +- 20 %), as the page's jitter."""
-    return max(secs * (0.8 + 0.4 * rng.random()), 0.05)
-
-
-def backoff_seconds(errors):
-    return min(2.0 ** min(max(errors, 1), 6), 60.0)
-
-
-def wait_seconds(place, rate):
-    if place <= 0:
-        return 0.0
-    if rate is not None and rate > 0 and math.isfinite(rate):
-        return float(math.ceil(place / rate))
-    return max(float(place // 50), 5.0)
-
-
-def poll_for_wait(wait):
-    return min(max(wait / 4.0, 1.0), 30.0)
-
-
-def hint_of(body):
-    s = body.get("nextPollSeconds") if isinstance(body, dict) else None
-    return min(max(float(s), 1.0), 60.0) if isinstance(s, (int, float)) else 5.0
-
-
-def place_from_marks(marks, score):
-    if not marks:
-        return 1
-    p0, s0 = marks[0]
-    if score <= s0:
-        return max(p0, 1)
-    for (p1, s1), (p2, s2) in zip(marks, marks[1:]):
-        if s1 <= score < s2:
-            return p1 + round((p2 - p1) * (score - s1) / (s2 - s1))
-    return marks[-1][0]
-
-
-def line_hint(place, threshold, rate):
-    threshold = max(threshold, 1)
-    if place <= threshold:
-        return 1.0
-    if rate is not None and rate > 0:
-        return min(max((place - threshold) / rate / 4.0, 2.0), 30.0)
-    return 5.0
-
-
-def claims_of(token):
-    try:
-        payload = token.split(".")[1]
-        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    except (IndexError, ValueError, AttributeError):
-        return {}
-
-
-def as_int(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-class Stop(Exception):
-    """How a stage stopped: `rejoin` (a verdict on the ticket), `line` (back in line), or `end`."""
-
-    def __init__(self, kind, end=None, why=None):
-        super().__init__(kind)
-        self.kind, self.end, self.why = kind, end, why
-
-
-def lost(why):
-    return Stop("end", "lost", why)
-
-
-class Reply:
-    def __init__(self, status, headers, text):
-        self.status, self.headers, self.text = status, headers, text
-        try:
-            self.body = json.loads(text) if text else {}
-        except ValueError:
-            self.body = {}
-        if not isinstance(self.body, dict):
-            self.body = {}
-
-    def header(self, name):
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def set_cookie(self, name):
-        """The value of cookie `name` this reply sets: "" when it clears it, None when absent."""
-        found = None
-        for k, v in self.headers:
-            if k.lower() == "set-cookie" and v.startswith(name + "="):
-                parts = [p.strip() for p in v.split(";")]
-                value = parts[0][len(name) + 1 :]
-                cleared = value == "" or any(p.lower() == "max-age=0" for p in parts[1:])
-                found = "" if cleared else value
-        return found
 
 
 class Visitor(FastHttpUser):
@@ -540,6 +365,22 @@ class Visitor(FastHttpUser):
             self.count("unexpected4xx")
             raise lost(why)
 
+    def check_answer(self, r):
+        """A `check` answer: a verdict on the ticket or the event's refusal raises; a refusal
+        that is no verdict is None (the caller backs off); else the body, an admission taken."""
+        if not 200 <= r.status < 300:
+            code = self.verdict(r)
+            if code:
+                raise Stop("rejoin", why=code)
+            self.event_refusal(r)
+            return None
+        self.errors = 0
+        if r.body.get("admitted") is True:
+            token = r.body.get("token") or ""
+            self.position_seen(as_int(claims_of(token).get("pos")))
+            self.admitted(token)
+        return r.body
+
     def verdict(self, r):
         code = r.body.get("error")
         return code if r.status in (400, 403, 410) and code in TICKET_VERDICTS else None
@@ -633,19 +474,11 @@ class Visitor(FastHttpUser):
                 continue
             r = self.call("tier1.check", "GET", self.check_path(), self.proof())
             self.rec["checks"] += 1
-            if not 200 <= r.status < 300:
-                code = self.verdict(r)
-                if code:
-                    raise Stop("rejoin", why=code)
-                self.event_refusal(r)
+            body = self.check_answer(r)
+            if body is None:
                 look, delay = "check", self.transient()
                 continue
-            self.errors = 0
-            body = r.body
             if body.get("admitted") is True:
-                token = body.get("token") or ""
-                self.position_seen(as_int(claims_of(token).get("pos")))
-                self.admitted(token)
                 return
             self.position_seen(as_int(body.get("position")))
             if place["position"] is None:
@@ -698,19 +531,11 @@ class Visitor(FastHttpUser):
     def readmit(self):
         while True:
             r = self.call("tier1.check", "GET", self.check_path(), self.proof())
-            if not 200 <= r.status < 300:
-                code = self.verdict(r)
-                if code:
-                    raise Stop("rejoin", why=code)
-                self.event_refusal(r)
+            body = self.check_answer(r)
+            if body is None:
                 gevent.sleep(self.transient())
                 continue
-            self.errors = 0
-            body = r.body
             if body.get("admitted") is True:
-                token = body.get("token") or ""
-                self.position_seen(as_int(claims_of(token).get("pos")))
-                self.admitted(token)
                 return
             if body.get("state") == "closed":
                 raise lost("closed")

@@ -1,0 +1,122 @@
+"""The waiting page's rules as a rehearsal visitor follows them (rehearsal/locustfile.py): its
+pacing, its back-off, how it reads the line document's marks and the tier-1 API's verdicts, and
+a reply as the visitor reads it. The same rules as `vwr loadtest`'s visitors
+(cli/src/loadtest/visitor/), so that the two reports compare.
+"""
+
+import base64
+import json
+import math
+
+# The tier-1 API's verdicts on a ticket: the only answers on which the page forgets its ticket.
+TICKET_VERDICTS = {
+    "invalid_request_id",
+    "wrong_event",
+    "proof_required",
+    "request_id_expired",
+    "admission_expired",
+    "session_ended",
+}
+STATUS_POLL_SECONDS = 10.0
+PAUSED_POLL_SECONDS = 15.0
+OPEN_SPREAD_SECONDS = 5.0
+SECRET_HEADER = "x-vwr-request-secret"
+
+
+def jitter(rng, secs):
+    """`secs` x (1 +- 20 %), as the page's jitter."""
+    return max(secs * (0.8 + 0.4 * rng.random()), 0.05)
+
+
+def backoff_seconds(errors):
+    return min(2.0 ** min(max(errors, 1), 6), 60.0)
+
+
+def wait_seconds(place, rate):
+    if place <= 0:
+        return 0.0
+    if rate is not None and rate > 0 and math.isfinite(rate):
+        return float(math.ceil(place / rate))
+    return max(float(place // 50), 5.0)
+
+
+def poll_for_wait(wait):
+    return min(max(wait / 4.0, 1.0), 30.0)
+
+
+def hint_of(body):
+    s = body.get("nextPollSeconds") if isinstance(body, dict) else None
+    return min(max(float(s), 1.0), 60.0) if isinstance(s, (int, float)) else 5.0
+
+
+def place_from_marks(marks, score):
+    if not marks:
+        return 1
+    p0, s0 = marks[0]
+    if score <= s0:
+        return max(p0, 1)
+    for (p1, s1), (p2, s2) in zip(marks, marks[1:]):
+        if s1 <= score < s2:
+            return p1 + round((p2 - p1) * (score - s1) / (s2 - s1))
+    return marks[-1][0]
+
+
+def line_hint(place, threshold, rate):
+    threshold = max(threshold, 1)
+    if place <= threshold:
+        return 1.0
+    if rate is not None and rate > 0:
+        return min(max((place - threshold) / rate / 4.0, 2.0), 30.0)
+    return 5.0
+
+
+def claims_of(token):
+    try:
+        payload = token.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError, AttributeError):
+        return {}
+
+
+def as_int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class Stop(Exception):
+    """How a stage stopped: `rejoin` (a verdict on the ticket), `line` (back in line), or `end`."""
+
+    def __init__(self, kind, end=None, why=None):
+        super().__init__(kind)
+        self.kind, self.end, self.why = kind, end, why
+
+
+def lost(why):
+    return Stop("end", "lost", why)
+
+
+class Reply:
+    def __init__(self, status, headers, text):
+        self.status, self.headers, self.text = status, headers, text
+        try:
+            self.body = json.loads(text) if text else {}
+        except ValueError:
+            self.body = {}
+        if not isinstance(self.body, dict):
+            self.body = {}
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def set_cookie(self, name):
+        """The value of cookie `name` this reply sets: "" when it clears it, None when absent."""
+        found = None
+        for k, v in self.headers:
+            if k.lower() == "set-cookie" and v.startswith(name + "="):
+                parts = [p.strip() for p in v.split(";")]
+                value = parts[0][len(name) + 1 :]
+                cleared = value == "" or any(p.lower() == "max-age=0" for p in parts[1:])
+                found = "" if cleared else value
+        return found
