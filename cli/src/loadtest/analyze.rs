@@ -288,7 +288,10 @@ pub fn report(records: &Records) -> Result<Report, String> {
 /// `vwr loadtest analyze`: reads the records, prints the report (tables, or `--json`), writes
 /// `--html`; answers the report (whether safety held: `Safety::clean`).
 pub fn run(args: &AnalyzeArgs) -> Result<Report, String> {
-    let records = Records::read_dir(&args.dir).map_err(|e| e.to_string())?;
+    let records = Records::read_dir_with(&args.dir, |file, visitors| {
+        eprintln!("read {}: {visitors} visitors so far", file.display());
+    })
+    .map_err(|e| e.to_string())?;
     let report = report(&records)?;
     if args.json {
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;

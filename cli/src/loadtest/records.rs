@@ -124,6 +124,11 @@ enum Line {
 impl Records {
     /// Reads every `*.jsonl` file of `dir` (the workers' files gathered in one place).
     pub fn read_dir(dir: &Path) -> Result<Self, RecordsError> {
+        Self::read_dir_with(dir, |_, _| {})
+    }
+
+    /// [`Self::read_dir`], telling `progress` each file read and the visitors so far.
+    pub fn read_dir_with(dir: &Path, mut progress: impl FnMut(&Path, usize)) -> Result<Self, RecordsError> {
         let io = |source| RecordsError::Io { path: dir.to_owned(), source };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(io)?
@@ -136,6 +141,7 @@ impl Records {
             let text = std::fs::read_to_string(path)
                 .map_err(|source| RecordsError::Io { path: path.clone(), source })?;
             records.add(path, &text)?;
+            progress(path, records.visitors.len());
         }
         if records.visitors.is_empty() {
             return Err(RecordsError::Empty(dir.to_owned()));
