@@ -371,6 +371,9 @@ SETTINGS_DOC = "docs/settings.md"
 SETTINGS_CODE_DIRS = ("functions", "tier2", "cli")
 # Scripts and JS that read variables too: a row may name a variable only these read.
 SETTINGS_SCRIPT_GLOBS = ("tests/*.sh", "tests/infra/*.sh", "tests/e2e/*.mjs", "scripts/*.sh", "edge/local/*.mjs", ".ci/*")
+# Python the product ships that reads settings from the environment (the rehearsal's
+# locustfile): every "VWR_*" string in it is a variable read, and needs its row.
+SETTINGS_PY_GLOBS = ("rehearsal/*.py",)
 
 # docs/openapi.yaml (check_openapi): the routes of the routers in the non-test sources (`src/`
 # trees, `#[cfg(test)]` modules cut) under these directories, one to one. `vwr dev`'s own routes
@@ -2384,12 +2387,17 @@ def check_readme_size(root: str, checks: Checks) -> None:
 
 def check_settings_doc(root: str, checks: Checks) -> None:
     """docs/settings.md has exactly one table row (by its first cell) for every VWR_* variable the
-    Rust code reads, and names no variable that nothing reads."""
+    Rust code or the rehearsal's Python reads, and names no variable that nothing reads."""
     read: dict[str, str] = {}
     for d in SETTINGS_CODE_DIRS:
         for path in sorted(glob.glob(os.path.join(root, d, "**", "*.rs"), recursive=True)):
             with open(path, encoding="utf-8") as fh:
                 for v in ENV_LITERAL.findall(fh.read()):
+                    read.setdefault(v, rel(root, path))
+    for pattern in SETTINGS_PY_GLOBS:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            with open(path, encoding="utf-8") as fh:
+                for v in re.findall(r"[\"'](VWR_[A-Z0-9_]*[A-Z0-9])[\"']", fh.read()):
                     read.setdefault(v, rel(root, path))
     mentioned = set(read)
     for pattern in SETTINGS_SCRIPT_GLOBS:
