@@ -1,19 +1,19 @@
-//! What the deployed stack and the account allow, against what a sale needs: `vwr preflight`
-//! (docs/rehearsal.md#preflight).
+//! What the deployed stack and the account allow, against what a sale needs: the domain of
+//! `vwr preflight` (docs/rehearsal.md#preflight). Pure: no AWS SDK type, no I/O.
 //!
-//! Two layers, the arrow pointing down:
+//! The arrow points one way, from the adapter to this crate:
 //!
-//! - [`aws`], the adapter: reads the account and the stack through the AWS SDK (Service Quotas,
-//!   Lambda, API Gateway REST and HTTP APIs, DynamoDB, the CloudFront KeyValueStore, CloudWatch,
-//!   WAF) and answers plain [`Observations`]: each thing found, missing, or not checked with the
-//!   reason the endpoint gave (an emulator that does not serve the call, an AccessDenied).
-//! - the rest is pure: [`judge`] turns the observations and, when given, the [`PlanNeeds`] of a
+//! - the adapter, in the `vwr` command (`cli/src/preflight/aws/`), reads the account and the
+//!   stack through the AWS SDK (Service Quotas, Lambda, API Gateway REST and HTTP APIs,
+//!   DynamoDB, the CloudFront KeyValueStore, CloudWatch, WAF) and answers plain
+//!   [`Observations`]: each thing found, missing, or not checked with the reason the endpoint
+//!   gave (an emulator that does not serve the call, an AccessDenied).
+//! - here, [`judge`] turns the observations and, when given, the [`PlanNeeds`] of a
 //!   `vwr plan --json` file into one [`Row`] per check (`ok`, `warn`, `fail`, `not checked`), and
-//!   [`render_table`] / [`Report`]'s JSON print them. No AWS type crosses into it.
+//!   [`render_table`] / [`Report`]'s JSON print them.
 //!
 //! A `not checked` row never counts as `ok`; only a `fail` blocks ([`Report::blocking`]).
 
-pub mod aws;
 mod check;
 mod error;
 mod judge;
@@ -32,9 +32,3 @@ pub use observe::{
     TableSeen, TtlSeen, WebAclSeen,
 };
 pub use render::render_table;
-
-/// Reads the account and the stack named by `names` and judges them against `plan`.
-pub async fn preflight(sdk: &aws_config::SdkConfig, names: &Names, plan: Option<&PlanNeeds>) -> Report {
-    let seen = aws::observe(sdk, names).await;
-    judge(&seen, names, plan)
-}

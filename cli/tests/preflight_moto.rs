@@ -1,4 +1,5 @@
-//! `vwr preflight` against moto (docs/rehearsal.md#preflight): a small stack made here — the
+//! `vwr preflight` (the adapter `vwr_cli::preflight::aws` and the `vwr-preflight` rows) against
+//! moto (docs/rehearsal.md#preflight): a small stack made here — the
 //! tier-1 table with TTL, the six functions with reserved concurrency, the tier APIs' HTTP stages
 //! and the gate's REST stage with throttles, the observability alarms, the edge web ACL — is
 //! judged against a plan. What moto answers comes out ok / warn / fail as the rules say; what
@@ -10,7 +11,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use vwr_preflight::{FUNCTIONS, Names, PLANNED_FUNCTIONS, PlanNeeds, Report, Status, preflight};
+use vwr_cli::preflight::preflight;
+use vwr_preflight::{FUNCTIONS, Names, PLANNED_FUNCTIONS, PlanNeeds, Report, Status};
 
 fn endpoint() -> Option<String> {
     let ep = std::env::var("VWR_TEST_AWS_ENDPOINT").ok().filter(|e| !e.is_empty());

@@ -2,9 +2,9 @@
 
 use aws_sdk_dynamodb::types::BillingMode;
 use aws_sdk_servicequotas::Client as QuotaClient;
+use vwr_preflight::{Quota, Seen, TableSeen, TtlSeen};
 
 use super::{reason, unseen};
-use crate::observe::{Quota, Seen, TableSeen, TtlSeen};
 
 /// The Service Quotas name of DynamoDB's per-table write limit (on-demand; its code is not
 /// documented alongside, so the name is matched).

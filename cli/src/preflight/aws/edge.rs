@@ -4,9 +4,9 @@
 use aws_sdk_cloudfrontkeyvaluestore::Client as Kvs;
 use aws_sdk_cloudwatch::Client as CloudWatch;
 use aws_sdk_wafv2::types::Scope;
+use vwr_preflight::{AlarmSeen, KvsSeen, RateRule, Seen, WebAclSeen};
 
 use super::unseen;
-use crate::observe::{AlarmSeen, KvsSeen, RateRule, Seen, WebAclSeen};
 
 /// The entries the edge function reads (edge/src/cloudfront-function.js: `config`, `keys`).
 const CONFIG_KEY: &str = "config";

@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-
-use crate::names::Names;
-use crate::observe::{Observations, Seen};
+use vwr_preflight::{Names, Observations, Seen};
 
 /// The SDK configuration of the environment (`AWS_REGION`, credentials, `AWS_ENDPOINT_URL`),
 /// with time limits so that an endpoint that hangs becomes a `not checked` row.

@@ -1,11 +1,14 @@
 //! `vwr preflight`: the deployed stack and the account against a plan
-//! (docs/rehearsal.md#preflight). The checks are the `vwr-preflight` library; this only parses
-//! the flags, reads the plan file and answers the text to print and the exit code.
+//! (docs/rehearsal.md#preflight). The checks are the pure `vwr-preflight` crate; [`aws`] is the
+//! adapter that reads the account through the AWS SDK into its plain `Observations`. This module
+//! parses the flags, reads the plan file and answers the text to print and the exit code.
+
+pub mod aws;
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use vwr_preflight::{DEFAULT_PREFIX, Names, PlanNeeds, PreflightError, Report};
+use vwr_preflight::{DEFAULT_PREFIX, Names, PlanNeeds, PreflightError, Report, judge};
 
 /// Arguments of `vwr preflight`. The region, credentials and endpoint are the AWS SDK's own
 /// (`AWS_REGION`, `AWS_PROFILE`, `AWS_ENDPOINT_URL`, …).
@@ -56,6 +59,12 @@ pub fn read_plan(path: Option<&Path>) -> Result<Option<PlanNeeds>, PreflightErro
     PlanNeeds::from_json(&name, &text).map(Some)
 }
 
+/// Reads the account and the stack named by `names` and judges them against `plan`.
+pub async fn preflight(sdk: &aws_config::SdkConfig, names: &Names, plan: Option<&PlanNeeds>) -> Report {
+    let seen = aws::observe(sdk, names).await;
+    judge(&seen, names, plan)
+}
+
 /// The report as printed: the table, or `--json`'s object.
 pub fn render(report: &Report, json: bool) -> Result<String, PreflightError> {
     if json {
@@ -70,11 +79,11 @@ pub fn render(report: &Report, json: bool) -> Result<String, PreflightError> {
 pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
     let needs = read_plan(args.plan.as_deref())?;
     let names = args.names();
-    let sdk = vwr_preflight::aws::sdk_config().await;
+    let sdk = aws::sdk_config().await;
     if sdk.region().is_none() {
         return Err(PreflightError::NoRegion);
     }
-    let report = vwr_preflight::preflight(&sdk, &names, needs.as_ref()).await;
+    let report = preflight(&sdk, &names, needs.as_ref()).await;
     Ok((render(&report, args.json)?, report.exit_code()))
 }
 

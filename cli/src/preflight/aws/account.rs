@@ -5,10 +5,11 @@
 use aws_sdk_apigateway::Client as RestClient;
 use aws_sdk_apigatewayv2::Client as HttpClient;
 use aws_sdk_servicequotas::Client as QuotaClient;
+use vwr_preflight::{
+    ApiKind, FUNCTIONS, FunctionSeen, LambdaAccount, Names, Quota, Seen, StageName, StageSeen,
+};
 
 use super::unseen;
-use crate::names::{ApiKind, FUNCTIONS, Names, StageName};
-use crate::observe::{FunctionSeen, LambdaAccount, Quota, Seen, StageSeen};
 
 /// Lambda: concurrent executions (L-B99A9384).
 const LAMBDA_QUOTA: (&str, &str) = ("lambda", "L-B99A9384");
