@@ -2,6 +2,7 @@
 
 use aws_sdk_dynamodb::types::BillingMode;
 use aws_sdk_servicequotas::Client as QuotaClient;
+use aws_sdk_servicequotas::types::ServiceQuota;
 use vwr_preflight::{Quota, Seen, TableSeen, TtlSeen};
 
 use super::{reason, unseen};
@@ -49,75 +50,41 @@ pub(super) async fn table(
     (table, ttl, table_write_quota(&QuotaClient::new(sdk)).await)
 }
 
-/// The quota applied to the account, else its AWS default, found by name.
+/// The quota applied to the account, else its AWS default, found by name (every page of each
+/// list, through the SDK's paginators).
 async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
-    let mut reasons = Vec::new();
-    for applied in [true, false] {
-        let mut next: Option<String> = None;
-        loop {
-            let page = if applied {
-                client
-                    .list_service_quotas()
-                    .service_code("dynamodb")
-                    .set_next_token(next.take())
-                    .send()
-                    .await
-                    .map(|o| {
-                        (
-                            o.quotas()
-                                .iter()
-                                .map(|q| (q.quota_name().map(str::to_owned), q.value()))
-                                .collect::<Vec<_>>(),
-                            o.next_token().map(str::to_owned),
-                        )
-                    })
-                    .map_err(|e| reason("ListServiceQuotas dynamodb", &e))
-            } else {
-                client
-                    .list_aws_default_service_quotas()
-                    .service_code("dynamodb")
-                    .set_next_token(next.take())
-                    .send()
-                    .await
-                    .map(|o| {
-                        (
-                            o.quotas()
-                                .iter()
-                                .map(|q| (q.quota_name().map(str::to_owned), q.value()))
-                                .collect::<Vec<_>>(),
-                            o.next_token().map(str::to_owned),
-                        )
-                    })
-                    .map_err(|e| reason("ListAWSDefaultServiceQuotas dynamodb", &e))
-            };
-            let (quotas, token) = match page {
-                Ok(p) => p,
-                Err(r) => {
-                    reasons.push(r);
-                    break;
-                }
-            };
-            let hit = quotas
-                .iter()
-                .find(|(n, _)| n.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(TABLE_WRITE_QUOTA)));
-            if let Some((_, Some(value))) = hit {
-                let source = if applied { "Service Quotas" } else { "Service Quotas (AWS default)" };
-                return Seen::Found(Quota {
-                    value: *value,
-                    source: format!("{source}: {TABLE_WRITE_QUOTA}"),
-                });
-            }
-            match token {
-                Some(t) if !t.is_empty() => next = Some(t),
-                _ => {
-                    reasons.push(format!(
-                        "{}: no quota named {TABLE_WRITE_QUOTA:?}",
-                        if applied { "ListServiceQuotas" } else { "ListAWSDefaultServiceQuotas" }
-                    ));
-                    break;
-                }
-            }
-        }
+    let applied: Result<Vec<ServiceQuota>, _> =
+        client.list_service_quotas().service_code("dynamodb").into_paginator().items().send().collect().await;
+    let applied = find(applied.map_err(|e| reason("ListServiceQuotas dynamodb", &e)), "Service Quotas");
+    let first = match applied {
+        Ok(q) => return Seen::Found(q),
+        Err(why) => why,
+    };
+    let defaults: Result<Vec<ServiceQuota>, _> = client
+        .list_aws_default_service_quotas()
+        .service_code("dynamodb")
+        .into_paginator()
+        .items()
+        .send()
+        .collect()
+        .await;
+    let defaults = find(
+        defaults.map_err(|e| reason("ListAWSDefaultServiceQuotas dynamodb", &e)),
+        "Service Quotas (AWS default)",
+    );
+    match defaults {
+        Ok(q) => Seen::Found(q),
+        Err(second) => Seen::NotChecked(format!("{first}; {second}")),
     }
-    Seen::NotChecked(reasons.join("; "))
+}
+
+/// The quota named [`TABLE_WRITE_QUOTA`] in one list, or why there is none.
+fn find(list: Result<Vec<ServiceQuota>, String>, source: &str) -> Result<Quota, String> {
+    let quotas = list?;
+    quotas
+        .iter()
+        .filter(|q| q.quota_name().is_some_and(|n| n.eq_ignore_ascii_case(TABLE_WRITE_QUOTA)))
+        .find_map(|q| q.value())
+        .map(|value| Quota { value, source: format!("{source}: {TABLE_WRITE_QUOTA}") })
+        .ok_or_else(|| format!("{source}: no quota named {TABLE_WRITE_QUOTA:?}"))
 }
