@@ -23,7 +23,7 @@ page does; only the tier-1 API's verdicts on the ticket make it join again. The 
 page's rules are in `vwr_page.py`, the settings and the records file in `vwr_records.py`.
 
 Env: VWR_EVENT (an active event; required), VWR_RECORDS_DIR (required: one JSON line per
-visitor, in `visitors-<host>-<pid>.jsonl`, written as each visitor ends), VWR_DWELL_SECONDS
+visitor, in `visitors-<host>-<pid>-<start ms>.jsonl`, written as each visitor ends), VWR_DWELL_SECONDS
 (2), VWR_ABANDON_RATE (0), VWR_NO_SHOW_RATE (0), VWR_THRESHOLD (tier 2's cap, for the
 over-threshold check; the answers' own `threshold` when unset), VWR_MAX_SECONDS (a visitor
 gives up retrying after this long, 900).
@@ -32,6 +32,7 @@ Not done: the site's enqueue tokens and proofs of work (rehearse with them off),
 """
 
 import json
+import logging
 import os
 import random
 import socket
@@ -183,7 +184,8 @@ class Visitor(FastHttpUser):
             if time.time() > self.deadline:
                 raise Stop("end", "unfinished")
             at = time.time()
-            kwargs = {"headers": dict(headers or {}), "name": endpoint, "catch_response": True}
+            # The edge refuses with a 302 to the waiting room: seen as such, never followed.
+            kwargs = {"headers": dict(headers or {}), "name": endpoint, "catch_response": True, "allow_redirects": False}
             if body is not None:
                 kwargs["data"] = json.dumps(body)
                 kwargs["headers"]["content-type"] = "application/json"
@@ -193,6 +195,10 @@ class Visitor(FastHttpUser):
                 hdrs = list(resp.headers.items()) if resp.headers is not None else []
                 reply = Reply(status, hdrs, resp.text or "" if status else "")
                 retry_after = reply.header("retry-after")
+                try:
+                    retry = float(retry_after) if retry_after is not None else None
+                except ValueError:
+                    retry = None
                 self.rec["calls"].append(
                     {
                         "endpoint": endpoint,
@@ -200,7 +206,8 @@ class Visitor(FastHttpUser):
                         "ms": round(ms, 3),
                         "status": status,
                         "xCache": reply.header("x-cache"),
-                        "retryAfter": retry_after is not None,
+                        # As the load test: a Retry-After in seconds; any other is no hint.
+                        "retryAfter": retry is not None,
                     }
                 )
                 if status == 0 or status >= 500 or status == 429:
@@ -212,10 +219,6 @@ class Visitor(FastHttpUser):
                 backoff = min(backoff * 2, 30.0)
                 continue
             if status in (503, 429):
-                try:
-                    retry = float(retry_after) if retry_after is not None else None
-                except ValueError:
-                    retry = None
                 if retry is not None:
                     gevent.sleep(jitter(self.rng, max(retry, 0.5)))
                 else:
@@ -273,10 +276,15 @@ class Visitor(FastHttpUser):
             self.rec["end"] = stop.end if stop.kind == "end" else "lost"
             if self.rec["end"] == "lost":
                 self.rec["lostBy"] = stop.why or "refused"
+        except Exception as e:  # noqa: BLE001 - a fault of this file, not of vwr: said, and the visit ends
+            self.rec["end"], self.rec["lostBy"] = "lost", "harness_error"
+            self.rec["counts"]["harnessError"] = 1
+            logging.exception("vwr rehearsal: visitor %s: %s", self.rec["visitor"], e)
         finally:
             # Also when Locust stops the run (`--run-time`): the visitor is `unfinished`.
             self.rec["endedAt"] = time.time()
             RECORDS.write(self.rec)
+            self.rec = None
         visit_ended(self.environment)
         # One visit per user: idle until the run ends (see `start_quitter`).
         while True:

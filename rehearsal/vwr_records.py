@@ -60,9 +60,11 @@ class Records:
 
     def open(self, host):
         os.makedirs(CONFIG.records_dir, exist_ok=True)
-        tag = f"{socket.gethostname()}-{os.getpid()}"
+        # A file of its own per run (host, process and start time): a reused directory or
+        # process id never appends to an earlier run's records.
+        tag = f"{socket.gethostname()}-{os.getpid()}-{int(time.time() * 1000)}"
         path = os.path.join(CONFIG.records_dir, f"visitors-{tag}.jsonl")
-        self.file = open(path, "a", encoding="utf-8")
+        self.file = open(path, "x", encoding="utf-8")
         run = {
             "kind": "run",
             "version": RECORD_VERSION,

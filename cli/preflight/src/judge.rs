@@ -15,7 +15,7 @@ const TTL_ATTRIBUTE: &str = "expiresAt";
 /// Every row, in a fixed order: Lambda, API Gateway, DynamoDB, the edge store, alarms, WAF.
 pub fn judge(seen: &Observations, names: &Names, plan: Option<&PlanNeeds>) -> Report {
     let mut rows = Vec::new();
-    let lambda_limit = seen.lambda_quota.clone().or(account_limit(&seen.lambda_account));
+    let lambda_limit = limit(&seen.lambda_quota, account_limit(&seen.lambda_account));
     rows.push(quota_row(
         "Lambda concurrent executions (L-B99A9384)",
         &lambda_limit,
@@ -23,7 +23,7 @@ pub fn judge(seen: &Observations, names: &Names, plan: Option<&PlanNeeds>) -> Re
     ));
     rows.push(unreserved_row(&seen.lambda_account, &seen.functions, plan));
     rows.extend(seen.functions.iter().map(|f| function_row(f, plan)));
-    let api_limit = seen.api_quota.clone().or(seen.api_account.clone());
+    let api_limit = limit(&seen.api_quota, seen.api_account.clone());
     rows.push(quota_row(
         "API Gateway account throttle rate (L-8A5B8E43)",
         &api_limit,
@@ -44,11 +44,21 @@ fn not_checked(check: &str, reason: &str) -> Row {
     Row::new(check, Status::NotChecked).note(reason)
 }
 
+/// The account's limit: its applied quota, else what the service says of the account, else AWS's
+/// default for every account.
+fn limit(quota: &Seen<Quota>, account: Seen<Quota>) -> Seen<Quota> {
+    match quota {
+        Seen::Found(q) if !q.aws_default => quota.clone(),
+        _ => account.or(quota.clone()),
+    }
+}
+
 fn account_limit(account: &Seen<LambdaAccount>) -> Seen<Quota> {
     match account {
         Seen::Found(a) => Seen::Found(Quota {
             value: a.concurrent_executions as f64,
             source: "Lambda GetAccountSettings".into(),
+            aws_default: false,
         }),
         Seen::Missing => Seen::Missing,
         Seen::NotChecked(r) => Seen::NotChecked(r.clone()),
@@ -59,8 +69,14 @@ fn account_limit(account: &Seen<LambdaAccount>) -> Seen<Quota> {
 fn quota_row(check: &str, quota: &Seen<Quota>, needed: Option<u64>) -> Row {
     match quota {
         Seen::Found(q) => {
-            let status = capacity(q.value, needed);
+            let mut status = capacity(q.value, needed);
             let mut note = q.source.clone();
+            if q.aws_default && status != Status::Fail {
+                // A default only overstates a new account's limit: below the need it fails,
+                // above it is no proof.
+                status = Status::Warn;
+                note.push_str("; only AWS's default could be read, not this account's value: check it in Service Quotas");
+            }
             if status == Status::Fail {
                 note.push_str("; raise it through Service Quotas days before the sale");
             }
@@ -131,6 +147,10 @@ fn stage_row(s: &StageSeen, plan: Option<&PlanNeeds>) -> Row {
     let needed = plan.and_then(|p| p.peak_requests_per_second.get(&s.key).copied());
     let at = format!("{} stage {}", s.api, s.stage);
     match &s.rate {
+        Seen::Found(Some(rate)) if *rate <= 0.0 => Row::new(check, Status::Fail)
+            .value(*rate)
+            .needed(needed)
+            .note(format!("{at}: a throttle of 0 refuses every request")),
         Seen::Found(Some(rate)) => {
             Row::new(check, capacity(*rate, needed)).value(*rate).needed(needed).note(at)
         }
@@ -155,10 +175,7 @@ fn table_row(name: &str, table: &Seen<TableSeen>, needed: Option<u64>) -> Row {
                 .seen(format!("on-demand, at most {} writes/s", group(max as u64)))
                 .needed(needed)
                 .note(format!("{name}: its maximum on-demand write throughput")),
-            None => Row::new(check, Status::Ok)
-                .seen("on-demand")
-                .needed(needed)
-                .note(format!("{name}: bounded by the table-level quota below")),
+            None => warm_row(check, name, t.warm_writes, needed),
         },
         Seen::Found(t) => {
             let wcu = t.provisioned_writes.unwrap_or(0);
@@ -176,6 +193,48 @@ fn table_row(name: &str, table: &Seen<TableSeen>, needed: Option<u64>) -> Row {
         }
         Seen::Missing => Row::new(check, Status::Fail).needed(needed).note(format!("table {name} not found")),
         Seen::NotChecked(r) => not_checked(check, r).needed(needed),
+    }
+}
+
+/// What a new on-demand table takes at once, unless told otherwise (DynamoDB's documented
+/// initial throughput); beyond it, writes are throttled while the table scales.
+pub const NEW_ON_DEMAND_WRITES: i64 = 4_000;
+
+/// An on-demand table without a maximum: a spike beyond what it takes at once (its warm
+/// throughput) is throttled while it scales, so the peak must fit it; pre-warming raises it.
+fn warm_row(check: &str, name: &str, warm: Option<i64>, needed: Option<u64>) -> Row {
+    let prewarm = |n: u64| {
+        format!(
+            "; pre-warm it: aws dynamodb update-table --table-name {name} --warm-throughput WriteUnitsPerSecond={n}"
+        )
+    };
+    match warm.filter(|w| *w > 0) {
+        Some(w) => {
+            let status = capacity(w as f64, needed);
+            let mut note = format!("{name}: on-demand, warm throughput {} writes/s", group(w as u64));
+            if status != Status::Ok {
+                note.push_str(&prewarm(needed.unwrap_or(0)));
+            }
+            Row::new(check, status)
+                .value(w as f64)
+                .seen(format!("on-demand, warm {}", group(w as u64)))
+                .needed(needed)
+                .note(note)
+        }
+        None => {
+            let over = needed.is_some_and(|n| n > NEW_ON_DEMAND_WRITES as u64);
+            let mut note = format!(
+                "{name}: on-demand, warm throughput not told: a new table takes {} writes/s at once",
+                group(NEW_ON_DEMAND_WRITES as u64)
+            );
+            if over {
+                note.push_str(&prewarm(needed.unwrap_or(0)));
+            }
+            Row::new(check, if over { Status::Warn } else { Status::Ok })
+                .seen("on-demand")
+                .needed(needed)
+                .note(note)
+        }
     }
 }
 
@@ -219,11 +278,36 @@ fn config_row(check: &str, config: &Seen<String>) -> Row {
     match config {
         Seen::Found(text) => match serde_json::from_str::<serde_json::Value>(text) {
             Ok(serde_json::Value::Object(o)) => {
-                let events = o.get("events").and_then(|e| e.as_array()).map_or(0, Vec::len);
+                // The parts the edge refuses the whole entry for (edge/src/verifier-core.js
+                // parseConfig): the rules list, the fail mode; events as a list or an object.
+                let events = match o.get("events") {
+                    Some(serde_json::Value::Array(a)) => Some(a.len()),
+                    Some(serde_json::Value::Object(m)) => Some(
+                        m.values()
+                            .filter(|v| v.get("active") == Some(&serde_json::Value::Bool(true)))
+                            .count(),
+                    ),
+                    None | Some(serde_json::Value::Null) => Some(0),
+                    Some(_) => None,
+                };
                 let fail_mode = o.get("failMode").and_then(|f| f.as_str()).unwrap_or("default");
-                Row::new(check, Status::Ok)
-                    .seen(format!("{events} gated events, failMode {fail_mode}"))
-                    .note(format!("{} bytes of 1,024", text.len()))
+                let rules = o.get("rules").and_then(|r| r.as_array());
+                let problem = if rules.is_none() {
+                    Some("no rules list")
+                } else if events.is_none() {
+                    Some("events neither a list nor an object")
+                } else if !matches!(fail_mode, "default" | "open" | "closed") {
+                    Some("failMode neither open nor closed")
+                } else {
+                    None
+                };
+                match problem {
+                    Some(p) => Row::new(check, Status::Fail)
+                        .note(format!("{p}: the edge refuses the entry and answers per its fail mode")),
+                    None => Row::new(check, Status::Ok)
+                        .seen(format!("{} gated events, failMode {fail_mode}", events.unwrap_or(0)))
+                        .note(format!("{} bytes of 1,024", text.len())),
+                }
             }
             _ => Row::new(check, Status::Fail).note("not a JSON object: the edge answers per its fail mode"),
         },

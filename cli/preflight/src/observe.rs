@@ -35,6 +35,9 @@ impl<T> Seen<T> {
 pub struct Quota {
     pub value: f64,
     pub source: String,
+    /// AWS's default for every account, not this account's value (which may be lower for a
+    /// new account, or raised): read only when nothing better answered.
+    pub aws_default: bool,
 }
 
 /// Lambda's `GetAccountSettings`.
@@ -70,6 +73,8 @@ pub struct TableSeen {
     pub provisioned_writes: Option<i64>,
     /// An on-demand table's maximum write request units per second, if one is set.
     pub max_on_demand_writes: Option<i64>,
+    /// The writes per second the table takes at once (its warm throughput), if told.
+    pub warm_writes: Option<i64>,
 }
 
 /// DynamoDB's `DescribeTimeToLive`.

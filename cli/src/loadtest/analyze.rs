@@ -50,7 +50,8 @@ const ENDPOINTS: [&str; 11] = [
     "seats",
 ];
 /// Why a visitor's run was lost (`lostBy`), as the load test names it.
-const LOST_BY: [&str; 8] = [
+/// `harness_error`: the locustfile itself failed (its log says how).
+const LOST_BY: [&str; 9] = [
     "refused",
     "rejoin_refused",
     "event_not_found",
@@ -59,6 +60,7 @@ const LOST_BY: [&str; 8] = [
     "edge_refused",
     "tier2_identity",
     "position_taken",
+    "harness_error",
 ];
 const CAUSES: [&str; 6] = [
     cause::TICKET_REPLACED,

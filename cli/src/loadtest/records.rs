@@ -22,6 +22,10 @@ pub enum RecordsError {
     Empty(PathBuf),
     #[error("records of several events ({0}): analyze one event's directory at a time")]
     Events(String),
+    #[error(
+        "workers ran with different settings ({0}): records of several rehearsals? Give each run a fresh directory"
+    )]
+    Settings(String),
 }
 
 /// A worker's settings (the env it ran with).
@@ -152,6 +156,19 @@ impl Records {
         if events.len() > 1 {
             return Err(RecordsError::Events(events.join(", ")));
         }
+        // One rehearsal: every worker with the same host and settings.
+        let settings = |r: &RunRecord| {
+            format!(
+                "host {}, dwell {} s, abandon {}, no-show {}, threshold {}",
+                r.host, r.dwell_seconds, r.abandon_rate, r.no_show_rate, r.threshold
+            )
+        };
+        let mut seen: Vec<String> = records.runs.iter().map(settings).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() > 1 {
+            return Err(RecordsError::Settings(seen.join(" / ")));
+        }
         Ok(records)
     }
 
@@ -214,12 +231,21 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_of_several_events_or_none_is_refused() {
+    fn a_directory_of_several_events_or_runs_or_none_is_refused() {
         let dir = std::env::temp_dir().join(format!("vwr-records-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         assert!(matches!(Records::read_dir(&dir), Err(RecordsError::Empty(_))));
         std::fs::write(dir.join("a.jsonl"), format!("{RUN}\n{VISITOR}\n")).unwrap();
         assert_eq!(Records::read_dir(&dir).unwrap().visitors.len(), 1);
+        std::fs::write(
+            dir.join("b.jsonl"),
+            format!("{}\n{VISITOR}\n", RUN.replace("\"dwellSeconds\":2", "\"dwellSeconds\":5")),
+        )
+        .unwrap();
+        let err = Records::read_dir(&dir).unwrap_err();
+        assert!(matches!(err, RecordsError::Settings(_)), "two rehearsals in one directory: {err}");
+        std::fs::write(dir.join("b.jsonl"), format!("{RUN}\n{VISITOR}\n")).unwrap();
+        assert_eq!(Records::read_dir(&dir).unwrap().visitors.len(), 2, "two workers of one run");
         std::fs::write(dir.join("b.jsonl"), format!("{}\n{VISITOR}\n", RUN.replace("e1", "e2"))).unwrap();
         assert!(matches!(Records::read_dir(&dir), Err(RecordsError::Events(_))));
         std::fs::remove_dir_all(&dir).unwrap();

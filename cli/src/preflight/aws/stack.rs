@@ -29,6 +29,7 @@ pub(super) async fn table(
                 },
                 provisioned_writes: t.provisioned_throughput().and_then(|p| p.write_capacity_units()),
                 max_on_demand_writes: t.on_demand_throughput().and_then(|o| o.max_write_request_units()),
+                warm_writes: t.warm_throughput().and_then(|w| w.write_units_per_second()),
             }),
             None => Seen::Missing,
         },
@@ -55,7 +56,8 @@ pub(super) async fn table(
 async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
     let applied: Result<Vec<ServiceQuota>, _> =
         client.list_service_quotas().service_code("dynamodb").into_paginator().items().send().collect().await;
-    let applied = find(applied.map_err(|e| reason("ListServiceQuotas dynamodb", &e)), "Service Quotas");
+    let applied =
+        find(applied.map_err(|e| reason("ListServiceQuotas dynamodb", &e)), "Service Quotas", false);
     let first = match applied {
         Ok(q) => return Seen::Found(q),
         Err(why) => why,
@@ -71,6 +73,7 @@ async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
     let defaults = find(
         defaults.map_err(|e| reason("ListAWSDefaultServiceQuotas dynamodb", &e)),
         "Service Quotas (AWS default)",
+        true,
     );
     match defaults {
         Ok(q) => Seen::Found(q),
@@ -79,12 +82,12 @@ async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
 }
 
 /// The quota named [`TABLE_WRITE_QUOTA`] in one list, or why there is none.
-fn find(list: Result<Vec<ServiceQuota>, String>, source: &str) -> Result<Quota, String> {
+fn find(list: Result<Vec<ServiceQuota>, String>, source: &str, aws_default: bool) -> Result<Quota, String> {
     let quotas = list?;
     quotas
         .iter()
         .filter(|q| q.quota_name().is_some_and(|n| n.eq_ignore_ascii_case(TABLE_WRITE_QUOTA)))
         .find_map(|q| q.value())
-        .map(|value| Quota { value, source: format!("{source}: {TABLE_WRITE_QUOTA}") })
+        .map(|value| Quota { value, source: format!("{source}: {TABLE_WRITE_QUOTA}"), aws_default })
         .ok_or_else(|| format!("{source}: no quota named {TABLE_WRITE_QUOTA:?}"))
 }
