@@ -147,7 +147,7 @@ fi
 
 node_tests
 
-step "Rehearsal visitor's rules (python unittest, rehearsal/test_*.py)"
+step "Rehearsal visitor: its rules and requests (python unittest, rehearsal/test_*.py)"
 "$VENV/bin/python" -m unittest discover -s rehearsal -p 'test_*.py'
 
 step "Infrastructure: HCL parse, checkov, code/Terraform contract, LocalStack scripts on moto"
