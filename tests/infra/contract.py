@@ -574,8 +574,9 @@ def normalize_path(p: str) -> str:
 # --- Terraform side -------------------------------------------------------------------------------
 
 
-def load_tf(root: str, checks: Checks) -> dict[str, dict]:
-    """Directory (relative) -> merged parse of its .tf files."""
+def parse_tf(root: str, on_doc=None) -> tuple[dict[str, dict], list[str], int]:
+    """Directory (relative) -> merged parse of its .tf files, the parse problems, and how many
+    files; `on_doc(path, doc)` sees each file's parse first (tf_schema.py tags its blocks)."""
     problems = []
     modules: dict[str, dict] = {}
     files = sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True))
@@ -587,12 +588,20 @@ def load_tf(root: str, checks: Checks) -> dict[str, dict]:
         except Exception as e:  # noqa: BLE001 - any parser error is a finding
             problems.append(f"{rel(root, path)}: {e}")
             continue
+        if on_doc is not None:
+            on_doc(path, doc)
         d = modules.setdefault(rel(root, os.path.dirname(path)), {})
         for key, blocks in doc.items():
             d.setdefault(key, []).extend(blocks)
     if not files:
         problems.append("no .tf files under terraform/")
-    checks.check(f"every .tf file parses ({len(files)} files)", problems)
+    return modules, problems, len(files)
+
+
+def load_tf(root: str, checks: Checks) -> dict[str, dict]:
+    """Directory (relative) -> merged parse of its .tf files."""
+    modules, problems, files = parse_tf(root)
+    checks.check(f"every .tf file parses ({files} files)", problems)
     return modules
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import glob
 import hashlib
 import json
 import os
@@ -48,11 +47,9 @@ import tarfile
 import tempfile
 import urllib.request
 
-import hcl2
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from contract import Checks, first, rel  # noqa: E402
+from contract import Checks, first, parse_tf, rel  # noqa: E402
 
 LOCK = os.path.join(HERE, "tf-schema.lock.json")
 FORMAT = 1  # of the cached JSON; bump when extract() changes
@@ -246,18 +243,10 @@ def satisfies(version: str, constraint: str) -> bool:
 
 
 def load_tree(root: str) -> tuple[dict[str, dict], list[str]]:
-    """Directory (relative) → merged parse of its .tf files (as contract.load_tf), each labelled
+    """Directory (relative) → merged parse of its .tf files (contract.parse_tf), each labelled
     block's body with "__file__" (its file, relative) added for the messages."""
-    problems = []
-    modules: dict[str, dict] = {}
-    files = sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True))
-    for path in (f for f in files if "/.terraform/" not in f):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                doc = hcl2.load(fh)
-        except Exception as e:  # noqa: BLE001 - any parser error is a finding
-            problems.append(f"{rel(root, path)}: {e}")
-            continue
+
+    def tag(path: str, doc: dict) -> None:
         for key, blocks_ in doc.items():
             for block in blocks_:
                 for body in labelled_bodies(key, block):
@@ -265,11 +254,8 @@ def load_tree(root: str) -> tuple[dict[str, dict], list[str]]:
                     if key == "check":  # its scoped data sources
                         for inner in (b for d in body.get("data", []) for b in labelled_bodies("data", d)):
                             inner["__file__"] = rel(root, path)
-        d = modules.setdefault(rel(root, os.path.dirname(path)), {})
-        for key, blocks_ in doc.items():
-            d.setdefault(key, []).extend(blocks_)
-    if not files:
-        problems.append("no .tf files under terraform/")
+
+    modules, problems, _ = parse_tf(root, tag)
     return modules, problems
 
 
