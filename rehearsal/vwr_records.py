@@ -56,7 +56,6 @@ class Records:
     def __init__(self):
         self.lock = threading.Lock()
         self.file = None
-        self.count = 0
 
     def open(self, host):
         os.makedirs(CONFIG.records_dir, exist_ok=True)
@@ -86,8 +85,6 @@ class Records:
         with self.lock:
             self.file.write(line + "\n")
             self.file.flush()
-            if obj.get("kind") == "visitor":
-                self.count += 1
 
 
 RECORDS = Records()

@@ -172,17 +172,20 @@ async fn main() -> ExitCode {
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
             vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
-        Command::Loadtest(lt) => match match lt.command {
-            Some(LoadtestCommand::Analyze(args)) => vwr_cli::loadtest::analyze::run(&args),
-            None => vwr_cli::loadtest::run(lt.opts).await,
-        } {
-            Ok(report) if report.safety.clean() => Ok(()),
-            Ok(_) => {
-                eprintln!("vwr loadtest: a safety counter is not zero");
-                return ExitCode::from(3);
+        Command::Loadtest(lt) => {
+            let report = match lt.command {
+                Some(LoadtestCommand::Analyze(args)) => vwr_cli::loadtest::analyze::run(&args),
+                None => vwr_cli::loadtest::run(lt.opts).await,
+            };
+            match report {
+                Ok(report) if report.safety.clean() => Ok(()),
+                Ok(_) => {
+                    eprintln!("vwr loadtest: a safety counter is not zero");
+                    return ExitCode::from(3);
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        },
+        }
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
         Command::Watch(args) => vwr_cli::watch::run(args).await,
         Command::Preview(args) => vwr_cli::preview::run(args).await,
