@@ -29,4 +29,4 @@ pub use prices::{
     ApiGatewayPrices, CloudFrontPrices, CloudWatchPrices, DynamoPrices, ElastiCachePrices, LambdaPrices,
     Prices, RegionPrices, SqsPrices,
 };
-pub use table::render_table;
+pub use table::{group, render_table};

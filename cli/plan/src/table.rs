@@ -88,8 +88,9 @@ pub fn render_table(plan: &Plan) -> String {
     out
 }
 
-/// A number with thousands separators; whole numbers without decimals, others with up to two.
-fn group(x: f64) -> String {
+/// A number with thousands separators; whole numbers without decimals, others with up to two
+/// (`vwr plan`'s table and `vwr preflight`'s rows).
+pub fn group(x: f64) -> String {
     let whole = x.trunc();
     let frac = ((x - whole) * 100.0).round();
     let mut digits = String::new();

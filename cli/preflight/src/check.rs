@@ -158,17 +158,9 @@ pub fn capacity(seen: f64, needed: Option<u64>) -> Status {
     }
 }
 
-/// A number with thousands separators, decimals only where there are some.
+/// A whole number with thousands separators, as `vwr plan` writes them.
 pub(crate) fn group(x: u64) -> String {
-    let s = x.to_string();
-    let mut out = String::new();
-    for (n, ch) in s.chars().enumerate() {
-        if n > 0 && (s.len() - n).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    vwr_plan::group(x as f64)
 }
 
 /// A figure read as a float (quotas, throttle rates), written as people read it.
