@@ -47,7 +47,8 @@ async fn rest_authorizer_allows_and_denies_with_context() {
         })
         .unwrap();
     let user = vwr_core::identity::tier1_user_id("ticket-7");
-    let caller = Caller { user: user.clone(), tier1_position: Some(7), source: Source::Tier1Token };
+    let caller =
+        Caller { user: user.clone(), tier1_position: Some(7), source: Source::Tier1Token, proof: None };
     let entry = svc.check(&e1, &caller).await.unwrap().entry_token.unwrap();
     let link = Some((tier1.into(), "vwr_t1_".to_owned()));
     let identity = Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>);

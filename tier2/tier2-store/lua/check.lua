@@ -11,6 +11,10 @@
 -- when queued, a 10th: the caller's score in line (the line document's `front` passes it when
 -- the caller leaves the line).
 -- ARGV[10] '1': waiting users' heartbeats are kept (a waiting timeout is set), else not.
+-- ARGV[11] the caller's hold (what tier 2 signed into their identity): '' none, 'w' a place in
+-- line, 'a' an admission; ARGV[12] its score or admission record; ARGV[13] the latest time (ms)
+-- it can have been signed. If the store lost its data after that (meta `lost`), the hold
+-- comes back as a ghost would (docs/invariants.md#27).
 local user = ARGV[2]
 local now, now_us = clock()
 local tok_ttl = tonumber(ARGV[8])
@@ -74,6 +78,27 @@ if ghost then
     restored = 1
     -- An admission stays a ghost while its user waits at the front for it (admit.lua).
     if not admission then redis.call('HDEL', K_GHOST, user) end
+  end
+end
+-- A place the store lost since the caller's hold was signed comes back the same way: the hold
+-- is tier 2's own signature, the loss is the registration found missing (register.lua).
+if not ghost and ARGV[11] ~= '' then
+  local lost = tonumber(redis.call('HGET', K_META, 'lost'))
+  if lost and tonumber(ARGV[13]) < lost then
+    if ARGV[11] == 'w' and tonumber(ARGV[12]) then
+      ghost, restored = ARGV[12], 1
+    elseif ARGV[11] == 'a' then
+      admission = parse(ARGV[12])
+      if admission and admission.exp > now then
+        ghost, restored = ARGV[12], 1
+        -- Kept as a ghost while it waits at the front for its slot (admit.lua), as above.
+        redis.call('HSET', K_GHOST, user, ARGV[12])
+        if order == 'tier1' then redis.call('HSET', K_OWNER, 'u:' .. user, 1) end
+      else
+        admission = nil
+      end
+    end
+    if ghost and order == 'tier1' then redis.call('HSETNX', K_OWNER, ARGV[4], user) end
   end
 end
 if not ghost and ARGV[9] ~= '1' then return reply({ 'none' }) end

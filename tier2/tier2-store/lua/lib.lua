@@ -22,7 +22,8 @@
 --                      second a status, heartbeat or line document reached the store), sil
 --                      (recent spans in which the servers could not hear visitors, see hear),
 --                      cc (the admission end up to which uncollected admissions were judged,
---                      see collect_uncollected)
+--                      see collect_uncollected), lost (when a registration the store had lost
+--                      was re-hydrated, ms: holds signed before it give places back, check.lua)
 --   KEYS[6]  jti       HASH user -> "jti|admittedAtMs|expiresAtMs|tokenExpMs" of the current
 --                      admission (tokenExpMs: the latest entry token handed out ends then)
 --   KEYS[7]  rate      HASH second -> admissions in that second (sliding 60 s rate)

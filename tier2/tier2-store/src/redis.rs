@@ -20,9 +20,10 @@ use redis::cluster_async::ClusterConnection;
 use redis::{FromRedisValue, RedisError, ScriptInvocation, Value};
 use vwr_core::EventId;
 use vwr_core::config::{ConfigError, Env};
+use vwr_core::hold::Held;
 use vwr_tier2::model::{
-    AdmitReport, Admitted, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
-    RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
+    AdmitReport, Admitted, Cleaned, EventMeta, HoldProof, Left, LineOrder, LineScore, LineView,
+    PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use vwr_tier2::report::Tier2Minute;
 use vwr_tier2::store::{AdmissionStore, Retire};
@@ -275,53 +276,6 @@ impl RedisStore {
         }
     }
 
-    /// check.lua; `may_join` false: only a place or ghost the caller has counts.
-    async fn check_in(
-        &self,
-        event: &EventId,
-        user: &str,
-        score: LineScore,
-        jti: &str,
-        s: &Tier2Settings,
-        may_join: bool,
-    ) -> Result<Place, StoreError> {
-        let pos = match score {
-            LineScore::Tier1Position(p) => p,
-            LineScore::Arrival => 0,
-        };
-        let args = [
-            user.to_owned(),
-            score.order().as_str().into(),
-            pos.to_string(),
-            s.active_ttl_ms.to_string(),
-            jti.to_owned(),
-            s.notice_cap.to_string(),
-            s.entry_token_ttl_ms.to_string(),
-            if may_join { "1" } else { "0" }.into(),
-            if s.waiting_timeout_ms > 0 { "1" } else { "0" }.into(),
-        ];
-        let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
-        let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
-        match tag.as_str() {
-            "unknown" => Err(StoreError::UnknownEvent),
-            "order_mismatch" => {
-                Err(StoreError::OrderMismatch(v.get(1).map(as_string).transpose()?.unwrap_or_default()))
-            }
-            "position_taken" => Err(StoreError::PositionTaken),
-            _ => {
-                if reindex_flag(&v) {
-                    tracing::info!(event = "tier2.event_reindexed", event_id = %event);
-                    self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "reindex")
-                        .await?;
-                }
-                if tag == "none" {
-                    return Err(StoreError::NoPlace);
-                }
-                parse_place(&tag, &v)
-            }
-        }
-    }
-
     /// Whether the store runs scripts because Redis refused its function library (tests).
     pub fn runs_scripts(&self) -> bool {
         self.scripts_only.load(Ordering::Relaxed)
@@ -404,6 +358,7 @@ impl AdmissionStore for RedisStore {
         let mode_arg = match mode {
             RegisterMode::Admin => "admin",
             RegisterMode::Implicit => "implicit",
+            RegisterMode::Rehydrate => "rehydrate",
         };
         let args = [threshold.to_string(), order.as_str().into(), mode_arg.into()];
         let v = as_array(self.run(Op::Register, event, &args, "register").await?)?;
@@ -439,26 +394,65 @@ impl AdmissionStore for RedisStore {
         Ok(out)
     }
 
-    async fn check(
+    /// check.lua; `may_join` false: only a place or ghost the caller has counts.
+    async fn check_in(
         &self,
         event: &EventId,
         user: &str,
         score: LineScore,
         jti: &str,
         s: &Tier2Settings,
+        may_join: bool,
+        proof: Option<&HoldProof>,
     ) -> Result<Place, StoreError> {
-        self.check_in(event, user, score, jti, s, true).await
-    }
-
-    async fn recheck(
-        &self,
-        event: &EventId,
-        user: &str,
-        score: LineScore,
-        jti: &str,
-        s: &Tier2Settings,
-    ) -> Result<Place, StoreError> {
-        self.check_in(event, user, score, jti, s, false).await
+        let pos = match score {
+            LineScore::Tier1Position(p) => p,
+            LineScore::Arrival => 0,
+        };
+        let args = [
+            user.to_owned(),
+            score.order().as_str().into(),
+            pos.to_string(),
+            s.active_ttl_ms.to_string(),
+            jti.to_owned(),
+            s.notice_cap.to_string(),
+            s.entry_token_ttl_ms.to_string(),
+            if may_join { "1" } else { "0" }.into(),
+            if s.waiting_timeout_ms > 0 { "1" } else { "0" }.into(),
+            // The caller's hold: given back if the store lost its data since (meta `lost`).
+            match proof.map(|p| &p.held) {
+                Some(Held::Waiting { .. }) => "w",
+                Some(Held::Admitted(_)) => "a",
+                None => "",
+            }
+            .into(),
+            match proof.map(|p| &p.held) {
+                Some(Held::Waiting { score }) => score.to_string(),
+                Some(Held::Admitted(a)) => a.encode(),
+                None => String::new(),
+            },
+            proof.map_or(0, HoldProof::issued_by_ms).to_string(),
+        ];
+        let v = as_array(self.run(Op::Check, event, &args, "check").await?)?;
+        let tag = v.first().map(as_string).transpose()?.unwrap_or_default();
+        match tag.as_str() {
+            "unknown" => Err(StoreError::UnknownEvent),
+            "order_mismatch" => {
+                Err(StoreError::OrderMismatch(v.get(1).map(as_string).transpose()?.unwrap_or_default()))
+            }
+            "position_taken" => Err(StoreError::PositionTaken),
+            _ => {
+                if reindex_flag(&v) {
+                    tracing::info!(event = "tier2.event_reindexed", event_id = %event);
+                    self.command::<()>(redis::cmd("SADD").arg(EVENTS_KEY).arg(event.as_str()), "reindex")
+                        .await?;
+                }
+                if tag == "none" {
+                    return Err(StoreError::NoPlace);
+                }
+                parse_place(&tag, &v)
+            }
+        }
     }
 
     async fn status(
@@ -487,13 +481,14 @@ impl AdmissionStore for RedisStore {
         let v = as_array(self.run(Op::Line, event, &[], "line").await?)?;
         match v.first().map(as_string).transpose()?.as_deref() {
             Some("unknown") => Err(StoreError::UnknownEvent),
-            Some("line") if v.len() >= 6 && v.len() % 2 == 0 => {
+            Some("line") if v.len() >= 7 && v.len() % 2 == 1 => {
                 let figures = figures(&v[1..6])?;
-                let marks = v[6..]
+                let front = Some(as_score(&v[6])?).filter(|f| *f > 0);
+                let marks = v[7..]
                     .chunks(2)
                     .map(|p| Ok((as_u64(&p[0])?, as_score(&p[1])?)))
                     .collect::<Result<Vec<_>, StoreError>>()?;
-                Ok(LineView { figures, front: marks.first().map(|m| m.1), marks })
+                Ok(LineView { figures, front, marks })
             }
             _ => Err(proto("bad line reply")),
         }

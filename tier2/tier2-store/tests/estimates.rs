@@ -16,7 +16,7 @@ use vwr_tier2::model::{LineOrder, Tier2Settings};
 use vwr_tier2::store::AdmissionStore;
 
 fn caller(user: &str) -> Caller {
-    Caller { user: user.into(), tier1_position: None, source: Source::DevHeader }
+    Caller { user: user.into(), tier1_position: None, source: Source::DevHeader, proof: None }
 }
 
 /// Threshold 2, then 3, admissions of 100 s: the configured rate is 0.02/s, then 0.03/s.

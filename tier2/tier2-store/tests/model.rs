@@ -1,6 +1,7 @@
 //! Model-based property test: random interleavings of check / status / heartbeat / leave /
-//! worker step / cleanup / threshold change / clock moves on the in-memory store (the model)
-//! and on Redis must give the same answers — silences, ghosts and restored places included. The Redis scripts read Redis `TIME`; the test
+//! worker step / cleanup / threshold change / clock moves / data losses on the in-memory store
+//! (the model) and on Redis must give the same answers — silences, ghosts, restored places and
+//! places given back by holds after a loss included. The Redis scripts read Redis `TIME`; the test
 //! moves their clock with the store's time offset, set before every operation so both sides
 //! see the same whole second. Timeouts end in .5 s so the few milliseconds between the two
 //! clocks never decide anything.
@@ -13,9 +14,12 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use vwr_core::EventId;
+use vwr_core::hold::Held;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_tier2::memory::MemoryStore;
-use vwr_tier2::model::{AdmitReport, LineOrder, LineScore, Place, StoreError, Tier2Settings, Touch};
+use vwr_tier2::model::{
+    AdmitReport, HoldProof, LineOrder, LineScore, Place, StoreError, Tier2Settings, Touch,
+};
 use vwr_tier2::store::AdmissionStore;
 use vwr_tier2_store::redis::RedisStore;
 
@@ -48,6 +52,14 @@ enum Op {
     Retire,
     /// The line document's view.
     Line,
+    /// The store loses the event's data (a Redis restarted without it); the registration comes
+    /// back from the durable copy (`Rehydrate`).
+    Lose,
+    /// `check` with the hold the user's last answer would have signed into their identity
+    /// (docs/invariants.md#27).
+    CheckHolding {
+        user: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -63,6 +75,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<bool>().prop_map(|ack| Op::Notices { ack }),
         1 => Just(Op::Retire),
         2 => Just(Op::Line),
+        1 => Just(Op::Lose),
+        3 => (0u8..8).prop_map(|user| Op::CheckHolding { user }),
     ]
 }
 
@@ -121,6 +135,26 @@ fn norm<T>(r: Result<T, StoreError>, f: impl Fn(&T) -> String) -> String {
     }
 }
 
+/// The hold tier 2 signs for a place (`None`: a queued place answered without its score).
+fn hold_of(place: &Place, issued_at: u64) -> Option<HoldProof> {
+    let held = match place {
+        Place::Queued { score: Some(score), .. } => Held::Waiting { score: *score },
+        Place::Queued { score: None, .. } => return None,
+        Place::Active { admission, .. } => Held::Admitted(admission.clone()),
+    };
+    Some(HoldProof { held, issued_at })
+}
+
+/// A user's tier-1 position; `borrow` uses another user's.
+fn score_of(order: LineOrder, u: u8, borrow: bool) -> LineScore {
+    match order {
+        LineOrder::Arrival => LineScore::Arrival,
+        LineOrder::Tier1 => LineScore::Tier1Position(100 - u64::from(u) * 7 + u64::from(borrow)),
+    }
+}
+
+/// Applies `op` to `store`: the comparable answer, and the place it answered, if any. `hold`:
+/// the proof a `CheckHolding` brings.
 async fn apply(
     store: &dyn AdmissionStore,
     event: &EventId,
@@ -128,25 +162,28 @@ async fn apply(
     op: &Op,
     i: usize,
     s: &Tier2Settings,
-) -> String {
+    hold: Option<&HoldProof>,
+) -> (String, Option<Place>) {
     let s = *s;
     let user = |u: u8| format!("user{u}");
-    match op {
+    let placed = |r: Result<Place, StoreError>| (norm(r.clone(), norm_place), r.ok());
+    let text = match op {
         Op::Check { user: u, borrow } => {
-            let score = match order {
-                LineOrder::Arrival => LineScore::Arrival,
-                // Each user has a fixed tier-1 position; `borrow` uses another user's.
-                LineOrder::Tier1 => LineScore::Tier1Position(100 - u64::from(*u) * 7 + u64::from(*borrow)),
-            };
-            norm(store.check(event, &user(*u), score, &format!("j{i}"), &s).await, norm_place)
+            return placed(
+                store.check(event, &user(*u), score_of(order, *u, *borrow), &format!("j{i}"), &s).await,
+            );
         }
+        Op::CheckHolding { user: u } => {
+            let score = score_of(order, *u, false);
+            return placed(store.check_in(event, &user(*u), score, &format!("j{i}"), &s, true, hold).await);
+        }
+        Op::Lose => String::new(),
         Op::Status { user: u, touch } => {
             // A touching status hands out a fresh entry token; a plain one (heartbeat) none.
             let ttl = if *touch { s.entry_token_ttl_ms } else { 0 };
-            norm(
-                store.status(event, &user(*u), if *touch { Touch::Any } else { Touch::No }, ttl).await,
-                |p| p.as_ref().map_or("none".to_owned(), norm_place),
-            )
+            let r = store.status(event, &user(*u), if *touch { Touch::Any } else { Touch::No }, ttl).await;
+            let place = r.as_ref().ok().cloned().flatten();
+            return (norm(r, |p| p.as_ref().map_or("none".to_owned(), norm_place)), place);
         }
         Op::Leave { user: u } => norm(store.leave(event, &user(*u)).await, |l| format!("{l:?}")),
         // The time since the last check is measured on each side's own clock, a few ms apart:
@@ -164,7 +201,7 @@ async fn apply(
         Op::Notices { ack } => match store.take_notices(event, 3, s.notice_lease_ms).await {
             Ok(taken) => {
                 if *ack && let Err(e) = store.ack_notices(event, &taken, &[]).await {
-                    return format!("error {e}");
+                    return (format!("error {e}"), None);
                 }
                 taken
                     .iter()
@@ -180,7 +217,8 @@ async fn apply(
                 v.marks.iter().map(|(p, s)| format!("{p}@{}", score_text(Some(*s)))).collect();
             format!("{:?} front={} marks={}", v.figures, score_text(v.front), marks.join(","))
         }),
-    }
+    };
+    (text, None)
 }
 
 async fn run_case(
@@ -213,6 +251,8 @@ async fn run_ops(
             .await
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
+    // The hold each user's identity would carry: signed at their last answer with a place.
+    let mut holds: std::collections::HashMap<u8, HoldProof> = std::collections::HashMap::new();
     for (i, op) in ops.iter().enumerate() {
         if let Op::Sleep { secs } = op {
             clock.advance(*secs);
@@ -222,9 +262,38 @@ async fn run_ops(
         // (arrival stamps must stay monotonic, as Redis TIME is).
         let offset = clock.now_millis() as i64 - vwr_core::time::now_millis() as i64;
         redis.set_time_offset_ms(offset.max(redis.time_offset_ms()));
-        let want = apply(&model, &event, order, op, i, s).await;
-        let got = apply(redis, &event, order, op, i, s).await;
-        prop_assert_eq!(&got, &want, "op {} {:?} diverged", i, op);
+        if let Op::Lose = op {
+            model.purge(&event);
+            redis.purge(&event).await.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            for store in [&model as &dyn AdmissionStore, redis] {
+                store
+                    .register(&event, 2, order, vwr_tier2::model::RegisterMode::Rehydrate)
+                    .await
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            continue;
+        }
+        // A place in an arrival line is a stamp of each side's own clock (a few µs apart): a
+        // hold of one is given to both only in a tier-1 line, where scores are positions.
+        let user_of = |op: &Op| match op {
+            Op::Check { user, .. } | Op::CheckHolding { user } | Op::Status { user, .. } => Some(*user),
+            _ => None,
+        };
+        let hold = match op {
+            Op::CheckHolding { user } => holds
+                .get(user)
+                .filter(|h| order == LineOrder::Tier1 || matches!(h.held, Held::Admitted(_)))
+                .cloned(),
+            _ => None,
+        };
+        let (want, place) = apply(&model, &event, order, op, i, s, hold.as_ref()).await;
+        let (got, _) = apply(redis, &event, order, op, i, s, hold.as_ref()).await;
+        prop_assert_eq!(&got, &want, "op {} {:?} diverged (hold {:?})", i, op, hold);
+        if let (Some(u), Some(p)) = (user_of(op), place)
+            && let Some(h) = hold_of(&p, clock.now_secs())
+        {
+            holds.insert(u, h);
+        }
         let (a, b) = (model.snapshot(&event).await.unwrap(), redis.snapshot(&event).await.unwrap());
         prop_assert_eq!(a, b, "snapshot after op {} {:?}", i, op);
         prop_assert_eq!(a.in_both, 0);

@@ -45,6 +45,7 @@ struct H {
     tier1: Tier1Tokens,
     clock: Arc<ManualClock>,
     redis: Option<RedisStore>,
+    memory: Option<Arc<vwr_tier2::memory::MemoryStore>>,
 }
 
 #[derive(Clone, Copy)]
@@ -62,8 +63,10 @@ async fn harness(backend: Backend) -> H {
 
 async fn harness_with(backend: Backend, settings: Tier2Settings) -> H {
     let clock = common::manual_clock();
+    let memory = matches!(backend, Backend::Memory)
+        .then(|| Arc::new(common::memory(Arc::clone(&clock) as Arc<dyn Clock>)));
     let (name, store, redis): (_, Arc<dyn AdmissionStore>, _) = match backend {
-        Backend::Memory => ("memory", Arc::new(common::memory(Arc::clone(&clock) as Arc<dyn Clock>)), None),
+        Backend::Memory => ("memory", memory.clone().unwrap() as Arc<dyn AdmissionStore>, None),
         Backend::Redis => {
             let r = common::redis().await;
             ("redis", Arc::new(r.clone()), Some(r))
@@ -81,7 +84,7 @@ async fn harness_with(backend: Backend, settings: Tier2Settings) -> H {
     let identity = Identity::new(link, Some(svc.tokens().verifier()), Arc::clone(&clock) as Arc<dyn Clock>);
     let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
         .merge(vwr_tier2::http::admin_router(Arc::clone(&svc), AdminAuth::bearer(KEY).unwrap()));
-    let h = H { name, store, svc, router, tier1, clock, redis };
+    let h = H { name, store, svc, router, tier1, clock, redis, memory };
     h.advance(0);
     h
 }
@@ -150,6 +153,15 @@ impl H {
         self.tier1.sign(&claims(e, sub, pos, now, ttl)).unwrap()
     }
 
+    /// The store loses everything of `e`, as a Redis restarted without its data.
+    async fn lose_data(&self, e: &EventId) {
+        match (&self.redis, &self.memory) {
+            (Some(r), _) => r.purge(e).await.unwrap(),
+            (None, Some(m)) => m.purge(e),
+            (None, None) => unreachable!(),
+        }
+    }
+
     fn visitor(&self, e: &EventId, sub: &str, pos: u64) -> Visitor {
         Visitor { sub: sub.to_owned(), token: self.token(e, sub, pos, 3600) }
     }
@@ -191,6 +203,16 @@ impl Visitor {
         self.request("POST", "check", e)
     }
 
+    /// `check` with an identity cookie (the hold tier 2 signed into it), as a browser sends it.
+    fn check_holding(&self, e: &EventId, identity: &str) -> Request<Body> {
+        Request::builder()
+            .method("POST")
+            .uri(format!("/api/queue/check/{e}"))
+            .header("cookie", format!("vwr_t1_{e}={}; vwr_t2_{e}={identity}", self.token))
+            .body(Body::empty())
+            .unwrap()
+    }
+
     fn status(&self, e: &EventId) -> Request<Body> {
         self.request("GET", "status", e)
     }
@@ -220,6 +242,21 @@ impl Res {
             .filter_map(|v| v.to_str().ok())
             .find(|c| c.starts_with(&prefix))
             .map(str::to_owned)
+    }
+
+    /// The identity cookie's value this answer sets for `e`.
+    fn identity(&self, e: &EventId) -> String {
+        let line = self.cookie(&format!("vwr_t2_{e}")).expect("an identity cookie");
+        line.split(';').next().unwrap().split_once('=').unwrap().1.to_owned()
+    }
+
+    /// The jti of the entry token this answer hands out.
+    fn entry_jti(&self) -> Option<String> {
+        let token = self.body["entryToken"].as_str()?;
+        let payload = token.split('.').nth(1)?;
+        let bytes =
+            base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, payload).ok()?;
+        serde_json::from_slice::<Value>(&bytes).ok()?["jti"].as_str().map(str::to_owned)
     }
 
     fn place(&self) -> (Option<&str>, Option<u64>) {
@@ -362,6 +399,12 @@ async fn evicted_admission_comes_back(h: H) {
         back.body
     );
     assert_eq!(back.body["restored"], true, "{}", h.name);
+    // Back for an admission, a waits at score 0 ahead of everyone: it is no front the others
+    // have to pass (c would never see its turn while a waits), and it is told to ask `status`
+    // rather than wait on the document (issue 32: 30 % of admissions went uncollected).
+    assert!(back.body.get("lineScore").is_none(), "{}: {:?}", h.name, back.body);
+    let doc = h.store.line(&e).await.unwrap();
+    assert_eq!((doc.front, doc.figures.queue_size), (Some(30), 2), "{}: the front is c", h.name);
     // b leaves; once b's last entry token has expired, the worker gives a the admission back.
     assert_eq!(h.send(b.leave(&e)).await.status, StatusCode::NO_CONTENT, "{}", h.name);
     h.run(&e, 35, 5, &[&a, &c]).await;
@@ -660,10 +703,124 @@ async fn uncollected_admission_frees_its_slot(h: H) {
     let back = h.send(v[1].check(&e)).await;
     assert_eq!(back.body["restored"], true, "{}: {:?}", h.name, back.body);
     assert_eq!(back.place(), (Some("queued"), Some(1)), "{}: {:?}", h.name, back.body);
-    assert_eq!(back.body["lineScore"].as_u64(), Some(0), "{}: at the very front", h.name);
+    // At the very front (score 0), which is no front the others wait on: b asks `status`.
+    assert!(back.body.get("lineScore").is_none(), "{}: {:?}", h.name, back.body);
+    let front = h.store.line(&e).await.unwrap().front;
+    assert!(front.is_none_or(|f| f > 0), "{}: front {front:?}", h.name);
 }
 
 #[tokio::test]
 async fn an_admission_nobody_collects_frees_its_slot_and_is_given_back() {
     on_every_backend_by_default(uncollected_admission_frees_its_slot).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// docs/invariants.md#27
+
+/// Issue 32: a Redis without persistence restarted mid-sale lost every place; the visitors came
+/// back to the tail (arrival order), or with a fresh admission behind those who waited. Each
+/// identity cookie tier 2 sets carries the place it holds (a hold); after the loss, a `check`
+/// with a hold signed before it gets that place back: a place in line at its old score, an
+/// admission as it was (same jti, from the front). A hold of another visitor, a hold signed
+/// after the loss (a visitor who left since), and any hold while the store lost nothing give
+/// nothing back.
+async fn lost_places_come_back_by_their_holds(h: H) {
+    let e = common::unique_event("hold");
+    h.svc.set_threshold(&e, 2, Some(LineOrder::Arrival)).await.unwrap();
+    let [a, b, c, d, x] = ["a", "b", "c", "d", "x"].map(|s| h.visitor(&e, s, 1));
+    let mut holds = Vec::new();
+    let mut jtis = Vec::new();
+    for v in [&a, &b, &c, &d] {
+        h.advance(1);
+        let r = h.send(v.check(&e)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}: {:?}", h.name, r.body);
+        holds.push(r.identity(&e));
+        jtis.push(r.entry_jti());
+    }
+    assert_eq!((jtis[0].is_some(), jtis[1].is_some(), jtis[2].is_some()), (true, true, false), "{}", h.name);
+    // x joins, leaves, and comes back with the hold of its first visit: no loss, no gift.
+    let r = h.send(x.check(&e)).await;
+    let x_hold = r.identity(&e);
+    h.send(x.leave(&e)).await;
+    let r = h.send(x.check_holding(&e, &x_hold)).await;
+    assert!(r.body.get("restored").is_none(), "{}: a hold without a loss: {:?}", h.name, r.body);
+    h.send(x.leave(&e)).await;
+    h.advance(5);
+
+    h.lose_data(&e).await;
+    h.advance(5);
+    // a (admitted): back, as it was, at once (nobody waits, the slots are free).
+    let r = h.send(a.check_holding(&e, &holds[0])).await;
+    assert_eq!(
+        (r.body["status"].as_str(), r.body["restored"].as_bool()),
+        (Some("active"), Some(true)),
+        "{}: {:?}",
+        h.name,
+        r.body
+    );
+    assert_eq!(r.entry_jti(), jtis[0], "{}: the same admission", h.name);
+    // d (waiting behind c): back at its old place in line — ahead of whoever joins now.
+    let r = h.send(d.check_holding(&e, &holds[3])).await;
+    assert_eq!(
+        (r.body["restored"].as_bool(), r.body["status"].as_str()),
+        (Some(true), Some("active")),
+        "{}: a free slot, nobody waiting: {:?}",
+        h.name,
+        r.body
+    );
+    // A newcomer (x's tier-1 token, a's hold) gets no place of a's: it joins the line.
+    let newcomer = h.visitor(&e, "n", 1);
+    let r = h.send(newcomer.check_holding(&e, &holds[0])).await;
+    assert_eq!(
+        (r.body["status"].as_str(), r.body["restored"].as_bool()),
+        (Some("queued"), None),
+        "{}: {:?}",
+        h.name,
+        r.body
+    );
+    // c (waiting, before d and the newcomer): at its old score, ahead of the newcomer.
+    let r = h.send(c.check_holding(&e, &holds[2])).await;
+    assert_eq!(r.place(), (Some("queued"), Some(1)), "{}: {:?}", h.name, r.body);
+    assert_eq!(r.body["restored"], true, "{}", h.name);
+    // b (admitted): its admission from the front, ahead of c, at the next free slot.
+    let r = h.send(b.check_holding(&e, &holds[1])).await;
+    assert_eq!(
+        (r.place(), r.body["restored"].as_bool()),
+        ((Some("queued"), Some(1)), Some(true)),
+        "{}: {:?}",
+        h.name,
+        r.body
+    );
+    h.send(a.leave(&e)).await;
+    h.advance(40);
+    h.step(&e).await;
+    let r = h.send(b.status(&e)).await;
+    assert_eq!(
+        (r.body["status"].as_str(), r.entry_jti()),
+        (Some("active"), jtis[1].clone()),
+        "{}: b's own admission back: {:?}",
+        h.name,
+        r.body
+    );
+    assert_eq!(h.send(c.status(&e)).await.place(), (Some("queued"), Some(1)), "{}", h.name);
+
+    // d leaves and comes back with the hold it got after the loss: to the tail, as any leaver.
+    let r = h.send(d.status(&e)).await;
+    let d_after = r.identity(&e);
+    h.send(d.leave(&e)).await;
+    let r = h.send(d.check_holding(&e, &d_after)).await;
+    assert_eq!(
+        (r.place(), r.body["restored"].as_bool()),
+        ((Some("queued"), Some(3)), None),
+        "{}: {:?}",
+        h.name,
+        r.body
+    );
+}
+
+#[tokio::test]
+async fn a_store_that_lost_its_data_gives_each_place_back_by_its_hold() {
+    for backend in [Backend::Memory, Backend::Redis, Backend::Cluster] {
+        lost_places_come_back_by_their_holds(harness_with(backend, Tier2Settings::default()).await).await;
+    }
 }

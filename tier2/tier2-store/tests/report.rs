@@ -106,7 +106,7 @@ fn redis_reads_back_what_the_model_does() {
 }
 
 fn caller(user: &str, pos: u64) -> Caller {
-    Caller { user: user.into(), tier1_position: Some(pos), source: Source::Tier1Token }
+    Caller { user: user.into(), tier1_position: Some(pos), source: Source::Tier1Token, proof: None }
 }
 
 #[tokio::test]

@@ -90,7 +90,7 @@ impl ActiveEvents for Gated {
 }
 
 fn caller(user: &str, pos: u64) -> Caller {
-    Caller { user: user.into(), tier1_position: Some(pos), source: Source::Tier1Token }
+    Caller { user: user.into(), tier1_position: Some(pos), source: Source::Tier1Token, proof: None }
 }
 
 /// Review finding 9: the worker sent an event's notices inline with admitting (up to 10 × 2 s

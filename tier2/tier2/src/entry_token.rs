@@ -5,6 +5,7 @@
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 use vwr_core::EventId;
+use vwr_core::hold::HoldVerifier;
 use vwr_core::keys::{EcKeyring, KeyError, KeyMaterial};
 use vwr_core::token::{EcVerifyingKeys, TokenError, check_issuer, check_times};
 
@@ -22,29 +23,7 @@ pub struct EntryClaims {
     pub jti: String,
 }
 
-/// Audience of tier-2 identity tokens (the `vwr_t2_{eventId}` cookie). An identity token is
-/// never an entry token: entry-token verification demands the configured API audience and
-/// `sub` = the event, an identity token has neither.
-pub const IDENTITY_AUDIENCE: &str = "vwr-tier2-identity";
-
-/// Claims of a tier-2 identity token: who the visitor is in tier 2 (`sub`, the tier-2 user
-/// id) and their tier-1 position, so a visitor stays known while waiting or active in tier 2
-/// after their tier-1 token has expired (docs/adr/0008-tier2-identity-and-line-order.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IdentityClaims {
-    pub iss: String,
-    pub aud: String,
-    /// The tier-2 user id.
-    pub sub: String,
-    /// The event.
-    pub eid: String,
-    /// The visitor's tier-1 position, when they came through tier 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pos: Option<u64>,
-    pub tier: u8,
-    pub iat: u64,
-    pub exp: u64,
-}
+pub use vwr_core::hold::{IDENTITY_AUDIENCE, IdentityClaims};
 
 /// Signs entry tokens.
 #[derive(Debug, Clone)]
@@ -80,17 +59,14 @@ impl EntryTokens {
 
     /// Signs a tier-2 identity token (audience [`IDENTITY_AUDIENCE`], `tier: 2`).
     pub fn sign_identity(&self, claims: &IdentityClaims) -> Result<String, TokenError> {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.ring.signing_kid().to_owned());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(self.ring.signing_key().bytes()))
-            .map_err(|_| TokenError::Malformed)
+        vwr_core::hold::sign(&self.ring, claims)
     }
 
     /// A verifier with this ring's public keys.
     pub fn verifier(&self) -> EntryVerifier {
         let keys =
             EcVerifyingKeys::from_components(self.ring.keys().map(|(k, v)| (k, v.x.as_str(), v.y.as_str())));
-        EntryVerifier { keys, issuer: self.issuer.clone(), audience: self.audience.clone() }
+        EntryVerifier::new(keys, &self.issuer, &self.audience)
     }
 }
 
@@ -100,19 +76,8 @@ pub struct EntryVerifier {
     keys: EcVerifyingKeys,
     issuer: String,
     audience: String,
-}
-
-#[derive(Deserialize)]
-struct RawIdentity {
-    iss: Option<String>,
-    aud: Option<serde_json::Value>,
-    sub: Option<String>,
-    eid: Option<String>,
-    pos: Option<u64>,
-    tier: Option<serde_json::Value>,
-    iat: Option<u64>,
-    nbf: Option<u64>,
-    exp: Option<u64>,
+    /// The same keys, for identity tokens.
+    holds: HoldVerifier,
 }
 
 #[derive(Deserialize)]
@@ -131,8 +96,18 @@ struct RawClaims {
 impl EntryVerifier {
     /// From a JWKS document (EC P-256 keys with `kid`; other keys are ignored).
     pub fn from_jwks(json: &str, issuer: &str, audience: &str) -> Result<Self, KeyError> {
-        let keys = EcVerifyingKeys::from_jwks(json)?;
-        Ok(Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned() })
+        Ok(Self::new(EcVerifyingKeys::from_jwks(json)?, issuer, audience))
+    }
+
+    fn new(keys: EcVerifyingKeys, issuer: &str, audience: &str) -> Self {
+        let holds = HoldVerifier::new(keys.clone(), issuer);
+        Self { keys, issuer: issuer.to_owned(), audience: audience.to_owned(), holds }
+    }
+
+    /// The verifier of identity tokens (tier 2's holds) with these keys: what tier 1 is given
+    /// too (`VWR_TIER2_JWKS`).
+    pub fn holds(&self) -> &HoldVerifier {
+        &self.holds
     }
 
     /// Decodes and checks the signature of an ES256 token of this ring.
@@ -140,33 +115,15 @@ impl EntryVerifier {
         self.keys.decode(token)
     }
 
-    /// Verifies a tier-2 identity token for `event` at `now`.
+    /// Verifies a tier-2 identity token for `event` at `now` (as tier 1 does, with the same
+    /// public keys: [`HoldVerifier`]).
     pub fn verify_identity(
         &self,
         token: &str,
         event: &EventId,
         now: u64,
     ) -> Result<IdentityClaims, TokenError> {
-        let c: RawIdentity = self.decode(token)?;
-        let exp = check_times(c.exp, c.nbf, now)?;
-        if c.tier != Some(serde_json::Value::from(2)) {
-            return Err(TokenError::WrongTier);
-        }
-        if c.eid.as_deref() != Some(event.as_str()) {
-            return Err(TokenError::WrongEvent);
-        }
-        check_issuer(c.iss.as_deref(), c.aud.as_ref(), &self.issuer, IDENTITY_AUDIENCE)?;
-        let sub = c.sub.filter(|s| vwr_core::identity::valid_user_id(s)).ok_or(TokenError::MissingClaim)?;
-        Ok(IdentityClaims {
-            iss: self.issuer.clone(),
-            aud: IDENTITY_AUDIENCE.to_owned(),
-            sub,
-            eid: event.to_string(),
-            pos: c.pos,
-            tier: 2,
-            iat: c.iat.unwrap_or(0),
-            exp,
-        })
+        self.holds.verify(token, event, now)
     }
 
     /// Verifies a token for `event` and `user` at `now`. There is no "unknown user" bypass:

@@ -14,6 +14,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router, middleware};
 use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::hold::Held;
 use vwr_core::http::{EventPath, json_body, no_store};
 use vwr_core::{ApiError, ErrorCode, EventId};
 
@@ -152,14 +153,19 @@ fn cleared_identity_cookie(event: &EventId) -> String {
 /// A successful answer (tier 2 holds the caller) refreshes the caller's tier-2 identity
 /// cookie, and renews their tier-1 cookie so the protected paths stay open for as long as tier
 /// 2 holds them (docs/invariants.md#20).
+/// The identity carries what tier 2 holds for the caller (`held`); a place in line answered
+/// without its score (`status`, `heartbeat`; a user back for an admission at the front) keeps
+/// the hold the caller's cookie had.
 fn answered(
     st: &AppState,
     event: &EventId,
     caller: &Caller,
+    held: Option<Held>,
     parts: &Parts,
     res: Response,
 ) -> Result<Response, ApiError> {
-    let identity = st.svc.identity_token(event, caller)?;
+    let held = held.or_else(|| st.identity.proof(&parts.headers, event, &caller.user).map(|p| p.held));
+    let identity = st.svc.identity_token(event, caller, held.as_ref())?;
     let identity = identity.map(|i| token_cookie(&identity_cookie_name(event), &i.token, i.ttl_secs));
     let res = with_cookie(no_store(res), identity)?;
     // The renewed token lasts the window; its cookie as long as the identity, so that after a
@@ -178,9 +184,12 @@ async fn check(
     parts: Parts,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let (event, caller) = request(&st, event, &parts, Some(&body))?;
-    let res = Json(st.svc.check(&event, &caller).await?).into_response();
-    answered(&st, &event, &caller, &parts, res)
+    let (event, mut caller) = request(&st, event, &parts, Some(&body))?;
+    // The place tier 2 signed into the caller's identity: given back if the store lost it.
+    caller.proof = st.identity.proof(&parts.headers, &event, &caller.user);
+    let answer = st.svc.check(&event, &caller).await?;
+    let held = answer.held.clone();
+    answered(&st, &event, &caller, held, &parts, Json(answer).into_response())
 }
 
 async fn status(
@@ -189,8 +198,9 @@ async fn status(
     parts: Parts,
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, None)?;
-    let res = Json(st.svc.status(&event, &caller.user).await?).into_response();
-    answered(&st, &event, &caller, &parts, res)
+    let answer = st.svc.status(&event, &caller.user).await?;
+    let held = answer.held.clone();
+    answered(&st, &event, &caller, held, &parts, Json(answer).into_response())
 }
 
 async fn heartbeat(
@@ -200,8 +210,8 @@ async fn heartbeat(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let (event, caller) = request(&st, event, &parts, Some(&body))?;
-    st.svc.heartbeat(&event, &caller.user).await?;
-    answered(&st, &event, &caller, &parts, StatusCode::NO_CONTENT.into_response())
+    let held = st.svc.heartbeat(&event, &caller.user).await?;
+    answered(&st, &event, &caller, held, &parts, StatusCode::NO_CONTENT.into_response())
 }
 
 async fn leave(

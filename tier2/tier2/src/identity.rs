@@ -27,13 +27,13 @@ use vwr_core::time::Clock;
 use vwr_core::token::{Tier1Claims, Tier1Link};
 
 use crate::entry_token::{EntryVerifier, IdentityClaims};
+use crate::model::HoldProof;
 
 /// Header that may carry the tier-1 token when cookies are not available.
 pub const TIER1_TOKEN_HEADER: &str = "x-vwr-token";
 /// Local development only.
 pub const DEV_USER_HEADER: &str = "x-user-id";
-/// The tier-2 identity cookie is `{IDENTITY_COOKIE_PREFIX}{eventId}`.
-pub const IDENTITY_COOKIE_PREFIX: &str = "vwr_t2_";
+pub use vwr_core::hold::IDENTITY_COOKIE_PREFIX;
 /// Cookie values tried per request at most (duplicates from several paths).
 const MAX_COOKIES_TRIED: usize = 4;
 
@@ -68,6 +68,9 @@ pub struct Caller {
     /// event, if any.
     pub tier1_position: Option<u64>,
     pub source: Source,
+    /// The place tier 2 signed into the caller's identity cookie, when `check` reads it: given
+    /// back if the store lost it since (docs/invariants.md#27).
+    pub proof: Option<HoldProof>,
 }
 
 impl Caller {
@@ -190,6 +193,13 @@ impl Identity {
         link.resign(&Tier1Claims { exp, ..claims }).ok()
     }
 
+    /// The place tier 2 signed into `user`'s identity cookie of `event` (their hold), if they
+    /// bring one that verifies.
+    pub fn proof(&self, headers: &HeaderMap, event: &EventId, user: &str) -> Option<HoldProof> {
+        let c = self.identity_claims(headers, event).filter(|c| c.sub == user)?;
+        Some(HoldProof { held: c.held()?, issued_at: c.iat })
+    }
+
     /// The name of the caller's tier-1 cookie of `event`: `{prefix}{eventId}`.
     pub fn tier1_cookie_name(&self, event: &EventId) -> String {
         format!("{}{}", self.cookie_prefix, event)
@@ -207,23 +217,35 @@ impl Identity {
                 Some(c) => position(c),
                 None => ident().filter(|i| &i.sub == u).and_then(|i| i.pos),
             };
-            return Ok(Caller { user: u.clone(), tier1_position: position, source: Source::Upstream });
+            return Ok(Caller {
+                user: u.clone(),
+                tier1_position: position,
+                source: Source::Upstream,
+                proof: None,
+            });
         }
         if let Some(c) = claims {
             return Ok(Caller {
                 user: tier1_user_id(&c.sub),
                 tier1_position: position(&c),
                 source: Source::Tier1Token,
+                proof: None,
             });
         }
         if let Some(i) = ident() {
-            return Ok(Caller { user: i.sub, tier1_position: i.pos, source: Source::IdentityCookie });
+            return Ok(Caller {
+                user: i.sub,
+                tier1_position: i.pos,
+                source: Source::IdentityCookie,
+                proof: None,
+            });
         }
         if let Some(c) = self.lapsed_tier1_claims(&parts.headers, event) {
             return Ok(Caller {
                 user: tier1_user_id(&c.sub),
                 tier1_position: position(&c),
                 source: Source::Tier1Lapsed,
+                proof: None,
             });
         }
         if self.dev_user_header
@@ -232,7 +254,12 @@ impl Identity {
             if !valid_user_id(u) {
                 return Err(IdentityError::BadDevUser);
             }
-            return Ok(Caller { user: u.to_owned(), tier1_position: None, source: Source::DevHeader });
+            return Ok(Caller {
+                user: u.to_owned(),
+                tier1_position: None,
+                source: Source::DevHeader,
+                proof: None,
+            });
         }
         Err(IdentityError::Missing)
     }

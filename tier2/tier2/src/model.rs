@@ -67,10 +67,30 @@ pub struct EventMeta {
 pub enum RegisterMode {
     /// The admin API: sets the threshold, lifts an unregistration tombstone.
     Admin,
-    /// An event active in tier 1, or a registration re-hydrated from the durable copy: fills
-    /// in only what is missing (never overwrites a racing admin change) and never brings back
-    /// an unregistered event.
+    /// An event active in tier 1: fills in only what is missing (never overwrites a racing
+    /// admin change) and never brings back an unregistered event.
     Implicit,
+    /// A registration re-hydrated from the durable copy because the store had lost it (a Redis
+    /// restarted without its data): as [`Self::Implicit`], and a new registration also records
+    /// when the loss was found (meta `lost`), before which the holds tier 2 signed into
+    /// visitors' identities give their places back (docs/invariants.md#27).
+    Rehydrate,
+}
+
+/// The place tier 2 signed into a caller's identity cookie (a hold, `vwr_core::hold`), and
+/// when: `check` gives it back if the store has lost its data since (docs/invariants.md#27).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldProof {
+    pub held: vwr_core::hold::Held,
+    /// When the hold was signed (seconds since the epoch).
+    pub issued_at: u64,
+}
+
+impl HoldProof {
+    /// The latest moment (ms) the hold can have been signed: its `iat` is whole seconds.
+    pub fn issued_by_ms(&self) -> u64 {
+        self.issued_at.saturating_mul(1000).saturating_add(999)
+    }
 }
 
 /// Figures shared by every reply about one event.
@@ -88,17 +108,8 @@ pub struct Figures {
     pub since_first_admission_secs: Option<u64>,
 }
 
-/// A current admission.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Admission {
-    pub jti: String,
-    pub admitted_at_ms: u64,
-    /// End of the admission (the slot).
-    pub expires_at_ms: u64,
-    /// End of the latest entry token handed out for it (0 = none yet); never after
-    /// `expires_at_ms`. The slot stays taken until then even if the user leaves.
-    pub token_expires_at_ms: u64,
-}
+/// A current admission (the record tier 2 also signs into a visitor's hold).
+pub use vwr_core::hold::Admission;
 
 /// Where a user is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,8 +149,9 @@ pub enum Touch {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineView {
     pub figures: Figures,
-    /// The score of the first user in line (`None`: nobody waits). A visitor whose line score
-    /// is below it has left the line: admitted (or removed), so it asks `status`.
+    /// The first score above 0 in line (`None`: nobody waits there; users back for an admission
+    /// a timeout took wait at 0, ahead of everyone, and are no front). A visitor whose line
+    /// score is below it has left the line: admitted (or removed), so it asks `check`.
     pub front: Option<u64>,
     /// (place, score) of a few users spread over the line, first and last included, in order:
     /// a visitor finds its place between two of them.

@@ -12,6 +12,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use vwr_core::cache::TtlCache;
 use vwr_core::hints::{estimated_wait_seconds, next_poll_seconds};
+use vwr_core::hold::Held;
 use vwr_core::metrics::{MetricsSink, Unit};
 use vwr_core::tiers::{ActiveEvents, LookupError};
 use vwr_core::time::{Clock, SystemClock};
@@ -87,6 +88,9 @@ pub struct QueueAnswer {
     /// Active: when the admission was made (milliseconds since the epoch, the store's clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admitted_at: Option<u64>,
+    /// What tier 2 holds for the caller, signed into their identity cookie (not in the body).
+    #[serde(skip)]
+    pub held: Option<Held>,
 }
 
 /// The line document of an event, `GET /api/queue/line/{eventId}`: the same for everyone,
@@ -314,7 +318,9 @@ impl Tier2Service {
     }
 
     async fn restore(&self, event: &EventId) -> Result<EventMeta, Tier2Error> {
-        let reg = match self.registry.get(event).await? {
+        // A durable registration the store does not have: the store lost it (and, with it, every
+        // place), which the registration records (`Rehydrate`, docs/invariants.md#27).
+        let (reg, mode) = match self.registry.get(event).await? {
             Some(r) if r.removed => return Err(not_found()),
             Some(r) => {
                 tracing::warn!(
@@ -329,7 +335,7 @@ impl Tier2Service {
                     &[("RegistrationRehydrated", 1.0, Unit::Count)],
                     self.clock.now_millis(),
                 );
-                r
+                (r, RegisterMode::Rehydrate)
             }
             None if self.tier1.is_active(event).await? => {
                 let r =
@@ -338,14 +344,11 @@ impl Tier2Service {
                     return Err(not_found());
                 }
                 tracing::info!(event = "tier2.registered_from_tier1", event_id = %event, threshold = r.threshold);
-                r
+                (r, RegisterMode::Implicit)
             }
             None => return Err(not_found()),
         };
-        self.store
-            .register(event, reg.threshold, reg.order, RegisterMode::Implicit)
-            .await?
-            .ok_or_else(not_found)
+        self.store.register(event, reg.threshold, reg.order, mode).await?.ok_or_else(not_found)
     }
 
     /// Admin: sets the threshold and registers the event (durably first). The line order is
@@ -396,9 +399,12 @@ impl Tier2Service {
                     expires_at: None,
                     admission_ends_at: None,
                     restored: *restored,
-                    line_score: *score,
-                    checked_at: score.map(|_| self.clock.now_millis()),
+                    // Back for an admission (score 0): no front passes it; the page asks
+                    // `status` until it has the admission (docs/api.md#the-line-document).
+                    line_score: line_score(*score),
+                    checked_at: line_score(*score).map(|_| self.clock.now_millis()),
                     admitted_at: None,
+                    held: line_score(*score).map(|score| Held::Waiting { score }),
                 })
             }
             Place::Active { admission, figures, restored, .. } => {
@@ -440,17 +446,20 @@ impl Tier2Service {
                     line_score: None,
                     checked_at: None,
                     admitted_at: Some(admission.admitted_at_ms),
+                    held: Some(Held::Admitted(admission.clone())),
                 })
             }
         }
     }
 
     /// The tier-2 identity of `caller`, signed afresh at every call that finds them in tier 2
-    /// (`http` sends it as the identity cookie), or `None` for local dev-header callers.
+    /// (`http` sends it as the identity cookie) with the place tier 2 holds for them (`held`,
+    /// docs/tokens.md#tier-2-holds), or `None` for local dev-header callers.
     pub fn identity_token(
         &self,
         event: &EventId,
         caller: &Caller,
+        held: Option<&Held>,
     ) -> Result<Option<IdentityToken>, Tier2Error> {
         if caller.source == Source::DevHeader {
             return Ok(None);
@@ -466,6 +475,14 @@ impl Tier2Service {
             tier: 2,
             iat: now,
             exp: now + ttl_secs,
+            ls: match held {
+                Some(Held::Waiting { score }) => Some(*score),
+                _ => None,
+            },
+            adm: match held {
+                Some(Held::Admitted(a)) => Some(a.encode()),
+                _ => None,
+            },
         };
         let token = self
             .tokens
@@ -508,11 +525,10 @@ impl Tier2Service {
                             None => return Err(StoreError::OrderMismatch("tier-1 position".into())),
                         },
                     };
-                    if caller.may_join() {
-                        self.store.check(event, &caller.user, score, &jti, &self.settings).await
-                    } else {
-                        self.store.recheck(event, &caller.user, score, &jti, &self.settings).await
-                    }
+                    let (user, proof) = (&caller.user, caller.proof.as_ref());
+                    self.store
+                        .check_in(event, user, score, &jti, &self.settings, caller.may_join(), proof)
+                        .await
                 }
             })
             .await
@@ -544,11 +560,13 @@ impl Tier2Service {
         }
     }
 
-    /// `POST /api/queue/heartbeat/{eventId}`.
-    pub async fn heartbeat(&self, event: &EventId, user: &str) -> Result<(), Tier2Error> {
+    /// `POST /api/queue/heartbeat/{eventId}`: what tier 2 holds for the user (a place in line
+    /// without its score: a heartbeat does not read it).
+    pub async fn heartbeat(&self, event: &EventId, user: &str) -> Result<Option<Held>, Tier2Error> {
         let touch = self.settings.touch();
         match self.with_meta(event, |_| self.store.status(event, user, touch, 0)).await? {
-            Some(_) => Ok(()),
+            Some(Place::Active { admission, .. }) => Ok(Some(Held::Admitted(admission))),
+            Some(Place::Queued { score, .. }) => Ok(score.map(|score| Held::Waiting { score })),
             None => Err(not_in_queue()),
         }
     }
@@ -601,6 +619,12 @@ impl Tier2Service {
             admitted_per_second: s.admitted_last_60s as f64 / 60.0,
         })
     }
+}
+
+/// A queued place's score as the line document compares it: above 0 (a user back for an
+/// admission waits at 0, ahead of everyone, and is told to ask `status` instead).
+fn line_score(score: Option<u64>) -> Option<u64> {
+    score.filter(|s| *s > 0)
 }
 
 fn not_in_queue() -> Tier2Error {

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use vwr_core::EventId;
 
 use crate::model::{
-    AdmitReport, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
+    AdmitReport, Cleaned, EventMeta, HoldProof, Left, LineOrder, LineScore, LineView, PendingNotice, Place,
     RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use crate::report::Tier2Minute;
@@ -40,10 +40,29 @@ pub trait AdmissionStore: Send + Sync + 'static {
     async fn events(&self) -> Result<Vec<EventId>, StoreError>;
 
     /// The atomic join decision: already waiting/active → touch and answer; else a user a
-    /// timeout removed gets that place (or admission) back (docs/invariants.md#23); else admit
-    /// now if nobody waits and there is room; else join the line with `score` (a user admitted
-    /// before joins at the back). `jti` is used if this call admits. An active answer hands
-    /// out an entry token ending at `admission.token_expires_at_ms`.
+    /// timeout removed gets that place (or admission) back (docs/invariants.md#23); else, if
+    /// the store lost its data since the caller's `proof` was signed (meta `lost`), the place
+    /// or admission the proof holds comes back likewise (docs/invariants.md#27); else, if
+    /// `may_join`, admit now if nobody waits and there is room, or join the line with `score`
+    /// (a user admitted before joins at the back); else [`StoreError::NoPlace`], and no place is
+    /// made. `jti` is used if this call admits. An active answer hands out an entry token
+    /// ending at `admission.token_expires_at_ms`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one atomic script's inputs; check/recheck are the usual front"
+    )]
+    async fn check_in(
+        &self,
+        event: &EventId,
+        user: &str,
+        score: LineScore,
+        jti: &str,
+        s: &Tier2Settings,
+        may_join: bool,
+        proof: Option<&HoldProof>,
+    ) -> Result<Place, StoreError>;
+
+    /// [`Self::check_in`] of a caller who may join, without a hold.
     async fn check(
         &self,
         event: &EventId,
@@ -51,9 +70,11 @@ pub trait AdmissionStore: Send + Sync + 'static {
         score: LineScore,
         jti: &str,
         s: &Tier2Settings,
-    ) -> Result<Place, StoreError>;
+    ) -> Result<Place, StoreError> {
+        self.check_in(event, user, score, jti, s, true, None).await
+    }
 
-    /// [`Self::check`] for a caller who may not join (known only by an expired tier-1 token):
+    /// [`Self::check_in`] for a caller who may not join (known only by an expired tier-1 token):
     /// only a place they have, or a place a timeout took from them (a ghost), counts; else
     /// [`StoreError::NoPlace`], and no place is made.
     async fn recheck(
@@ -63,7 +84,9 @@ pub trait AdmissionStore: Send + Sync + 'static {
         score: LineScore,
         jti: &str,
         s: &Tier2Settings,
-    ) -> Result<Place, StoreError>;
+    ) -> Result<Place, StoreError> {
+        self.check_in(event, user, score, jti, s, false, None).await
+    }
 
     /// Where the user is (`None` = neither waiting nor active); touches the heartbeat `touch`
     /// says. `token_ttl_ms` > 0: an active answer hands out an entry token of that life.

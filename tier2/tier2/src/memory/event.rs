@@ -71,6 +71,8 @@ pub(super) struct Event {
     pub(super) ghosts: HashMap<String, Ghost>,
     /// When each ghost is forgotten (`:ghd`).
     pub(super) ghost_ends: ZSet,
+    /// When the registration was re-hydrated after the store had lost it (meta `lost`).
+    pub(super) lost: Option<u64>,
 }
 
 impl Event {

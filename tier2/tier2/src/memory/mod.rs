@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use vwr_core::EventId;
+use vwr_core::hold::Held;
 use vwr_core::time::Clock;
 
 use crate::model::{
-    AdmitReport, Admitted, Cleaned, EventMeta, Left, LineOrder, LineScore, LineView, MAX_LINE_MARKS,
-    PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
+    AdmitReport, Admitted, Cleaned, EventMeta, HoldProof, Left, LineOrder, LineScore, LineView,
+    MAX_LINE_MARKS, PendingNotice, Place, RegisterMode, Snapshot, StoreError, Tier2Settings, Touch,
 };
 use crate::report::Tier2Minute;
 use crate::store::{AdmissionStore, Retire};
@@ -40,12 +41,93 @@ impl MemoryStore {
         Self { state: Mutex::new(State::default()), clock }
     }
 
+    /// Drops everything of `event`, as the Redis store's `purge`: what a Redis restarted without
+    /// its data does to it (tests; docs/invariants.md#27).
+    pub fn purge(&self, event: &EventId) {
+        let mut st = self.lock();
+        st.events.remove(event);
+        st.index.remove(event);
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
 
-    /// check.lua: `may_join` false for a caller who may only find a place or ghost they have.
-    fn check_in(
+/// A queued place with the user's line score (what `check` answers).
+fn with_score(place: Place, line_score: u64) -> Place {
+    match place {
+        Place::Queued { position, figures, restored, .. } => {
+            Place::Queued { position, figures, restored, score: Some(line_score) }
+        }
+        other => other,
+    }
+}
+
+/// The 0-based ranks the line document marks in a line of `size` (lib.lua `mark_ranks`):
+/// [`MAX_LINE_MARKS`] spread evenly, the first and the last included.
+pub fn mark_ranks(size: u64) -> Vec<u64> {
+    let k = MAX_LINE_MARKS as u64;
+    if size <= k {
+        return (0..size).collect();
+    }
+    let mut out: Vec<u64> = (0..k).map(|i| i * (size - 1) / (k - 1)).collect();
+    out.dedup();
+    out
+}
+
+fn registered<'a>(st: &'a mut State, event: &EventId) -> Result<&'a mut Event, StoreError> {
+    st.events.get_mut(event).filter(|e| e.registered()).ok_or(StoreError::UnknownEvent)
+}
+
+#[async_trait]
+impl AdmissionStore for MemoryStore {
+    async fn register(
+        &self,
+        event: &EventId,
+        threshold: u64,
+        order: LineOrder,
+        mode: RegisterMode,
+    ) -> Result<Option<EventMeta>, StoreError> {
+        let now = self.clock.now_millis();
+        let mut st = self.lock();
+        let ev = st.events.entry(event.clone()).or_default();
+        match mode {
+            RegisterMode::Admin => {
+                ev.removed = false;
+                let order = ev.meta.map_or(order, |m| m.1);
+                ev.meta = Some((threshold, order));
+            }
+            RegisterMode::Implicit | RegisterMode::Rehydrate if ev.removed => return Ok(None),
+            RegisterMode::Implicit | RegisterMode::Rehydrate => {
+                if ev.meta.is_none() {
+                    ev.meta = Some((threshold, order));
+                    if mode == RegisterMode::Rehydrate && ev.lost.is_none() {
+                        ev.lost = Some(now);
+                    }
+                }
+            }
+        }
+        if ev.last == 0 {
+            ev.last = now;
+        }
+        let meta = ev.meta.map(|(threshold, order)| EventMeta { threshold, order });
+        st.index.insert(event.clone());
+        Ok(meta)
+    }
+
+    async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
+        let st = self.lock();
+        Ok(st.events.get(event).and_then(|e| e.meta).map(|(threshold, order)| EventMeta { threshold, order }))
+    }
+
+    async fn events(&self) -> Result<Vec<EventId>, StoreError> {
+        Ok(self.lock().index.iter().cloned().collect())
+    }
+
+    /// check.lua: `may_join` false for a caller who may only find a place or ghost they have;
+    /// `proof` gives back the place the store lost since it was signed.
+    async fn check_in(
         &self,
         event: &EventId,
         user: &str,
@@ -53,6 +135,7 @@ impl MemoryStore {
         jti: &str,
         s: &Tier2Settings,
         may_join: bool,
+        proof: Option<&HoldProof>,
     ) -> Result<Place, StoreError> {
         let now = self.clock.now_millis();
         let mut st = self.lock();
@@ -108,6 +191,28 @@ impl MemoryStore {
                         }
                         if !over {
                             ghost = Some(g);
+                        }
+                    }
+                    // A place the store lost since the caller's hold was signed comes back the
+                    // same way (docs/invariants.md#27).
+                    if ghost.is_none()
+                        && let (Some(p), Some(lost)) = (proof, ev.lost)
+                        && p.issued_by_ms() < lost
+                    {
+                        ghost = match &p.held {
+                            Held::Waiting { score } => Some(Ghost::Place(*score)),
+                            Held::Admitted(a) if a.expires_at_ms > now => {
+                                ev.ghosts.insert(user.to_owned(), Ghost::Admission(a.clone()));
+                                if let LineScore::Tier1Position(p) = score {
+                                    ev.admitted_once.insert(user.to_owned());
+                                    ev.owners.entry(p).or_insert_with(|| user.to_owned());
+                                }
+                                Some(Ghost::Admission(a.clone()))
+                            }
+                            Held::Admitted(_) => None,
+                        };
+                        if let (Some(Ghost::Place(_)), LineScore::Tier1Position(p)) = (&ghost, score) {
+                            ev.owners.entry(p).or_insert_with(|| user.to_owned());
                         }
                     }
                     let restored = ghost.is_some();
@@ -175,97 +280,6 @@ impl MemoryStore {
         }
         place
     }
-}
-
-/// A queued place with the user's line score (what `check` answers).
-fn with_score(place: Place, line_score: u64) -> Place {
-    match place {
-        Place::Queued { position, figures, restored, .. } => {
-            Place::Queued { position, figures, restored, score: Some(line_score) }
-        }
-        other => other,
-    }
-}
-
-/// The 0-based ranks the line document marks in a line of `size` (lib.lua `mark_ranks`):
-/// [`MAX_LINE_MARKS`] spread evenly, the first and the last included.
-pub fn mark_ranks(size: u64) -> Vec<u64> {
-    let k = MAX_LINE_MARKS as u64;
-    if size <= k {
-        return (0..size).collect();
-    }
-    let mut out: Vec<u64> = (0..k).map(|i| i * (size - 1) / (k - 1)).collect();
-    out.dedup();
-    out
-}
-
-fn registered<'a>(st: &'a mut State, event: &EventId) -> Result<&'a mut Event, StoreError> {
-    st.events.get_mut(event).filter(|e| e.registered()).ok_or(StoreError::UnknownEvent)
-}
-
-#[async_trait]
-impl AdmissionStore for MemoryStore {
-    async fn register(
-        &self,
-        event: &EventId,
-        threshold: u64,
-        order: LineOrder,
-        mode: RegisterMode,
-    ) -> Result<Option<EventMeta>, StoreError> {
-        let now = self.clock.now_millis();
-        let mut st = self.lock();
-        let ev = st.events.entry(event.clone()).or_default();
-        match mode {
-            RegisterMode::Admin => {
-                ev.removed = false;
-                let order = ev.meta.map_or(order, |m| m.1);
-                ev.meta = Some((threshold, order));
-            }
-            RegisterMode::Implicit if ev.removed => return Ok(None),
-            RegisterMode::Implicit => {
-                if ev.meta.is_none() {
-                    ev.meta = Some((threshold, order));
-                }
-            }
-        }
-        if ev.last == 0 {
-            ev.last = now;
-        }
-        let meta = ev.meta.map(|(threshold, order)| EventMeta { threshold, order });
-        st.index.insert(event.clone());
-        Ok(meta)
-    }
-
-    async fn meta(&self, event: &EventId) -> Result<Option<EventMeta>, StoreError> {
-        let st = self.lock();
-        Ok(st.events.get(event).and_then(|e| e.meta).map(|(threshold, order)| EventMeta { threshold, order }))
-    }
-
-    async fn events(&self) -> Result<Vec<EventId>, StoreError> {
-        Ok(self.lock().index.iter().cloned().collect())
-    }
-
-    async fn check(
-        &self,
-        event: &EventId,
-        user: &str,
-        score: LineScore,
-        jti: &str,
-        s: &Tier2Settings,
-    ) -> Result<Place, StoreError> {
-        self.check_in(event, user, score, jti, s, true)
-    }
-
-    async fn recheck(
-        &self,
-        event: &EventId,
-        user: &str,
-        score: LineScore,
-        jti: &str,
-        s: &Tier2Settings,
-    ) -> Result<Place, StoreError> {
-        self.check_in(event, user, score, jti, s, false)
-    }
 
     async fn status(
         &self,
@@ -297,7 +311,9 @@ impl AdmissionStore for MemoryStore {
             .into_iter()
             .filter_map(|r| ev.waiting.order.nth(usize::try_from(r).ok()?).map(|(sc, _)| (r + 1, *sc)))
             .collect();
-        Ok(LineView { figures: ev.figures(now), front: marks.first().map(|m| m.1), marks })
+        // The first score above 0: users back for their admission wait at 0 (line.lua).
+        let front = ev.waiting.order.nth(ev.waiting.order.count_le(0)).map(|(sc, _)| *sc);
+        Ok(LineView { figures: ev.figures(now), front, marks })
     }
 
     async fn leave(&self, event: &EventId, user: &str) -> Result<Left, StoreError> {
