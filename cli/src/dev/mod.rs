@@ -219,6 +219,11 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let mut cfg_env = env.clone();
     cfg_env.set("VWR_TIER1_KEYS", &ring.to_text());
     cfg_env.set("VWR_TIER1_SIGNING_KID", ring.signing_kid());
+    // Tier 1 reads tier 2's holds with its public keys, as the tier-1 API Lambda does.
+    let ring2 = tier2_ring(env, &state)?;
+    let jwks =
+        serde_json::to_string(&ring2.jwks()).map_err(|e| DevError::Config(format!("tier-2 keys: {e}")))?;
+    cfg_env.set("VWR_TIER2_JWKS", &jwks);
     let cfg = Tier1Config::from_env(&cfg_env).map_err(|e| DevError::Config(e.to_string()))?;
     let tokens = cfg.tokens(ring);
     let mut t2cfg = Tier2Config::from_env(env).map_err(|e| DevError::Config(e.to_string()))?;
@@ -235,7 +240,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let tier1 = Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), t1clients));
 
     let (admissions, admission_store_name) = admission_store(opts, Arc::clone(&clock)).await?;
-    let entry = t2cfg.tokens(tier2_ring(env, &state)?);
+    let entry = t2cfg.tokens(ring2);
     let clients = Tier2Clients {
         store: admissions,
         registry,

@@ -22,7 +22,7 @@ use vwr_core::{EventId, HmacKeyring};
 use vwr_tier1::enqueue::EnqueueVerifier;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{CloseReason, ConfigPatch, Message, OutflowMode};
-use vwr_tier1::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Settings};
+use vwr_tier1::service::{CheckOutcome, JoinProof, Presented, ScheduleRequest, Tier1Settings};
 use vwr_tier1::store::PositionStore;
 use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::dynamo::DynamoStore;
@@ -282,7 +282,8 @@ async fn apply(
                 Ok(c) => svc.tokens().link().resign(&Tier1Claims { exp: now + 600, ..c }).unwrap(),
                 Err(err) => return Ok(format!("token of another event: {err}")),
             };
-            match svc.check_with_tokens(e, t, svc.request_secret(t).as_deref(), &[renewed.as_str()]).await {
+            let presented = Presented { tokens: &[renewed.as_str()], holds: &[] };
+            match svc.check_with_tokens(e, t, svc.request_secret(t).as_deref(), &presented).await {
                 Ok(CheckOutcome::Admitted(a)) => admitted_view(side, t, e, &a.token, a.expires_at)?,
                 Ok(other) => format!("{other:?}"),
                 Err(e) => format!("error {e}"),

@@ -13,6 +13,7 @@ use axum::body::Body;
 use common::ev;
 use http::{Request, StatusCode};
 use tower::ServiceExt;
+use vwr_core::hold::{HoldVerifier, IDENTITY_AUDIENCE, IdentityClaims};
 use vwr_core::keys::EcKeyring;
 use vwr_core::time::{Clock, ManualClock};
 use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
@@ -394,8 +395,10 @@ async fn a_session_tier2_holds_is_admitted_with_its_renewed_token() {
             );
             assert_eq!(r.body["expiresAt"], now + 300, "{name}: no token beyond the presented one");
             let set = r.cookie.unwrap();
+            // The cookie outlives the token (a day): the edge judges the token, and a lapsed
+            // one is still sent for tier 2 to renew (docs/tokens.md#tier-2-holds).
             assert!(
-                set.starts_with(&format!("vwr_t1_held={renewed};")) && set.contains("Max-Age=300"),
+                set.starts_with(&format!("vwr_t1_held={renewed};")) && set.contains("Max-Age=86400"),
                 "{set}"
             );
         }
@@ -421,5 +424,155 @@ async fn a_session_tier2_holds_is_admitted_with_its_renewed_token() {
         svc.release(&e, &renewed).await.unwrap();
         let r = http_check(&router, &svc, &e, rid, &[("x-vwr-token", &renewed)]).await;
         assert_eq!((r.status, r.body["error"].as_str()), (StatusCode::GONE, Some("session_ended")), "{name}");
+    }
+}
+
+/// An identity as tier 2 signs it for ticket `rid` (no hold yet: add `ls` or `adm`).
+fn identity(event: &str, rid: &str, pos: u64, iat: u64, exp: u64) -> IdentityClaims {
+    IdentityClaims {
+        iss: "vwr".into(),
+        aud: IDENTITY_AUDIENCE.into(),
+        sub: vwr_core::identity::tier1_user_id(rid),
+        eid: event.into(),
+        pos: Some(pos),
+        tier: 2,
+        iat,
+        exp,
+        ls: None,
+        adm: None,
+    }
+}
+
+/// The identity cookie's value tier 2 would set (`vwr_core::hold`).
+fn hold(ring: &EcKeyring, claims: IdentityClaims) -> String {
+    vwr_core::hold::sign(ring, &claims).unwrap()
+}
+
+/// Invariant 27 (issue 32, tier-1 side): a visitor waiting in tier 2 makes no call while it
+/// waits, so nothing renews their tier-1 token; past `maxSessionSeconds` their ticket is still
+/// admitted by the hold tier 2 signed into their identity cookie — a place in line (however
+/// long ago), or an admission not yet ended — with a new token of the same admission. Another
+/// visitor's hold, another position's or event's, one signed with other keys, an expired
+/// identity, an ended admission or no hold at all change nothing (410); a released session
+/// stays over; without tier 2's keys nothing is honoured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_visitor_tier2_holds_keeps_the_session_by_the_hold_in_its_identity() {
+    for (name, store, _) in stores("t2-hold").await {
+        let clock = Arc::new(ManualClock::new(T0));
+        let tokens = common::tokens();
+        let tier2 = EcKeyring::generate("t2k").unwrap();
+        let jwks = serde_json::to_string(&tier2.jwks()).unwrap();
+        let mut cfg = common::config(&tokens);
+        cfg.settings.ticket_ttl_secs = TTL;
+        cfg.tier2_holds = Some(HoldVerifier::from_jwks(&jwks, "vwr").unwrap());
+        let clients = Tier1Clients::new(Arc::clone(&store), Arc::clone(&clock) as Arc<dyn Clock>);
+        let svc = Arc::new(vwr_tier1::assemble(&cfg, tokens.clone(), clients));
+        let router = vwr_tier1::http::public_router(Arc::clone(&svc));
+        let e = ev("hold");
+        let patch = ConfigPatch {
+            batch_size: Some(0),
+            token_ttl_seconds: Some(60),
+            reentry_grace_seconds: Some(0),
+            max_session_seconds: Some(120),
+            ..Default::default()
+        };
+        let pairs = admitted(&svc, &e, patch, 2).await;
+        let (rid, token) = &pairs[0];
+        let claims = tokens.verify(token, &e, T0).unwrap();
+        let pos = claims.pos;
+        // Joined tier 2 a minute after the admission; half an hour later, nothing since.
+        let now = T0 + 1_800;
+        clock.set(now);
+        let gone = |r: &Reply| (r.status, r.body["error"].as_str().map(str::to_owned));
+        let expired = (StatusCode::GONE, Some("admission_expired".to_owned()));
+        assert_eq!(gone(&http_check(&router, &svc, &e, rid, &[]).await), expired, "{name}");
+
+        let in_line = hold(
+            &tier2,
+            IdentityClaims { ls: Some(pos), ..identity("hold", rid, pos, T0 + 60, now + 86_400) },
+        );
+        let admission = |end_s: u64| Some(format!("j1|{}|{}|0", T0 * 1000, end_s * 1000));
+        let checking_out = hold(
+            &tier2,
+            IdentityClaims { adm: admission(now + 100), ..identity("hold", rid, pos, now - 5, now + 86_400) },
+        );
+        let mut renewed_token = String::new();
+        for good in [&in_line, &checking_out] {
+            let cookie = format!("vwr_t1_hold={token}; vwr_t2_hold={good}");
+            let r = http_check(&router, &svc, &e, rid, &[("cookie", cookie.as_str())]).await;
+            assert_eq!(r.status, StatusCode::OK, "{name}: {:?}", r.body);
+            assert_eq!(r.body["admitted"], true, "{name}");
+            let renewed = r.body["token"].as_str().unwrap();
+            let c = tokens.link().verify(renewed, &e, now).expect("a token with its place proof");
+            assert_eq!(
+                (c.sub.as_str(), c.pos, c.jti.as_str()),
+                (rid.as_str(), pos, claims.jti.as_str()),
+                "{name}"
+            );
+            assert_eq!(
+                (c.exp, r.body["expiresAt"].as_u64()),
+                (now + 60, Some(now + 60)),
+                "{name}: the event's token life"
+            );
+            assert!(r.cookie.unwrap().starts_with(&format!("vwr_t1_hold={renewed};")), "{name}");
+            renewed_token = renewed.to_owned();
+        }
+
+        let other = EcKeyring::generate("t2k").unwrap();
+        let bad = [
+            (
+                "another visitor's",
+                hold(
+                    &tier2,
+                    IdentityClaims { ls: Some(pos), ..identity("hold", &pairs[1].0, pos, T0, now + 900) },
+                ),
+            ),
+            (
+                "another position's",
+                hold(
+                    &tier2,
+                    IdentityClaims { ls: Some(pos), ..identity("hold", rid, pos + 1, T0, now + 900) },
+                ),
+            ),
+            (
+                "another event's",
+                hold(&tier2, IdentityClaims { ls: Some(pos), ..identity("other", rid, pos, T0, now + 900) }),
+            ),
+            (
+                "other keys'",
+                hold(&other, IdentityClaims { ls: Some(pos), ..identity("hold", rid, pos, T0, now + 900) }),
+            ),
+            (
+                "an expired identity",
+                hold(&tier2, IdentityClaims { ls: Some(pos), ..identity("hold", rid, pos, T0, now - 1) }),
+            ),
+            (
+                "an ended admission",
+                hold(
+                    &tier2,
+                    IdentityClaims { adm: admission(now), ..identity("hold", rid, pos, T0, now + 900) },
+                ),
+            ),
+            ("no place", hold(&tier2, identity("hold", rid, pos, T0, now + 900))),
+            ("junk", "a.b.c".to_owned()),
+        ];
+        for (what, h) in &bad {
+            let cookie = format!("vwr_t2_hold={h}");
+            let r = http_check(&router, &svc, &e, rid, &[("cookie", cookie.as_str())]).await;
+            assert_eq!(gone(&r), expired, "{name}: {what}");
+        }
+
+        // Without tier 2's keys (`VWR_TIER2_JWKS` unset), a hold is nothing.
+        let plain = instance(&store, &clock, &tokens, None);
+        let plain_router = vwr_tier1::http::public_router(Arc::new(plain));
+        let cookie = format!("vwr_t2_hold={in_line}");
+        let r = http_check(&plain_router, &svc, &e, rid, &[("cookie", cookie.as_str())]).await;
+        assert_eq!(gone(&r), expired, "{name}: no keys");
+
+        // The site's release ends the session, whatever tier 2 held.
+        svc.release(&e, &renewed_token).await.unwrap();
+        let cookie = format!("vwr_t2_hold={in_line}");
+        let r = http_check(&router, &svc, &e, rid, &[("cookie", cookie.as_str())]).await;
+        assert_eq!(gone(&r), (StatusCode::GONE, Some("session_ended".to_owned())), "{name}");
     }
 }

@@ -37,8 +37,9 @@ impl Tier1Clients {
     }
 }
 
-/// The tier-1 service of `cfg` on `clients`, signing with `tokens`: its settings, and the
-/// site's enqueue keys when `VWR_ENQUEUE_JWKS` gave them.
+/// The tier-1 service of `cfg` on `clients`, signing with `tokens`: its settings, the site's
+/// enqueue keys when `VWR_ENQUEUE_JWKS` gave them, and tier 2's public keys when
+/// `VWR_TIER2_JWKS` did.
 pub fn assemble(cfg: &Tier1Config, tokens: Tier1Tokens, clients: Tier1Clients) -> Tier1Service {
     let Tier1Clients { store, clock, edge, health, alarms } = clients;
     let mut svc = Tier1Service::new(store, tokens, cfg.settings.clone(), clock);
@@ -53,6 +54,9 @@ pub fn assemble(cfg: &Tier1Config, tokens: Tier1Tokens, clients: Tier1Clients) -
     }
     if let Some(v) = &cfg.enqueue {
         svc = svc.with_enqueue_verifier(v.clone());
+    }
+    if let Some(v) = &cfg.tier2_holds {
+        svc = svc.with_hold_verifier(v.clone());
     }
     svc
 }

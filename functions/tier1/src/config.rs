@@ -17,6 +17,7 @@
 //! | `VWR_ORIGIN_SECRET_ID` | — | APIs behind CloudFront: Secrets Manager secret whose string CloudFront sends as `x-vwr-origin-secret`; requests without it get 403 (`VWR_ORIGIN_SECRET` gives the value itself, for local runs) |
 //! | `VWR_HEALTH_ALARMS` | — | advancer: CloudWatch alarms that hold the advancer while in ALARM: `AlarmName` (every event) or `eventId=AlarmName`, comma-separated (docs/outflow.md#health-gate) |
 //! | `VWR_ENQUEUE_JWKS` | — | API/admin: the site's public keys (JWKS, ES256) for enqueue tokens: one place per account (docs/abuse.md#one-place-per-account) |
+//! | `VWR_TIER2_JWKS` / `VWR_ENTRY_ISSUER` | — / `vwr` | API: tier 2's public keys (its JWKS) and issuer, to read the holds tier 2 signs into visitors' identity cookies: a visitor tier 2 holds keeps their tier-1 session however long the tier-2 wait (docs/invariants.md#27) |
 //! | `VWR_ADMIN_PRINCIPALS` | — | admin routes: comma-separated IAM principal ARN patterns (`*` wildcard) allowed to administer; empty = any IAM-authenticated principal |
 
 use std::time::Duration;
@@ -42,6 +43,8 @@ pub struct Tier1Config {
     pub health_alarms: HealthAlarms,
     /// The site's enqueue-token public keys (`VWR_ENQUEUE_JWKS`), checked at start-up.
     pub enqueue: Option<crate::enqueue::EnqueueVerifier>,
+    /// Tier 2's public keys and issuer (`VWR_TIER2_JWKS`, `VWR_ENTRY_ISSUER`): its holds.
+    pub tier2_holds: Option<vwr_core::hold::HoldVerifier>,
 }
 
 /// CloudWatch alarms that hold the advancer (`VWR_HEALTH_ALARMS`).
@@ -160,6 +163,21 @@ impl Tier1Config {
                         reason: format!("{e}; expected the site's JWKS with EC P-256 keys that have a kid"),
                     }
                 })?),
+            },
+            tier2_holds: match env.get("VWR_TIER2_JWKS") {
+                None | Some("") => None,
+                Some(json) => {
+                    let issuer = env.string("VWR_ENTRY_ISSUER", "vwr");
+                    Some(vwr_core::hold::HoldVerifier::from_jwks(json, &issuer).map_err(|e| {
+                        ConfigError::Invalid {
+                            name: "VWR_TIER2_JWKS".into(),
+                            value: "(the JWKS)".into(),
+                            reason: format!(
+                                "{e}; expected tier 2's JWKS (GET /api/queue/.well-known/jwks.json)"
+                            ),
+                        }
+                    })?)
+                }
             },
             health_alarms: HealthAlarms::parse(env.get("VWR_HEALTH_ALARMS").unwrap_or("")).map_err(
                 |reason| ConfigError::Invalid {

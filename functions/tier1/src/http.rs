@@ -22,7 +22,8 @@ use vwr_core::{ApiError, ErrorCode};
 
 use crate::lifecycle::LifecycleError;
 use crate::model::{CloseReason, ConfigPatch, Message, PageSettings, PassError, StoreError};
-use crate::service::{CheckOutcome, JoinProof, ScheduleRequest, Tier1Error, Tier1Service};
+use crate::service::{CheckOutcome, JoinProof, Presented, ScheduleRequest, Tier1Error, Tier1Service};
+use vwr_core::hold::IDENTITY_COOKIE_PREFIX;
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -227,8 +228,12 @@ async fn check(
     let secret = headers.get(REQUEST_SECRET_HEADER).and_then(|v| v.to_str().ok());
     // The visitor's tier-1 token, as release reads it: tier 2 renews it while it holds the
     // visitor (docs/invariants.md#19).
-    let presented = tier1_tokens(&svc, &event, &headers);
-    let presented: Vec<&str> = presented.iter().map(String::as_str).collect();
+    let tokens = tier1_tokens(&svc, &event, &headers);
+    let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    // The hold tier 2 signed into the visitor's identity (docs/invariants.md#27).
+    let holds = cookie_value(&headers, &format!("{IDENTITY_COOKIE_PREFIX}{event}"));
+    let holds: Vec<&str> = holds.iter().map(String::as_str).collect();
+    let presented = Presented { tokens: &tokens, holds: &holds };
     let outcome = match svc.check_with_tokens(&event, &request_id, secret, &presented).await {
         Ok(o) => o,
         Err(e) => return Err(refused(&svc, &event, e).await),
@@ -238,7 +243,10 @@ async fn check(
         CheckOutcome::Prequeue(p) => Ok(no_store(Json(p).into_response())),
         CheckOutcome::Closed(c) => Ok(no_store(Json(c).into_response())),
         CheckOutcome::Admitted(a) => {
-            let max_age = a.expires_at.saturating_sub(a.answered_at);
+            // The cookie outlives its token (the edge judges the token): a token that lapsed
+            // during a long quiet wait in tier 2 is still sent at the turn, where tier 2 renews
+            // it (docs/tokens.md#tier-2-holds).
+            let max_age = a.expires_at.saturating_sub(a.answered_at).max(TOKEN_COOKIE_LIFE_SECS);
             let cookie =
                 HeaderValue::from_str(&token_cookie(&token_cookie_name(&svc, &event), &a.token, max_age))
                     .map_err(|_| ApiError::internal("bad cookie"))?;
@@ -248,6 +256,9 @@ async fn check(
         }
     }
 }
+
+/// How long the tier-1 cookie lasts at least: a day, as tier 2's identity cookie.
+pub const TOKEN_COOKIE_LIFE_SECS: u64 = 86_400;
 
 /// The header that carries a visitor's tier-1 token (or the cookie `{prefix}{eventId}`).
 pub const TOKEN_HEADER: &str = "x-vwr-token";

@@ -96,7 +96,7 @@ async fn full_walk_assign_wait_admit_with_cookie_and_same_jti() {
     assert_eq!(ok.body["expiresAt"], T0 + 600);
     let cookie = ok.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap();
     assert!(cookie.starts_with(&format!("vwr_t1_e1={token};")), "{cookie}");
-    for attr in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=600"] {
+    for attr in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=86400"] {
         assert!(cookie.contains(attr), "{attr} missing in {cookie}");
     }
     let claims = app.svc.tokens().verify(&token, &common::ev("e1"), T0).unwrap();

@@ -67,6 +67,10 @@ module "tier1" {
   standby_alarm_names = aws_cloudwatch_metric_alarm.standby_spike[*].alarm_name
   # One place per site account (docs/abuse.md): the site's public keys for enqueue tokens.
   enqueue_jwks = var.enqueue_jwks
+  # A visitor tier 2 holds keeps the tier-1 session by the hold in its identity cookie
+  # (docs/invariants.md#27): tier 2's public keys.
+  tier2_jwks   = module.tier2.jwks
+  tier2_issuer = module.tier2.entry_issuer
 }
 
 module "tier2" {

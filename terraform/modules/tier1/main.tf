@@ -166,6 +166,8 @@ locals {
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_ORIGIN_SECRET_ID     = aws_secretsmanager_secret.origin.arn
     VWR_ENQUEUE_JWKS         = var.enqueue_jwks
+    VWR_TIER2_JWKS           = var.tier2_jwks
+    VWR_ENTRY_ISSUER         = var.tier2_issuer
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
   }

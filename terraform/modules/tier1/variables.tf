@@ -247,3 +247,20 @@ variable "enqueue_jwks" {
     error_message = "enqueue_jwks must be a JWKS document: {\"keys\": [...]}."
   }
 }
+
+variable "tier2_jwks" {
+  description = "Tier 2's public keys (the tier2 module's output jwks): the tier-1 API reads the holds tier 2 signs into visitors' identity cookies, so a visitor tier 2 holds keeps the tier-1 session however long the tier-2 wait (docs/invariants.md#27). null = tier 1 honours no hold."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.tier2_jwks == null || can(jsondecode(var.tier2_jwks).keys)
+    error_message = "tier2_jwks must be a JWKS document: {\"keys\": [...]}."
+  }
+}
+
+variable "tier2_issuer" {
+  description = "`iss` of tier 2's tokens (the tier2 module's entry_issuer output): the issuer of the holds tier 1 reads."
+  type        = string
+  default     = "vwr"
+}

@@ -106,3 +106,8 @@ output "redis_cache_name" {
   description = "Name of the ElastiCache Serverless cache (CloudWatch dimension clusterId)."
   value       = aws_elasticache_serverless_cache.this.name
 }
+
+output "entry_issuer" {
+  description = "`iss` of tier 2's tokens (entry tokens and the identity cookie's holds), for the tier1 module's tier2_issuer."
+  value       = var.entry_issuer
+}

@@ -30,7 +30,7 @@ pub use answers::{
 pub use error::Tier1Error;
 pub use passes::{CreatedPass, PassView};
 pub use steps::{ADVANCER_ACTOR, PREQUEUE_COUNT_EVERY_SECS, STEP_SKEW_LEEWAY_SECS, StepOutcome};
-pub use visitor::{JoinProof, position_of, ticket_life_start};
+pub use visitor::{JoinProof, Presented, position_of, ticket_life_start};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicU64;
@@ -105,6 +105,9 @@ pub struct Tier1Service {
     /// first filter; the store's record decides (docs/invariants.md#18).
     pow_seen: Mutex<HashMap<String, u64>>,
     enqueue: Option<crate::enqueue::EnqueueVerifier>,
+    /// Tier 2's public keys, to read the holds it signs into visitors' identities
+    /// (`VWR_TIER2_JWKS`, docs/invariants.md#27).
+    holds: Option<vwr_core::hold::HoldVerifier>,
     /// This instance's counts for the report, not yet in the store.
     tally: crate::report::Tally,
 }
@@ -143,6 +146,7 @@ impl Tier1Service {
             pow,
             pow_seen: Mutex::new(HashMap::new()),
             enqueue: None,
+            holds: None,
             tally: crate::report::Tally::new(clock_now),
         }
     }
@@ -150,6 +154,12 @@ impl Tier1Service {
     /// Verifies the site's enqueue tokens with these public keys (one place per account).
     pub(crate) fn with_enqueue_verifier(mut self, verifier: crate::enqueue::EnqueueVerifier) -> Self {
         self.enqueue = Some(verifier);
+        self
+    }
+
+    /// Reads tier 2's holds with these public keys: a visitor tier 2 holds keeps their session.
+    pub(crate) fn with_hold_verifier(mut self, verifier: vwr_core::hold::HoldVerifier) -> Self {
+        self.holds = Some(verifier);
         self
     }
 

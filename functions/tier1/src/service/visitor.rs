@@ -23,6 +23,16 @@ use crate::ticket::{Place, Ticket};
 /// How long a redemption record is kept after its ticket expired (DynamoDB TTL).
 const REDEMPTION_GRACE_SECS: u64 = 86_400;
 
+/// What a `check` brings besides the ticket and its secret, read from the cookies and
+/// headers: what tier 2 gives a visitor it holds (docs/invariants.md#19, #27).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Presented<'a> {
+    /// Tier-1 tokens (`x-vwr-token`, the tier-1 cookie): tier 2 renews them.
+    pub tokens: &'a [&'a str],
+    /// Tier-2 identity tokens (the cookie `vwr_t2_{eventId}`), with the hold tier 2 signed.
+    pub holds: &'a [&'a str],
+}
+
 /// What a join brings besides the event (docs/abuse.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JoinProof {
@@ -296,18 +306,19 @@ impl Tier1Service {
         request_id: &str,
         secret: Option<&str>,
     ) -> Result<CheckOutcome, Tier1Error> {
-        self.check_with_tokens(event, request_id, secret, &[]).await
+        self.check_with_tokens(event, request_id, secret, &Presented::default()).await
     }
 
-    /// [`Self::check`] with the tier-1 tokens the request presents (the cookie, `x-vwr-token`):
-    /// once tier 1's own session is over, a token tier 2 renewed for this very admission is
-    /// answered as it is (docs/invariants.md#19).
+    /// [`Self::check`] with what the request presents besides the ticket: once tier 1's own
+    /// session is over, a token tier 2 renewed for this very admission is answered as it is
+    /// (docs/invariants.md#19), and a hold tier 2 signed for this ticket's visitor brings a
+    /// new token (docs/invariants.md#27).
     pub async fn check_with_tokens(
         &self,
         event: &EventId,
         request_id: &str,
         secret: Option<&str>,
-        presented: &[&str],
+        presented: &Presented<'_>,
     ) -> Result<CheckOutcome, Tier1Error> {
         let answer = self.check_once(event, request_id, secret, presented).await;
         self.flush_report_due().await;
@@ -319,7 +330,7 @@ impl Tier1Service {
         event: &EventId,
         request_id: &str,
         secret: Option<&str>,
-        presented: &[&str],
+        presented: &Presented<'_>,
     ) -> Result<CheckOutcome, Tier1Error> {
         let now = self.now();
         let ticket = self.tickets.verify_signed(request_id, event).map_err(Tier1Error::Ticket)?;
@@ -390,10 +401,24 @@ impl Tier1Service {
         let jti = redemption.jti.clone();
         let (redemption, iat, exp) = match self.session_token(&rec, position, redemption, now).await {
             Err(Tier1Error::AdmissionExpired) => {
-                // Over for tier 1 alone; tier 2 may still hold the visitor.
-                return match self.held_by_tier2(event, request_id, position, &jti, presented, now) {
+                // Over for tier 1 alone; tier 2 may still hold the visitor: by the token it renews,
+                // or by the hold it signed into their identity (however long their quiet wait).
+                if let Some(admitted) =
+                    self.held_by_tier2(event, request_id, position, &jti, presented.tokens, now)
+                {
+                    tracing::debug!(event = "tier1.admitted_as_held", event_id = %event, position);
+                    return Ok(CheckOutcome::Admitted(admitted));
+                }
+                return match self.held_by_tier2_hold(
+                    &rec,
+                    request_id,
+                    position,
+                    &jti,
+                    presented.holds,
+                    now,
+                )? {
                     Some(admitted) => {
-                        tracing::debug!(event = "tier1.admitted_as_held", event_id = %event, position);
+                        tracing::info!(event = "tier1.admitted_by_tier2_hold", event_id = %event, position);
                         Ok(CheckOutcome::Admitted(admitted))
                     }
                     None => Err(Tier1Error::AdmissionExpired),
@@ -443,6 +468,50 @@ impl Tier1Service {
             let same = c.sub == request_id && c.pos == position && same_jti(&c.jti, jti);
             same.then(|| admitted((*token).to_owned(), c.exp, now))
         })
+    }
+
+    /// The admission tier 2 holds by the hold it signed (docs/invariants.md#27): among `holds`
+    /// (identity cookies), one tier 2's public keys verify, of this event, whose user is this
+    /// ticket's (the digest of the `requestId`) at this position, and which still holds a place
+    /// — in line (until the turn, however long), or an admission not yet ended. Answered with a
+    /// new token of the admission (same position and `jti`, the event's token life); nothing
+    /// is written. `None` without a hold verifier (`VWR_TIER2_JWKS` unset) or such a hold.
+    fn held_by_tier2_hold(
+        &self,
+        rec: &EventRecord,
+        request_id: &str,
+        position: u64,
+        jti: &str,
+        holds: &[&str],
+        now: u64,
+    ) -> Result<Option<Admitted>, Tier1Error> {
+        let Some(verifier) = &self.holds else { return Ok(None) };
+        let user = vwr_core::identity::tier1_user_id(request_id);
+        let now_ms = now.saturating_mul(1000);
+        let held = holds
+            .iter()
+            .filter_map(|t| verifier.verify(t, &rec.event, now).ok())
+            .any(|c| c.sub == user && c.pos == Some(position) && c.holds_at(now_ms));
+        if !held {
+            return Ok(None);
+        }
+        let exp = now.saturating_add(rec.config.token_ttl_seconds);
+        let claims = Tier1Claims {
+            iss: self.tokens.issuer().to_owned(),
+            aud: self.tokens.audience().to_owned(),
+            sub: request_id.to_owned(),
+            eid: rec.event.as_str().to_owned(),
+            pos: position,
+            tier: 1,
+            iat: now,
+            nbf: now,
+            exp,
+            jti: jti.to_owned(),
+            t2: None,
+        };
+        let token =
+            self.tokens.sign(&claims).map_err(|_| Tier1Error::Internal("could not sign the token"))?;
+        Ok(Some(admitted(token, exp, now)))
     }
 
     /// The token window of an admission at `now` (docs/outflow.md#sessions): the current token
