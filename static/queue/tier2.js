@@ -193,11 +193,19 @@
     return p;
   }
 
-  /** Seconds to the next read of the line document: 1 within `threshold` of the front (any of them may be admitted at the next worker step), else a quarter of the wait beyond them, 2–30 s (ADR 0026). */
+  /** Seconds to the next line read (ADR 0032): near the front, ¼ of the own wait, 1–2 s; beyond `threshold`, ¼ of the wait to it, 2–120 s. */
   function lineDelay(place, threshold, rate) {
-    if (place <= threshold) return 1;
-    return Math.min(30, Math.max(2, (place - threshold) / Math.max(rate || 0, 0.001) / 4));
+    if (!(rate > 0)) return place <= threshold ? 1 : 120;
+    if (place <= threshold) return Math.min(2, Math.max(1, place / rate / 4));
+    return Math.min(120, Math.max(2, (place - threshold) / rate / 4));
   }
+
+  /** The next read (s, ADR 0032): lineDelay paced by the fastest rate (document, own progress), ≤ 30 s until the place is seen to move. */
+  function nextRead(place, threshold, docRate, seen) {
+    var secs = lineDelay(place, threshold, Math.max(docRate > 0 ? docRate : 0, seen || 0));
+    return seen ? secs : Math.min(30, secs);
+  }
+
 
   /** Seconds until the turn of `place` (1 = next) at `rate`/s; no rate: max(place ÷ 50, 5) (docs/api.md#poll-hints-and-estimates). */
   function waitSeconds(place, rate) {
@@ -279,6 +287,10 @@
     // Where the visitor stands in line, and when `check` said so (ADR 0026).
     var score = null;
     var checkedAt = 0;
+    // The last place read, and when.
+    var seenPlace = null;
+    var seenAt = 0;
+    var seenRate = 0;
     // An API without the line document: `status` is polled in line instead.
     var polling = false;
 
@@ -395,6 +407,8 @@
         polling = false;
         score = b.lineScore;
         checkedAt = typeof b.checkedAt === 'number' ? b.checkedAt : 0;
+        seenPlace = null;
+        seenRate = 0;
         var rate = b.estimatedWaitSeconds > 0 ? b.position / b.estimatedWaitSeconds : 0;
         schedule(line, lineDelay(b.position, b.threshold, rate) * 1000, true);
       } else if (via === 'status' && !polling) {
@@ -421,7 +435,11 @@
             var place = placeOf(d.marks, score);
             var rate = d.estimateRate > 0 ? d.estimateRate : 0;
             emit({ phase: 'waiting', position: place, ahead: place - 1, queueSize: d.waiting, waitSeconds: waitSeconds(place, rate), trouble: null });
-            var secs = lineDelay(place, d.threshold, rate);
+            var now = env.now();
+            if (seenPlace !== null && seenPlace > place && now > seenAt) seenRate = (seenPlace - place) / ((now - seenAt) / 1000);
+            seenPlace = place;
+            seenAt = now;
+            var secs = nextRead(place, d.threshold, Math.max(rate, d.admittedPerSecond || 0), seenRate);
             return schedule(line, (secs > 1 ? secs * (0.8 + 0.4 * env.random()) : secs) * 1000, true);
           }
           if (r.status === 404 && code(r) === 'event_not_found') return check();
@@ -759,6 +777,7 @@
     queryParam: queryParam,
     placeOf: placeOf,
     lineDelay: lineDelay,
+    nextRead: nextRead,
     waitSeconds: waitSeconds,
     formatWait: formatWait,
     retryAfterSeconds: retryAfterSeconds,

@@ -151,13 +151,24 @@ describe('helpers', () => {
     assert.equal(tier2.placeOf([], 5), 1);
   });
 
-  test('the next read of the document: 1 s within the threshold, else a quarter of the wait beyond it, 2–30 s', () => {
+  test('the next read of the document: a quarter of the own wait near the front (1–2 s), of the wait beyond the threshold further back (2–120 s)', () => {
     assert.equal(tier2.lineDelay(3, 5, 1), 1);
-    assert.equal(tier2.lineDelay(5, 5, 1), 1);
+    assert.equal(tier2.lineDelay(5, 5, 1), 1.25);
+    assert.equal(tier2.lineDelay(400, 2000, 10), 2, 'near the front: at most 2 s');
+    assert.equal(tier2.lineDelay(60, 2000, 10), 1.5);
+    assert.equal(tier2.lineDelay(30, 2000, 10), 1, 'the turn seconds away: every second');
     assert.equal(tier2.lineDelay(6, 5, 1), 2);
     assert.equal(tier2.lineDelay(45, 5, 1), 10);
-    assert.equal(tier2.lineDelay(10_000, 5, 1), 30);
-    assert.equal(tier2.lineDelay(10, 5, 0), 30, 'no rate: the slowest');
+    assert.equal(tier2.lineDelay(10_000, 5, 1), 120);
+    assert.equal(tier2.lineDelay(10, 5, 0), 120, 'no rate: the slowest');
+    assert.equal(tier2.lineDelay(3, 5, 0), 1);
+  });
+
+  test('reads are paced by the fastest rate seen, at most 30 s until the place is seen to move', () => {
+    assert.equal(tier2.nextRead(12_000, 2000, 3, 0), 30, 'the document\'s 3/s: not yet seen to move');
+    assert.equal(tier2.nextRead(12_000, 2000, 3, 50), 50);
+    assert.equal(tier2.nextRead(12_000, 2000, 80, 50), 31.25, 'the fastest rate');
+    assert.equal(tier2.nextRead(100, 2000, 0, 0), 1);
   });
 
   test('an entry token\'s times from its claims; anything else is null', () => {
@@ -215,7 +226,7 @@ describe('waiting on the line document (ADR 0026)', () => {
   });
 
   test('a document older than the join is read again in half a second', async () => {
-    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 1, peopleAhead: 0 }) : lineDoc({ updatedAt: n === 1 ? T0 - 5 : now })));
+    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 }) : lineDoc({ updatedAt: n === 1 ? T0 - 5 : now })));
     await h.advance(1000);
     assert.equal(h.of('line').length, 1);
     await h.advance(500);
@@ -224,7 +235,7 @@ describe('waiting on the line document (ADR 0026)', () => {
 
   test('the line document\'s errors back off on the document (no check), never sooner than Retry-After', async () => {
     const { h, last } = await started((route, n, now) => {
-      if (route === 'check') return queued({ position: 1, peopleAhead: 0 });
+      if (route === 'check') return queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 });
       if (n === 1) return { status: 403, raw: '<html>Request blocked</html>' };
       if (n === 2) return json(503, { error: 'service_unavailable', message: 'x' }, { 'Retry-After': '9' });
       return lineDoc({ updatedAt: now });
@@ -244,7 +255,7 @@ describe('waiting on the line document (ADR 0026)', () => {
 
   test('an API without the line document (its router\'s 404 not_found): status is polled instead', async () => {
     const { h, last } = await started((route, n, now) => {
-      if (route === 'check') return queued({ position: 1, peopleAhead: 0 });
+      if (route === 'check') return queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 });
       if (route === 'line') return json(404, { error: 'not_found', message: 'x' });
       return n < 3 ? queued({ position: 1, peopleAhead: 0, lineScore: undefined }) : active(now);
     });
@@ -537,7 +548,8 @@ describe('the booking page', () => {
     assert.ok(p.shown('leave') && !p.shown('admitted'));
     assert.equal(p.text('leave'), 'Leave the line');
     turn = true;
-    await p.h.advance(30_000);
+    // Place 1,234 at 8 a second, 2 slots: a quarter of the 150 s beyond them, 38 s (ADR 0032).
+    await p.h.advance(40_000);
     assert.equal(p.state(), 'admitted');
     assert.equal(p.doc.title, '✅ Your turn to book');
     assert.match(p.text('until'), /^You can book until \d{1,2}:\d\d\s?[AP]M\.$/);
