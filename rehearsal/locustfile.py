@@ -57,7 +57,8 @@ from vwr_page import (
     claims_of,
     hint_of,
     jitter,
-    line_hint,
+    next_line_read,
+    progress,
     lost,
     place_from_marks,
     poll_for_wait,
@@ -232,13 +233,32 @@ class Visitor(FastHttpUser):
             return reply
 
     def cookies(self):
-        return "; ".join(c for c in (self.t1, self.t2) if c)
+        """The tier-1 token and the tier-2 identity, as a browser sends them (both `Path=/`)
+        while their `Max-Age` lasts."""
+        now = time.monotonic()
+        jar = ((self.t1, self.t1_until), (self.t2, self.t2_until))
+        return "; ".join(c for c, until in jar if c and (until is None or now < until))
 
-    def keep_identity(self, reply):
-        name = f"vwr_t2_{self.event}"
-        v = reply.set_cookie(name)
-        if v is not None:
-            self.t2 = f"{name}={v}" if v else None
+    def keep_cookies(self, reply):
+        """Keeps the cookies a reply sets, as a browser does: tier 2's identity, and the tier-1
+        token (set by tier 1, renewed by tier 2 while it holds the visitor)."""
+        for kind in ("t1", "t2"):
+            name = f"vwr_{kind}_{self.event}"
+            found = reply.set_cookie_for(name)
+            if found is None:
+                continue
+            value, max_age = found
+            until = None if max_age is None else time.monotonic() + max_age
+            setattr(self, kind, f"{name}={value}" if value else None)
+            setattr(self, f"{kind}_until", until if value else None)
+
+    def check_headers(self):
+        """A tier-1 `check`'s headers: the request secret and the cookies, as the page's."""
+        h = dict(self.proof())
+        cookies = self.cookies()
+        if cookies:
+            h["cookie"] = cookies
+        return h
 
     def check_threshold(self, body):
         cur = as_int(body.get("currentUsers"))
@@ -259,6 +279,7 @@ class Visitor(FastHttpUser):
         self.first_ticket = True
         self.answer = {}
         self.t1 = self.t2 = None
+        self.t1_until = self.t2_until = None
         self.t1_jti = self.t2_jti = None
         self.evicted = False
         self.errors = 0
@@ -480,7 +501,8 @@ class Visitor(FastHttpUser):
                     rate = rate if isinstance(rate, (int, float)) and rate > 0 else place["rate"]
                     delay = jitter(self.rng, poll_for_wait(wait_seconds(position - serving, rate)))
                 continue
-            r = self.call("tier1.check", "GET", self.check_path(), self.proof())
+            r = self.call("tier1.check", "GET", self.check_path(), self.check_headers())
+            self.keep_cookies(r)
             self.rec["checks"] += 1
             body = self.check_answer(r)
             if body is None:
@@ -526,7 +548,8 @@ class Visitor(FastHttpUser):
 
     def recheck(self):
         """A second tab: the same ticket must answer the same identity, still admitted."""
-        r = self.call("tier1.recheck", "GET", self.check_path(), self.proof())
+        r = self.call("tier1.recheck", "GET", self.check_path(), self.check_headers())
+        self.keep_cookies(r)
         if 200 <= r.status < 300:
             if r.body.get("admitted") is True:
                 if claims_of(r.body.get("token") or "").get("jti") != self.t1_jti:
@@ -538,7 +561,8 @@ class Visitor(FastHttpUser):
 
     def readmit(self):
         while True:
-            r = self.call("tier1.check", "GET", self.check_path(), self.proof())
+            r = self.call("tier1.check", "GET", self.check_path(), self.check_headers())
+            self.keep_cookies(r)
             body = self.check_answer(r)
             if body is None:
                 gevent.sleep(self.transient())
@@ -557,7 +581,7 @@ class Visitor(FastHttpUser):
 
     def tier2_call(self, endpoint, method, path):
         r = self.call(endpoint, method, path, {"cookie": self.cookies()})
-        self.keep_identity(r)
+        self.keep_cookies(r)
         return r
 
     @staticmethod
@@ -597,6 +621,7 @@ class Visitor(FastHttpUser):
 
     def wait_on_line(self, score, checked_at, started):
         path = f"/api/queue/line/{self.event}"
+        seen, seen_at, observed = None, 0.0, None
         while True:
             if self.abandon_tier2 and time.time() - started > self.abandon_after:
                 return False
@@ -613,8 +638,11 @@ class Visitor(FastHttpUser):
                 return True
             marks = [(m[0], m[1]) for m in doc.get("marks") or [] if isinstance(m, list) and len(m) == 2]
             place = place_from_marks(marks, score)
-            rate = doc.get("estimateRate")
-            hint = line_hint(place, as_int(doc.get("threshold")) or 1, rate if isinstance(rate, (int, float)) else None)
+            now = time.monotonic()
+            observed = progress(seen, seen_at, place, now) or observed
+            seen, seen_at = place, now
+            rates = [r for r in (doc.get("estimateRate"), doc.get("admittedPerSecond")) if isinstance(r, (int, float))]
+            hint = next_line_read(place, as_int(doc.get("threshold")) or 1, max(rates) if rates else None, observed)
             gevent.sleep(jitter(self.rng, hint))
 
     def tier2(self):

@@ -10,6 +10,8 @@ from vwr_page import (
     hint_of,
     jitter,
     line_hint,
+    next_line_read,
+    progress,
     place_from_marks,
     poll_for_wait,
     wait_seconds,
@@ -27,13 +29,21 @@ class PageRules(unittest.TestCase):
         self.assertEqual(place_from_marks(marks, 900), 21)
         self.assertEqual(place_from_marks([], 5), 1)
 
-    def test_the_line_document_is_read_every_second_near_the_front(self):
+    def test_the_line_document_is_read_by_the_wait(self):
         self.assertEqual(line_hint(1, 400, 1.0), 1.0)
         self.assertEqual(line_hint(400, 400, None), 1.0)
+        self.assertEqual(line_hint(400, 2000, 10.0), 2.0)
+        self.assertEqual(line_hint(60, 2000, 10.0), 1.5)
+        self.assertEqual(line_hint(30, 2000, 10.0), 1.0)
         self.assertEqual(line_hint(410, 400, 1.0), 2.5)
-        self.assertEqual(line_hint(1400, 400, 1.0), 30.0)
+        self.assertEqual(line_hint(1400, 400, 1.0), 120.0)
         self.assertEqual(line_hint(402, 400, 10.0), 2.0)
-        self.assertEqual(line_hint(5000, 400, None), 5.0)
+        self.assertEqual(line_hint(5000, 400, None), 120.0)
+        self.assertEqual(progress(1500, 0.0, 500, 20.0), 50.0)
+        self.assertIsNone(progress(500, 0.0, 500, 20.0))
+        self.assertEqual(next_line_read(12000, 2000, 3.0, None), 30.0)
+        self.assertEqual(next_line_read(12000, 2000, 3.0, 50.0), 50.0)
+        self.assertEqual(next_line_read(12000, 2000, 80.0, 50.0), 31.25)
 
     def test_the_status_document_pace(self):
         self.assertEqual(wait_seconds(0, 2.0), 0.0)
@@ -56,6 +66,16 @@ class PageRules(unittest.TestCase):
         self.assertEqual(r.set_cookie("vwr_t2_e1"), "")
         self.assertEqual(r.body, {})
         self.assertIsNone(r.set_cookie("other"))
+
+    def test_a_cookie_lasts_its_max_age(self):
+        # As a browser keeps it: the tier-1 cookie outlives its token (a day), so the visitor
+        # still sends it, lapsed, for tier 2 to renew at the turn.
+        r = Reply(200, [("set-cookie", "vwr_t1_e1=t.o.k; Max-Age=86400; Path=/")], "{}")
+        self.assertEqual(r.set_cookie_for("vwr_t1_e1"), ("t.o.k", 86400))
+        r = Reply(200, [("set-cookie", "vwr_t1_e1=t.o.k; Path=/")], "{}")
+        self.assertEqual(r.set_cookie_for("vwr_t1_e1"), ("t.o.k", None))
+        r = Reply(200, [("set-cookie", "vwr_t1_e1=x; max-age=0")], "{}")
+        self.assertEqual(r.set_cookie_for("vwr_t1_e1"), ("", 0))
 
 
 if __name__ == "__main__":

@@ -62,12 +62,31 @@ def place_from_marks(marks, score):
 
 
 def line_hint(place, threshold, rate):
+    """Seconds to the next read of the line document (ADR 0032): within `threshold` of the
+    front, a quarter of the own expected wait, 1-2 s; beyond them, a quarter of the wait to
+    come within `threshold`, 2-120 s. No rate: 1 s near the front, the slowest beyond."""
     threshold = max(threshold, 1)
+    if rate is None or rate <= 0:
+        return 1.0 if place <= threshold else 120.0
     if place <= threshold:
-        return 1.0
-    if rate is not None and rate > 0:
-        return min(max((place - threshold) / rate / 4.0, 2.0), 30.0)
-    return 5.0
+        return min(max(place / rate / 4.0, 1.0), 2.0)
+    return min(max((place - threshold) / rate / 4.0, 2.0), 120.0)
+
+
+def next_line_read(place, threshold, doc_rate, observed):
+    """Seconds to the next read (ADR 0032): `line_hint` paced by the fastest of the document's
+    rates and the visitor's own progress (the last positive one), at most 30 s until the place
+    is seen to move."""
+    rates = [r for r in (doc_rate, observed) if r is not None and r > 0]
+    hint = line_hint(place, threshold, max(rates) if rates else None)
+    return hint if observed else min(hint, 30.0)
+
+
+def progress(before, before_at, place, now):
+    """How fast the place moved since `before` (at `before_at`), if it moved."""
+    if before is None or now <= before_at or before <= place:
+        return None
+    return (before - place) / (now - before_at)
 
 
 def claims_of(token):
@@ -112,11 +131,21 @@ class Reply:
 
     def set_cookie(self, name):
         """The value of cookie `name` this reply sets: "" when it clears it, None when absent."""
+        found = self.set_cookie_for(name)
+        return None if found is None else found[0]
+
+    def set_cookie_for(self, name):
+        """`(value, max_age)` of cookie `name` this reply sets (max_age None without one):
+        ("", 0) when it clears it, None when absent."""
         found = None
         for k, v in self.headers:
             if k.lower() == "set-cookie" and v.startswith(name + "="):
                 parts = [p.strip() for p in v.split(";")]
                 value = parts[0][len(name) + 1 :]
-                cleared = value == "" or any(p.lower() == "max-age=0" for p in parts[1:])
-                found = "" if cleared else value
+                max_age = None
+                for p in parts[1:]:
+                    key, _, val = p.partition("=")
+                    if key.strip().lower() == "max-age" and val.strip().isdigit():
+                        max_age = int(val.strip())
+                found = ("", 0) if value == "" or max_age == 0 else (value, max_age)
         return found

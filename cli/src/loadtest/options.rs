@@ -106,6 +106,16 @@ pub struct LoadOptions {
     /// Tier 1: counter shards.
     #[arg(long, default_value_t = 1)]
     pub shards: u32,
+    /// Tier 1: the event's token life (`tokenTtlSeconds`; the server's default when absent).
+    #[arg(long)]
+    pub token_ttl_seconds: Option<u64>,
+    /// Tier 1: `reentryGraceSeconds` (the server's default when absent).
+    #[arg(long)]
+    pub reentry_grace_seconds: Option<u64>,
+    /// Tier 1: `maxSessionSeconds` (the server's default when absent). Shorter than the tier-2
+    /// wait, the run checks that tier 2's hold keeps every place (docs/invariants.md#27).
+    #[arg(long)]
+    pub max_session_seconds: Option<u64>,
     /// Tier 2: concurrency threshold.
     #[arg(long, default_value_t = 1_000)]
     pub threshold: u64,
@@ -215,6 +225,15 @@ pub(crate) fn tier1_config(opts: &LoadOptions) -> Value {
     }
     if let Some(d) = opts.pow_difficulty {
         c["powDifficulty"] = json!(d);
+    }
+    for (key, value) in [
+        ("tokenTtlSeconds", opts.token_ttl_seconds),
+        ("reentryGraceSeconds", opts.reentry_grace_seconds),
+        ("maxSessionSeconds", opts.max_session_seconds),
+    ] {
+        if let Some(v) = value {
+            c[key] = json!(v);
+        }
     }
     if opts.enqueue_key.is_some() {
         c["enqueueTokenRequired"] = json!(true);

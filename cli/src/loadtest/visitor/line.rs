@@ -198,12 +198,13 @@ impl Visitor<'_> {
                 }
                 continue;
             }
-            let proof = self.proof();
-            let headers: Vec<(&str, &str)> = proof.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let sent = self.check_headers();
+            let headers: Vec<(&str, &str)> = sent.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let Step::Reply(r) = ctx.call(&mut self.rng, CHECK, Method::GET, &check_path, &headers).await
             else {
                 return Err(Stop::End(End::Unfinished));
             };
+            self.keep_cookies(&r);
             self.out.checks += 1;
             let (status, body) = (r.status.as_u16(), r.json());
             if !r.status.is_success() {

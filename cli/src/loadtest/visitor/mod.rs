@@ -160,6 +160,11 @@ pub mod cause {
 /// The value of cookie `name` that a reply sets: `Some(None)` when it clears it (empty,
 /// `Max-Age=0`), `None` when it does not mention it.
 pub fn set_cookie(reply: &Reply, name: &str) -> Option<Option<String>> {
+    set_cookie_for(reply, name).map(|c| c.map(|(value, _)| value))
+}
+
+/// [`set_cookie`] with the cookie's `Max-Age` (seconds), when it has one.
+pub fn set_cookie_for(reply: &Reply, name: &str) -> Option<Option<(String, Option<u64>)>> {
     let prefix = format!("{name}=");
     let line = reply
         .headers
@@ -169,8 +174,26 @@ pub fn set_cookie(reply: &Reply, name: &str) -> Option<Option<String>> {
         .rfind(|v| v.starts_with(&prefix))?;
     let mut parts = line.split(';').map(str::trim);
     let value = parts.next().unwrap_or_default().strip_prefix(&prefix).unwrap_or_default();
-    let cleared = value.is_empty() || parts.any(|a| a.eq_ignore_ascii_case("max-age=0"));
-    Some((!cleared).then(|| value.to_owned()))
+    let max_age = parts
+        .filter_map(|a| a.split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("max-age"))
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    let cleared = value.is_empty() || max_age == Some(0);
+    Some((!cleared).then(|| (value.to_owned(), max_age)))
+}
+
+/// A cookie as a browser keeps it: `name=value`, until its `Max-Age` runs out (then the
+/// browser no longer sends it).
+#[derive(Debug, Clone)]
+struct Cookie {
+    pair: String,
+    until: Option<Instant>,
+}
+
+impl Cookie {
+    fn live(&self) -> bool {
+        self.until.is_none_or(|u| Instant::now() < u)
+    }
 }
 
 /// A visitor's ticket.
@@ -212,11 +235,11 @@ struct Visitor<'a> {
     first_ticket: bool,
     /// The last `assign` or `check` answer in line (the hints of the next wait).
     answer: Value,
-    /// `vwr_t1_{e}=<token>` once admitted.
-    t1: Option<String>,
+    /// `vwr_t1_{e}=<token>` once admitted: as tier 1, or tier 2 renewing it, last set it.
+    t1: Option<Cookie>,
     t1_jti: Option<String>,
     /// `vwr_t2_{e}=<identity>` as tier 2 last set it.
-    t2: Option<String>,
+    t2: Option<Cookie>,
     t2_jti: Option<String>,
     /// Tier 2 said it holds nothing for this visitor, who never left: the next check-in must
     /// give the place back.
@@ -338,22 +361,48 @@ impl Visitor<'_> {
         Some(format!("/vwr-api/vwr/check/{}/{}", self.ctx.event, t.request_id))
     }
 
-    /// The `Cookie` header: the tier-1 token and the tier-2 identity, as a browser sends them.
+    /// The `Cookie` header: the tier-1 token and the tier-2 identity, as a browser sends them
+    /// (on every path of the site: both are `Path=/`), while their `Max-Age` lasts.
     fn cookies(&self) -> String {
-        [self.t1.as_deref(), self.t2.as_deref()].into_iter().flatten().collect::<Vec<_>>().join("; ")
+        [&self.t1, &self.t2]
+            .into_iter()
+            .flatten()
+            .filter(|c| c.live())
+            .map(|c| c.pair.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
-    fn keep_identity(&mut self, reply: &Reply) {
-        let name = format!("vwr_t2_{}", self.ctx.event);
-        if let Some(v) = set_cookie(reply, &name) {
-            self.t2 = v.map(|v| format!("{name}={v}"));
+    /// The headers of a tier-1 `check`: the request secret and the cookies, as the page's.
+    fn check_headers(&self) -> Vec<(&'static str, String)> {
+        let mut h = self.proof();
+        let cookies = self.cookies();
+        if !cookies.is_empty() {
+            h.push(("cookie", cookies));
+        }
+        h
+    }
+
+    /// Keeps the cookies a reply sets, as a browser does: the tier-2 identity, and the tier-1
+    /// token (set by tier 1, and renewed by tier 2 while it holds the visitor).
+    fn keep_cookies(&mut self, reply: &Reply) {
+        let e = &self.ctx.event;
+        for (name, slot) in [(format!("vwr_t1_{e}"), &mut self.t1), (format!("vwr_t2_{e}"), &mut self.t2)] {
+            if let Some(v) = set_cookie_for(reply, &name) {
+                *slot = v.map(|(value, max_age)| Cookie {
+                    pair: format!("{name}={value}"),
+                    until: max_age.map(|a| Instant::now() + Duration::from_secs(a)),
+                });
+            }
         }
     }
 
-    /// A tier-1 token answered for the ticket: the visitor's cookie from now on.
+    /// A tier-1 token answered for the ticket: the visitor's cookie from now on (for as long
+    /// as the reply's cookie says, which [`Self::keep_cookies`] read).
     fn admitted(&mut self, token: &str) {
         let e = &self.ctx.event;
-        self.t1 = Some(format!("vwr_t1_{e}={token}"));
+        let until = self.t1.as_ref().and_then(|c| c.until);
+        self.t1 = Some(Cookie { pair: format!("vwr_t1_{e}={token}"), until });
         self.t1_jti = jti_of(token);
         if self.out.tier1_admitted_s.is_none() {
             self.out.tier1_admitted_s = Some(self.ctx.secs());
@@ -451,7 +500,7 @@ impl Visitor<'_> {
             ctx.leaks.ticket(&t.request_id);
         }
         if let Some(c) = &self.t1 {
-            ctx.leaks.cookie(c);
+            ctx.leaks.cookie(&c.pair);
         }
 
         // The edge: the event page with the cookie; sent back to the waiting room, the page
@@ -488,11 +537,12 @@ impl Visitor<'_> {
     /// and must still find it admitted.
     async fn recheck(&mut self) {
         let ctx = self.ctx;
-        let (Some(path), proof) = (self.check_path(), self.proof()) else { return };
-        let headers: Vec<(&str, &str)> = proof.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (Some(path), sent) = (self.check_path(), self.check_headers()) else { return };
+        let headers: Vec<(&str, &str)> = sent.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let Step::Reply(r) = ctx.call(&mut self.rng, RECHECK, Method::GET, &path, &headers).await else {
             return;
         };
+        self.keep_cookies(&r);
         let body = r.json();
         if r.status.is_success() {
             if body["admitted"] == true {
@@ -516,11 +566,14 @@ impl Visitor<'_> {
             return Err(Stop::End(End::Lost("refused")));
         };
         loop {
-            let proof = self.proof();
-            let headers: Vec<(&str, &str)> = proof.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            // With the cookies: what tier 2 gives a visitor it holds (a renewed tier-1 token, the
+            // hold in its identity) keeps the admission (docs/invariants.md#19, #27).
+            let sent = self.check_headers();
+            let headers: Vec<(&str, &str)> = sent.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let Step::Reply(r) = ctx.call(&mut self.rng, CHECK, Method::GET, &path, &headers).await else {
                 return Err(Stop::End(End::Unfinished));
             };
+            self.keep_cookies(&r);
             let (status, body) = (r.status.as_u16(), r.json());
             if !r.status.is_success() {
                 if let Some(code) = ticket_verdict(status, &body) {

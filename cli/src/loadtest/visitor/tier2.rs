@@ -28,19 +28,47 @@ pub fn place_from_marks(marks: &[(u64, u64)], score: u64) -> u64 {
     marks.last().map_or(1, |m| m.0)
 }
 
-/// Seconds until the next look at the line document (docs/api.md#the-line-document): every
-/// second within `threshold` of the front (any of them may be admitted at the next worker
-/// step, when slots free up together), else a quarter of the expected wait for the places
-/// beyond those, from 2 to 30 s.
+/// Seconds until the next look at the line document (ADR 0032; the page's `lineDelay`): within
+/// `threshold` of the front, a quarter of the visitor's own expected wait, 1–2 s (every second
+/// once the turn is seconds away); beyond them, a quarter of the wait to come within
+/// `threshold`, 2–120 s. No rate: 1 s near the front, the slowest beyond.
 pub fn line_hint(place: u64, threshold: u64, rate: Option<f64>) -> f64 {
-    if place <= threshold.max(1) {
-        return 1.0;
+    let threshold = threshold.max(1);
+    let Some(rate) = rate.filter(|r| *r > 0.0) else {
+        return if place <= threshold { 1.0 } else { LINE_HINT_MAX_SECONDS };
+    };
+    if place <= threshold {
+        return (place as f64 / rate / 4.0).clamp(1.0, LINE_NEAR_MAX_SECONDS);
     }
-    let beyond = (place - threshold.max(1)) as f64;
-    match rate {
-        Some(r) if r > 0.0 => (beyond / r / 4.0).clamp(2.0, 30.0),
-        _ => 5.0,
-    }
+    ((place - threshold) as f64 / rate / 4.0).clamp(2.0, LINE_HINT_MAX_SECONDS)
+}
+
+/// The longest pause between two reads within `threshold` of the front: a slot a visitor there
+/// is given idles at most about this long (SPEC: known within 2 s, p90).
+pub const LINE_NEAR_MAX_SECONDS: f64 = 2.0;
+
+/// The longest pause between two reads of the line document.
+pub const LINE_HINT_MAX_SECONDS: f64 = 120.0;
+
+/// The longest pause before the visitor has seen its own place move (the cap of ADR 0026).
+pub const LINE_UNSEEN_MAX_SECONDS: f64 = 30.0;
+
+/// Seconds until the next read of the line document (ADR 0032; the page's `nextRead`): the rule
+/// of [`line_hint`] paced by the fastest of the document's rates (`doc_rate`: `estimateRate`,
+/// `admittedPerSecond`) and the visitor's own progress (`observed`, the last positive one) —
+/// early in a sale the estimate is the configured rate, often far below the real one — and at
+/// most 30 s until the visitor has seen its place move.
+pub fn next_line_read(place: u64, threshold: u64, doc_rate: Option<f64>, observed: Option<f64>) -> f64 {
+    let pace = [doc_rate, observed].into_iter().flatten().filter(|r| *r > 0.0).reduce(f64::max);
+    let hint = line_hint(place, threshold, pace);
+    if observed.is_some() { hint } else { hint.min(LINE_UNSEEN_MAX_SECONDS) }
+}
+
+/// How fast the visitor's place moved since `before` (that place, and when), if it moved.
+pub fn progress(before: Option<(u64, Instant)>, place: u64, now: Instant) -> Option<f64> {
+    let (p, at) = before?;
+    let secs = now.checked_duration_since(at)?.as_secs_f64();
+    (secs > 0.0 && p > place).then(|| (p - place) as f64 / secs)
 }
 
 /// Milliseconds since the epoch, as the server's `admittedAt`.
@@ -101,7 +129,7 @@ impl Visitor<'_> {
         else {
             return Err(Stop::End(End::Unfinished));
         };
-        self.keep_identity(&r);
+        self.keep_cookies(&r);
         Ok(r)
     }
 
@@ -152,6 +180,7 @@ impl Visitor<'_> {
     async fn wait_on_line(&mut self, score: u64, checked_at: u64, started: Instant) -> Result<bool, Stop> {
         let ctx = self.ctx;
         let path = format!("/api/queue/line/{}", ctx.event);
+        let (mut seen, mut observed): (Option<(u64, Instant)>, Option<f64>) = (None, None);
         loop {
             if self.abandon.in_tier2 && started.elapsed() > self.abandon.after {
                 return Ok(false);
@@ -178,8 +207,14 @@ impl Visitor<'_> {
                 .map(|a| a.iter().filter_map(|m| Some((m[0].as_u64()?, m[1].as_u64()?))).collect())
                 .unwrap_or_default();
             let place = place_from_marks(&marks, score);
-            let rate = doc["estimateRate"].as_f64();
-            let hint = line_hint(place, doc["threshold"].as_u64().unwrap_or(1), rate);
+            let now = Instant::now();
+            observed = progress(seen, place, now).or(observed);
+            seen = Some((place, now));
+            let doc_rate = [doc["estimateRate"].as_f64(), doc["admittedPerSecond"].as_f64()]
+                .into_iter()
+                .flatten()
+                .reduce(f64::max);
+            let hint = next_line_read(place, doc["threshold"].as_u64().unwrap_or(1), doc_rate, observed);
             tokio::time::sleep(self.rng.jitter(hint)).await;
         }
     }
@@ -325,7 +360,9 @@ impl Visitor<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{line_hint, place_from_marks};
+    use std::time::Instant;
+
+    use super::{line_hint, next_line_read, place_from_marks, progress};
 
     #[test]
     fn a_place_is_read_between_the_marks_around_the_score() {
@@ -340,12 +377,29 @@ mod tests {
     }
 
     #[test]
-    fn the_document_is_read_every_second_near_the_front_and_by_the_wait_beyond() {
+    fn the_document_is_read_by_the_own_wait_near_the_front_and_by_the_wait_beyond() {
         assert_eq!(line_hint(1, 400, Some(1.0)), 1.0);
-        assert_eq!(line_hint(400, 400, None), 1.0, "any of the first threshold may go next");
+        assert_eq!(line_hint(400, 400, None), 1.0, "no rate: every second near the front");
+        assert_eq!(line_hint(400, 2000, Some(10.0)), 2.0, "near the front: at most 2 s");
+        assert_eq!(line_hint(60, 2000, Some(10.0)), 1.5);
+        assert_eq!(line_hint(30, 2000, Some(10.0)), 1.0, "the turn seconds away: every second");
         assert_eq!(line_hint(410, 400, Some(1.0)), 2.5, "a quarter of the wait beyond them");
-        assert_eq!(line_hint(400 + 1000, 400, Some(1.0)), 30.0);
+        assert_eq!(line_hint(400 + 1000, 400, Some(1.0)), 120.0);
         assert_eq!(line_hint(402, 400, Some(10.0)), 2.0);
-        assert_eq!(line_hint(5000, 400, None), 5.0);
+        assert_eq!(line_hint(5000, 400, None), 120.0, "no rate: the slowest");
+    }
+
+    #[test]
+    fn reads_are_paced_by_the_fastest_rate_seen_and_kept_short_until_the_place_moves() {
+        let t0 = Instant::now();
+        let t20 = t0 + std::time::Duration::from_secs(20);
+        assert_eq!(progress(Some((1500, t0)), 500, t20), Some(50.0));
+        assert_eq!(progress(Some((500, t0)), 500, t20), None, "nothing moved");
+        assert_eq!(progress(None, 500, t20), None);
+        // 10,000 beyond the threshold: at the document's 3/s, 30 s until the place is seen to move.
+        assert_eq!(next_line_read(12_000, 2000, Some(3.0), None), 30.0);
+        assert_eq!(next_line_read(12_000, 2000, Some(3.0), Some(50.0)), 50.0);
+        assert_eq!(next_line_read(12_000, 2000, Some(80.0), Some(50.0)), 31.25, "the fastest rate");
+        assert_eq!(next_line_read(100, 2000, None, None), 1.0);
     }
 }
