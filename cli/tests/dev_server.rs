@@ -359,6 +359,9 @@ async fn the_example_app_client_runs_end_to_end() {
 #[tokio::test]
 async fn a_standby_event_opens_when_its_alarm_is_set() {
     let server = start("standby", &["--store", "memory"], &[]).await;
+    // vwr dev reads an alarm never set as unreadable (a typo): set it first.
+    let a = admin(&server, &["alarm", "cf-requests", "--state", "OK"]);
+    assert_eq!(a["state"], "OK");
     let st = admin(
         &server,
         &["standby", "e1", "--alarm", "cf-requests", "--batch-size", "5", "--interval-seconds", "1"],

@@ -11,9 +11,11 @@
 //     --keys TEXT             the edge's tier-1 token keys `kid:base64url,…` — the keys derived
 //                             for the edge, never the tier-1 master keys (default: env
 //                             VWR_EDGE_KEYS, else `edgeKeys` of the dev state file)
-//     --events admin          active events from the upstream admin API, polled (default)
-//     --events FILE           active events from a JSON file, re-read on every poll:
-//                             ["e1", …] or {"events": ["e1", …]} or {"e1": {"active": true}}
+//     --events admin          gated events and revoked passes from the upstream admin API
+//                             (its `gated` and `revoked`), polled (default)
+//     --events FILE           gated events from a JSON file, re-read on every poll:
+//                             ["e1", …] or {"events": ["e1", …], "revoked": {…}} or
+//                             {"e1": {"active": true}}
 //     --admin-key KEY         bearer key for --events admin (default: env VWR_ADMIN_KEY,
 //                             else `adminKey` of the dev state file)
 //     --dev-dir DIR           where `vwr dev` keeps dev.json (default: env VWR_DEV_DIR, else .vwr)
@@ -61,9 +63,11 @@ function log(evt, fields = {}) {
   console.log(JSON.stringify({ src: 'vwr-edge-proxy', evt, ...fields }));
 }
 
-/** Active event ids from any of the accepted shapes. */
+/** Gated event ids from any of the accepted shapes: the admin API's `gated` (the events the
+ *  edge sends to the waiting room; scheduled and standby events are known but not gated) where
+ *  it has one, else its `events`. */
 export function eventIds(doc) {
-  const list = Array.isArray(doc) ? doc : doc && doc.events !== undefined ? doc.events : doc;
+  const list = Array.isArray(doc) ? doc : doc && Array.isArray(doc.gated) ? doc.gated : doc && doc.events !== undefined ? doc.events : doc;
   if (Array.isArray(list)) return list;
   if (list && typeof list === 'object') return Object.keys(list).filter((id) => list[id] && list[id].active === true);
   throw new Error('expected ["e1", …], {"events": ["e1", …]} or {"e1": {"active": true}}');
@@ -189,20 +193,26 @@ export async function startProxy(opts) {
   let lastEvents = null;
   let failing = false;
 
+  /** The source's document: {events: gated ids, revoked: pass id → expiry}. */
   async function readEvents() {
-    if (eventsSource !== 'admin') return eventIds(JSON.parse(readFileSync(eventsSource, 'utf8')));
-    const res = await fetch(new URL('/api/admin/vwr/events', upstream), {
-      headers: { authorization: `Bearer ${opts.adminKey}` },
-      signal: AbortSignal.timeout(Math.max(500, pollMs)),
-    });
-    if (!res.ok) throw new Error(`GET /api/admin/vwr/events answered ${res.status}`);
-    return eventIds(await res.json());
+    let doc;
+    if (eventsSource !== 'admin') doc = JSON.parse(readFileSync(eventsSource, 'utf8'));
+    else {
+      const res = await fetch(new URL('/api/admin/vwr/events', upstream), {
+        headers: { authorization: `Bearer ${opts.adminKey}` },
+        signal: AbortSignal.timeout(Math.max(500, pollMs)),
+      });
+      if (!res.ok) throw new Error(`GET /api/admin/vwr/events answered ${res.status}`);
+      doc = await res.json();
+    }
+    const revoked = doc && !Array.isArray(doc) && doc.revoked && typeof doc.revoked === 'object' ? doc.revoked : {};
+    return { events: eventIds(doc), revoked };
   }
 
   async function refresh() {
     try {
-      const events = await readEvents();
-      const problem = edge.setConfig({ ...base, events, keys: opts.keys });
+      const { events, revoked } = await readEvents();
+      const problem = edge.setConfig({ ...base, events, revoked, keys: opts.keys });
       if (problem) throw new Error(`edge configuration: ${problem}`);
       if (failing || JSON.stringify(events) !== JSON.stringify(lastEvents)) log('events', { active: events });
       lastGood = now();

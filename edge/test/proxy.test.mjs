@@ -17,7 +17,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 // The fake upstream: admin events list, an event page, a check answer with two cookies,
 // a streamed body whose second chunk waits for the test, and an echo.
-const upstream = { active: ['e1'], adminStatus: 200, requests: [], releaseStream: null };
+const upstream = { active: ['e1'], gated: null, revoked: undefined, adminStatus: 200, requests: [], releaseStream: null };
 let upstreamServer;
 let upstreamUrl;
 
@@ -27,7 +27,7 @@ function startUpstream() {
     if (req.url === '/api/admin/vwr/events') {
       if (req.headers.authorization !== `Bearer ${ADMIN_KEY}`) return res.writeHead(401).end();
       res.writeHead(upstream.adminStatus, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ events: upstream.active }));
+      return res.end(JSON.stringify({ events: upstream.active, gated: upstream.gated || upstream.active, revoked: upstream.revoked }));
     }
     if (req.url.startsWith('/vwr-api/vwr/check/')) {
       res.writeHead(200, [['content-type', 'application/json'], ['set-cookie', 'vwr_t1_e1=abc; Path=/; HttpOnly'], ['set-cookie', 'other=1; Path=/']].flat());
@@ -154,6 +154,23 @@ describe('local proxy with events from the admin API', () => {
     for (const path of ['/vwr/..%2f..%2fedge%2fbuild.mjs', '/vwr/assets/nope.js', '/vwr/%E0%A4%A']) {
       assert.ok([400, 404].includes((await get(path)).status), path);
     }
+  });
+
+  test('as CloudFront: a scheduled or standby event (known, not gated) passes; a revoked pass is refused', async () => {
+    // Before, the proxy gated every known event and never learnt of revocations.
+    const token = signToken(KEY, 'k1', tier1Claims(now(), { jti: 'pass-leaked' }));
+    upstream.active = ['e1', 'later'];
+    upstream.gated = ['e1'];
+    upstream.revoked = { 'pass-leaked': now() + 600 };
+    try {
+      await eventually(async () => (await fetch(`${proxy.url}/events/later`, { redirect: 'manual' })).status, 200, 'the scheduled event passes');
+      await eventually(async () => (await fetch(`${proxy.url}/events/e1`, { redirect: 'manual', headers: { cookie: `vwr_t1_e1=${token}` } })).status, 302, 'the revoked pass is refused');
+    } finally {
+      upstream.active = ['e1'];
+      upstream.gated = null;
+      upstream.revoked = undefined;
+    }
+    await eventually(async () => (await fetch(`${proxy.url}/events/e1`, { redirect: 'manual', headers: { cookie: `vwr_t1_e1=${token}` } })).status, 200, 'unrevoked again');
   });
 
   test('an event activated upstream is gated by the background poll', async () => {

@@ -1812,7 +1812,7 @@ describe('the event page document (branding)', () => {
     assert.equal(p.doc.byId.brand.hidden, false);
     assert.equal(p.doc.byId.logo.attrs.src, 'https://cdn.example.com/logo.png');
     assert.equal(p.doc.byId.logo.attrs.alt, '', 'decorative: the title beside it names the event');
-    assert.deepEqual(p.doc.documentElement.style.props, { '--accent': '#112233', '--bg': '#FFFFFF' }, 'colours only as #RRGGBB');
+    assert.deepEqual(p.doc.documentElement.style.props, {}, 'a colour not #RRGGBB: no palette, not part of one');
     assert.equal(p.doc.byId.help.hidden, false);
     assert.equal(p.doc.byId.help.attrs.href, 'https://help.example.com/faq');
     assert.equal(p.i18n('help'), '도움말');
@@ -1823,6 +1823,25 @@ describe('the event page document (branding)', () => {
     await p.advance(120_000);
     assert.equal(p.pageCalls.length, 1, 'never fetched again');
     assert.ok(p.statusCalls.length > 2);
+  });
+
+  test('the event\'s colours become every colour the page draws, the same in both schemes (the shared vectors)', async () => {
+    const vectors = JSON.parse(readFileSync(join(STATIC, 'test', 'palette-vectors.json'), 'utf8'));
+    const { palette, ratio } = createRequire(import.meta.url)(join(STATIC, 'assets', 'brand.js'));
+    for (const { colors, palette: want } of vectors) {
+      assert.deepEqual(palette(colors), want, JSON.stringify(colors));
+      // Each pair drawn: text, muted text and links on the card, text on the banner at 4.5:1;
+      // the accent on the card and the bar on its track at 3:1.
+      for (const [fg, bg, min] of [['text', 'card', 4.5], ['muted', 'card', 4.5], ['link', 'card', 4.5], ['text', 'track', 4.5], ['accent', 'card', 3], ['accent', 'track', 3]]) {
+        assert.ok(ratio(want[fg], want[bg]) >= min, `${fg} on ${bg} of ${JSON.stringify(colors)}: ${ratio(want[fg], want[bg]).toFixed(2)}`);
+      }
+    }
+    const colors = { accent: '#ffcc00', background: '#000000', text: '#ffffff' };
+    const p = await page({ pageDoc: () => ok({ eventId: 'e1', colors }), api: (m) => (m === 'POST' ? assigned() : noCall()) }).start();
+    const want = vectors.find((v) => v.colors.background === '#000000' && v.colors.accent === '#ffcc00').palette;
+    assert.deepEqual(p.doc.documentElement.style.props, {
+      '--bg': want.bg, '--card': want.card, '--text': want.text, '--muted': want.muted, '--track': want.track, '--accent': want.accent, '--link': want.link, 'color-scheme': 'dark',
+    }, 'inline on <html>: over both schemes of style.css');
   });
 
   test('a saved or browser language the event has wins over its default; one language hides the switcher', async () => {

@@ -107,8 +107,52 @@ test('every state in every language, branded, without taking a place', async () 
   assert.equal(status.waiting, 0);
 });
 
+test('an event\'s colours are readable as Chromium draws them, in the light and the dark scheme', async () => {
+  // docs/brand.md's example and a dark brand: before the page drew every surface from its
+  // colours, their number was drawn at 1.07:1 (dark scheme) and 1.00:1 (light scheme).
+  const brands = { docs: { accent: '#0b5fff', background: '#ffffff', text: '#1a1a1a' }, dark: { accent: '#ffcc00', background: '#000000', text: '#ffffff' } };
+  for (const [id, colors] of Object.entries(brands)) {
+    await admin('POST', `/api/admin/vwr/activate/${id}`, { batchSize: 0 });
+    await admin('PUT', `/api/admin/vwr/page/${id}`, { title: { en: 'Tour' }, colors, links: { help: 'https://help.example.com/' } });
+    for (const colorScheme of ['light', 'dark']) {
+      const context = await browser.newContext({ colorScheme, viewport: { width: WIDTH, height: 780 } });
+      const page = await context.newPage();
+      await page.goto(`${devUrl}/vwr/${id}?preview=waiting&lang=en`);
+      await page.waitForSelector('#room[data-state="waiting"]', { timeout: 15000 });
+      await page.waitForFunction(() => !document.getElementById('brand').hidden && !document.getElementById('help').hidden);
+      const drawn = await page.evaluate(() => {
+        const bg = (e) => {
+          for (; e; e = e.parentElement) {
+            const c = getComputedStyle(e).backgroundColor;
+            if (!/rgba\(.*, 0\)$|transparent/.test(c)) return c;
+          }
+          return 'rgb(255, 255, 255)';
+        };
+        const text = (sel) => {
+          const e = document.querySelector(sel);
+          return [getComputedStyle(e).color, bg(e)];
+        };
+        const fill = document.getElementById('fill');
+        return {
+          texts: Object.fromEntries(['#position', '#title', '#event', 'dt', '#lead', '#help', '#keep'].map((s) => [s, text(s)])),
+          bar: [getComputedStyle(fill).backgroundColor, bg(fill.parentElement)],
+          scheme: getComputedStyle(document.documentElement).colorScheme,
+        };
+      });
+      for (const [sel, [fg, behind]] of Object.entries(drawn.texts)) {
+        const r = contrast(fg, behind);
+        assert.ok(r >= 4.5, `${id}, ${colorScheme} scheme: ${sel} ${fg} on ${behind} at ${r.toFixed(2)}:1`);
+      }
+      const r = contrast(...drawn.bar);
+      assert.ok(r >= 3, `${id}, ${colorScheme} scheme: the bar ${drawn.bar.join(' on ')} at ${r.toFixed(2)}:1`);
+      assert.equal(drawn.scheme, id === 'dark' ? 'dark' : 'light', 'the brand\'s colour scheme, not the visitor\'s');
+      await context.close();
+    }
+  }
+});
+
 test('a preview of an unknown state or language is refused with 400', async () => {
-  for (const q of ['preview=queued', 'preview=waiting&lang=fr']) {
+  for (const q of ['preview=queued', 'preview=waiting&lang=fr', 'preview=bogus&preview=turn', 'preview=turn&lang=en&lang=ja']) {
     const r = await fetch(`${devUrl}/vwr/tour?${q}`);
     assert.equal(r.status, 400, q);
     assert.equal((await r.json()).error, 'invalid_request');

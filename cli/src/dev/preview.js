@@ -27,7 +27,17 @@
     closed: { state: 'closed', closeReason: 'sold_out', servingCounter: SERVING },
   };
   var show = SHOWS[state];
-  if (!show || !eventId) return;
+  var real = window.fetch.bind(window);
+  if (!show || !eventId || params.getAll('preview').length !== 1) {
+    // Not a preview this script can show: it fails closed, so the page can never join the line
+    // (vwr dev refuses such queries with 400 before this runs).
+    window.fetch = function (input, init) {
+      var path = new URL(typeof input === 'string' ? input : input.url, location.href).pathname;
+      if (/^\/vwr-api\//.test(path)) return Promise.reject(new TypeError('preview: no tier-1 call'));
+      return real(input, init);
+    };
+    return;
+  }
 
   // The page's storage: the language shown, and a ticket with its place (none before the open).
   var kept = new Map();
@@ -67,7 +77,6 @@
     );
   }
   var place = { position: POSITION, servingCounter: SERVING, peopleAhead: POSITION - SERVING - 1, estimatedWaitSeconds: Math.round((POSITION - SERVING) / RATE), nextPollSeconds: 30 };
-  var real = window.fetch.bind(window);
   var looks = 0;
   window.fetch = function (input, init) {
     var path = new URL(typeof input === 'string' ? input : input.url, location.href).pathname;

@@ -3,7 +3,6 @@
 //! joins tier 2 and a protected `/api/seats/**` behind the entry-token check.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -71,28 +70,45 @@ pub fn languages() -> impl Iterator<Item = &'static str> {
     LANGUAGES.iter().filter_map(|(file, _)| file.strip_suffix(".js"))
 }
 
+/// What a waiting-page query asks: `Ok(None)` the page as deployed, `Ok(Some((state, lang)))` a
+/// preview. `preview` and `lang` may each be given once: the page's script reads the first of
+/// repeated names, so a second one could let a check pass what the script then ignores (a
+/// "preview" taking a real place).
+fn preview_query(query: &[(String, String)]) -> Result<Option<(&str, Option<&str>)>, String> {
+    let once = |name: &str| -> Result<Option<&str>, String> {
+        let mut values = query.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        match (values.next(), values.next()) {
+            (first, None) => Ok(first),
+            _ => Err(format!("{name} may be given once")),
+        }
+    };
+    let (Some(state), lang) = (once("preview")?, once("lang")?) else { return Ok(None) };
+    if !PREVIEW_STATES.contains(&state) {
+        return Err(format!("preview must be one of {}", PREVIEW_STATES.join(", ")));
+    }
+    if let Some(lang) = lang
+        && !languages().any(|l| l == lang)
+    {
+        return Err(format!("lang must be one of {}", languages().collect::<Vec<_>>().join(", ")));
+    }
+    Ok(Some((state, lang)))
+}
+
 /// The waiting page; with `?preview=STATE[&lang=L]`, the page in that state without joining the
 /// line (docs/brand.md#previews): the same page with `preview.js` loaded before `app.js`.
-async fn waiting_page(Path(event): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
+async fn waiting_page(Path(event): Path<String>, Query(query): Query<Vec<(String, String)>>) -> Response {
     if EventId::parse(&event).is_err() {
         return ApiError::bad_request(ErrorCode::InvalidEventId, "no such waiting room").into_response();
     }
-    let Some(state) = query.get("preview") else {
-        return room_page(INDEX.into());
-    };
-    if !PREVIEW_STATES.contains(&state.as_str()) {
-        let msg = format!("preview must be one of {}", PREVIEW_STATES.join(", "));
-        return ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response();
+    match preview_query(&query) {
+        Ok(None) => room_page(INDEX.into()),
+        Ok(Some(_)) => {
+            let mut res = room_page(preview_page().into());
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(msg) => ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response(),
     }
-    if let Some(lang) = query.get("lang")
-        && !languages().any(|l| l == lang)
-    {
-        let msg = format!("lang must be one of {}", languages().collect::<Vec<_>>().join(", "));
-        return ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response();
-    }
-    let mut res = room_page(preview_page().into());
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
 }
 
 /// `index.html` with the preview script first: a plain script runs before the deferred ones.
@@ -264,6 +280,26 @@ mod tests {
             assert!(one.contains(&format!("href=\"{link}\"")), "{link} in {one}");
         }
         assert!(!one.contains("vwr admin activate"));
+    }
+
+    #[test]
+    fn a_preview_names_its_state_and_language_once() {
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        assert_eq!(preview_query(&q(&[])), Ok(None));
+        assert_eq!(preview_query(&q(&[("next", "/events/e1")])), Ok(None));
+        assert_eq!(preview_query(&q(&[("preview", "turn"), ("lang", "ja")])), Ok(Some(("turn", Some("ja")))));
+        // The review's case: the server read the last `preview`, the page's script the first.
+        for bad in [
+            q(&[("preview", "bogus"), ("preview", "turn")]),
+            q(&[("preview", "turn"), ("preview", "turn")]),
+            q(&[("preview", "turn"), ("lang", "en"), ("lang", "fr")]),
+        ] {
+            assert!(matches!(preview_query(&bad), Err(m) if m.contains("once")), "{bad:?}");
+        }
+        assert!(preview_query(&q(&[("preview", "queued")])).is_err());
+        assert!(preview_query(&q(&[("preview", "turn"), ("lang", "fr")])).is_err());
     }
 
     #[test]

@@ -27,6 +27,15 @@ impl App {
             };
             rows.push(Row { label: "hold", value, style: hold_style() });
         }
+        if let Some((alarm, state)) = &s.standby_alarm {
+            // An alarm tier 1 cannot read never opens the event: as loud as a hold.
+            let (value, style) = match state.as_deref() {
+                Some("unreadable") => (format!("{alarm}: UNREADABLE, the event cannot open"), hold_style()),
+                Some(st) => (format!("{alarm}: {}", st.to_uppercase()), Style::default()),
+                None => (alarm.clone(), Style::default()),
+            };
+            rows.push(Row { label: "standby on", value, style });
+        }
         let msg_style = Style::default().fg(Color::Magenta);
         match (&s.message_en, &s.message_ko) {
             (None, None) => rows.push(row("message", DASH)),

@@ -99,6 +99,9 @@ pub struct Status {
     pub joins_per_second: Option<f64>,
     pub outflow: Option<Outflow>,
     pub hold: Option<Hold>,
+    /// A standby event's alarm and its state as tier 1 reads it (`ok`, `alarm`, `unreadable`;
+    /// docs/lifecycle.md#standby).
+    pub standby_alarm: Option<(String, Option<String>)>,
     pub tier2: Option<Tier2>,
 }
 
@@ -142,6 +145,7 @@ impl Status {
                 reason: text(v, "holdReason").filter(|r| !r.is_empty()),
                 since: uint(v, "heldSince").filter(|t| *t > 0),
             }),
+            standby_alarm: text(v, "standbyAlarm").map(|a| (a, text(v, "standbyAlarmState"))),
             tier2: v.get("tier2").and_then(Tier2::from_json),
         })
     }

@@ -193,6 +193,25 @@ fn held_target_arrivals_status() -> Value {
 }
 
 #[test]
+fn renders_a_standby_events_alarm_and_an_unreadable_one_loudly() {
+    for (state, needle) in [
+        ("ok", "cf-requests: OK"),
+        ("alarm", "cf-requests: ALARM"),
+        ("unreadable", "cf-requests: UNREADABLE, the event cannot open"),
+    ] {
+        let mut v = open_status();
+        v["state"] = json!("standby");
+        v["standbyAlarm"] = json!("cf-requests");
+        v["standbyAlarmState"] = json!(state);
+        let app = app_with(&v);
+        let s = screen(&app, 120, 34);
+        assert!(s.contains("standby on") && s.contains(needle), "{needle:?} missing in\n{s}");
+    }
+    let s = screen(&app_with(&open_status()), 120, 34);
+    assert!(!s.contains("standby on"), "{s}");
+}
+
+#[test]
 fn renders_a_held_target_arrivals_event() {
     let app = app_with(&held_target_arrivals_status());
     let s = screen(&app, 120, 34);

@@ -84,12 +84,66 @@ fn percent_decoded(seg: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Reads an optional JSON body: empty (or whitespace) means `T::default()`.
+/// Reads an optional JSON body: empty (or whitespace) means `T::default()`. Integral numbers
+/// written with a fraction (`3094.0`) are integers, as JSON Schema counts them
+/// ([`integral_numbers`]).
 pub fn json_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(ErrorCode::InvalidBody, e.to_string()))
+    strict_json(body)
+}
+
+/// Reads a JSON body: a JSON object (or `null`), integral numbers written with a fraction
+/// counted as integers. No vwr route takes an array, a string, a number or a boolean.
+pub fn strict_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let bad = |e: serde_json::Error| ApiError::bad_request(ErrorCode::InvalidBody, e.to_string());
+    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(bad)?;
+    if !(value.is_object() || value.is_null()) {
+        return Err(ApiError::bad_request(ErrorCode::InvalidBody, "the body must be a JSON object"));
+    }
+    integral_numbers(&mut value);
+    serde_json::from_value(value).map_err(bad)
+}
+
+/// For `#[serde(default, deserialize_with = "vwr_core::http::opt_object")]` on an optional
+/// field of a request body that is a struct: only a JSON object (or `null`, absent) is taken.
+/// serde's derived structs also read a JSON array (`{"message": [null, null]}` was a message),
+/// which no vwr route documents.
+pub fn opt_object<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    use serde::de::Error;
+    match <serde_json::Value as serde::Deserialize>::deserialize(d)? {
+        serde_json::Value::Null => Ok(None),
+        v @ serde_json::Value::Object(_) => serde_json::from_value(v).map(Some).map_err(D::Error::custom),
+        _ => Err(D::Error::custom("expected a JSON object")),
+    }
+}
+
+/// Rewrites every number with a zero fraction that fits an integer (`49.0`, `1e3`) as that
+/// integer: JSON Schema (and so docs/openapi.yaml's `integer`) counts it as one, serde's
+/// integer types do not. Other numbers stay as they are.
+pub fn integral_numbers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) {
+                // Within ±2^53 an f64 is exact; beyond, `49.0`-style input is not an integer
+                // anyone meant, and is left to be refused by the field's own type.
+                const EXACT: f64 = 9_007_199_254_740_992.0;
+                if (0.0..=EXACT).contains(&f) {
+                    *v = serde_json::Value::from(f as u64);
+                } else if (-EXACT..0.0).contains(&f) {
+                    *v = serde_json::Value::from(f as i64);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(integral_numbers),
+        serde_json::Value::Object(o) => o.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
 }
 
 /// Header in which CloudFront sends every origin the shared origin secret.
@@ -351,6 +405,44 @@ pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Ne
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integral_numbers_with_a_fraction_are_integers() {
+        #[derive(Debug, serde::Deserialize, PartialEq)]
+        struct B {
+            by: u64,
+            n: i32,
+            ratio: f64,
+        }
+        let b: B = strict_json(br#"{"by": 9999999.0, "n": -3.0, "ratio": 0.5}"#).unwrap();
+        assert_eq!(b, B { by: 9_999_999, n: -3, ratio: 0.5 });
+        let b: B = strict_json(br#"{"by": 1e3, "n": 0, "ratio": 2.0}"#).unwrap();
+        assert_eq!(b, B { by: 1000, n: 0, ratio: 2.0 });
+        assert!(strict_json::<B>(br#"{"by": 1.5, "n": 0, "ratio": 0}"#).is_err());
+        assert!(strict_json::<B>(br#"{"by": 1e300, "n": 0, "ratio": 0}"#).is_err());
+        assert!(json_body::<serde_json::Value>(&Bytes::from_static(b"  ")).unwrap().is_null());
+    }
+
+    #[test]
+    fn bodies_and_nested_structs_are_json_objects() {
+        #[derive(Debug, Default, serde::Deserialize, PartialEq)]
+        struct Inner {
+            en: Option<String>,
+        }
+        #[derive(Debug, Default, serde::Deserialize, PartialEq)]
+        struct Outer {
+            #[serde(default, deserialize_with = "opt_object")]
+            message: Option<Inner>,
+        }
+        for bad in [&b"[1]"[..], b"\"x\"", b"3", b"true", br#"{"message": [null]}"#, br#"{"message": "hi"}"#]
+        {
+            assert!(strict_json::<Outer>(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+        let ok: Outer = strict_json(br#"{"message": {"en": "hi"}}"#).unwrap();
+        assert_eq!(ok.message, Some(Inner { en: Some("hi".into()) }));
+        assert_eq!(strict_json::<Outer>(br#"{"message": null}"#).unwrap(), Outer::default());
+        assert_eq!(strict_json::<Outer>(b"{}").unwrap(), Outer::default());
+    }
 
     #[test]
     fn percent_decoding_of_path_segments() {

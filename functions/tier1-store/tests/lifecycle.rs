@@ -172,7 +172,11 @@ async fn race_once(name: &str, store: &Arc<dyn PositionStore>, event: &vwr_core:
                         2 => {
                             svc.set_message(
                                 &event,
-                                Some(Message { en: Some(format!("m{t}-{i}")), ko: None }),
+                                Some(Message {
+                                    en: Some(format!("m{t}-{i}")),
+                                    ko: None,
+                                    ..Default::default()
+                                }),
                                 &who,
                             )
                             .await

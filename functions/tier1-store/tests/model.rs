@@ -350,7 +350,7 @@ async fn apply(
             format!("{:?}", svc.schedule(&events[*ev], req, "test").await.map_err(|e| e.to_string()))
         }
         Op::Pause { ev, msg } => {
-            let m = msg.then(|| Message { en: Some("hold on".into()), ko: None });
+            let m = msg.then(|| Message { en: Some("hold on".into()), ko: None, ..Default::default() });
             format!("{:?}", svc.pause(&events[*ev], m, "test").await.map_err(|e| e.to_string()))
         }
         Op::Resume { ev } => {
@@ -361,10 +361,12 @@ async fn apply(
             format!("{:?}", svc.close(&events[*ev], r, None, "test").await.map_err(|e| e.to_string()))
         }
         Op::SetMessage { ev, msg } => {
-            let m = msg
-                .map(|i| Message {
-                    en: Some(format!("note {i}")), ko: (i == 1).then(|| "안내".to_owned())
-                });
+            let m = msg.map(|i| Message {
+                en: Some(format!("note {i}")),
+                ko: (i == 1).then(|| "안내".to_owned()),
+                ja: (i == 2).then(|| "ご案内".to_owned()),
+                ..Default::default()
+            });
             format!("{:?}", svc.set_message(&events[*ev], m, "test").await.map_err(|e| e.to_string()))
         }
         Op::Health { ev, ok } => {

@@ -16,7 +16,7 @@ use vwr_core::time::{Clock, ManualClock};
 use vwr_tier1::edge_sync::MemoryEdgeConfig;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::model::{ConfigPatch, EventState};
-use vwr_tier1::service::JoinProof;
+use vwr_tier1::service::{JoinProof, StandbyAlarmState};
 use vwr_tier1::store::{AlarmStates, ManualAlarms, PositionStore};
 use vwr_tier1::{Tier1Clients, Tier1Service};
 use vwr_tier1_store::alarms::{ALARM_CACHE, CloudWatchAlarmStates};
@@ -105,8 +105,11 @@ async fn a_standby_event_opens_when_its_alarm_fires() {
         let (svc, edge) = service(store, states, clock.clone());
         let e1 = ev("e1");
         let patch = ConfigPatch { batch_size: Some(2), interval_seconds: Some(1), ..Default::default() };
+        alarms.set(&alarm, false).await;
         let st = svc.standby(&e1, alarm.clone(), patch, "ops").await.unwrap();
         assert_eq!(st.state, EventState::Standby, "{name}");
+        assert_eq!(st.standby_alarm.as_deref(), Some(alarm.as_str()), "{name}");
+        assert_eq!(st.standby_alarm_state, Some(StandbyAlarmState::Ok), "{name}");
         // Known, not gated: nobody lines up, the edge lets everyone through.
         assert_eq!(
             code(svc.assign(&e1, &JoinProof::default()).await.unwrap_err()),
@@ -123,6 +126,11 @@ async fn a_standby_event_opens_when_its_alarm_fires() {
         // It fires: the next advancer pass opens the event, gated from then on.
         alarms.set(&alarm, true).await;
         clock.advance(ALARM_CACHE.as_secs()); // a reading is used that long
+        assert_eq!(
+            svc.status(&e1).await.unwrap().standby_alarm_state,
+            Some(StandbyAlarmState::Alarm),
+            "{name}"
+        );
         svc.advance_due().await.unwrap();
         assert_eq!(svc.status(&e1).await.unwrap().state, EventState::Open, "{name}");
         assert_eq!(edge_events(&edge), serde_json::json!(["e1"]), "{name}");
@@ -152,7 +160,7 @@ async fn a_standby_event_opens_when_its_alarm_fires() {
         assert_eq!(code(svc.end_standby(&e2, "ops").await.unwrap_err()).0, StatusCode::NOT_FOUND);
 
         // Ended by hand: inactive; its alarm firing later opens nothing.
-        svc.standby(&e2, format!("{alarm}-other"), ConfigPatch::default(), "ops").await.unwrap();
+        svc.standby(&e2, alarm.clone(), ConfigPatch::default(), "ops").await.unwrap();
         assert_eq!(svc.end_standby(&e2, "ops").await.unwrap().state, EventState::Inactive, "{name}");
         assert_eq!(code(svc.end_standby(&e2, "ops").await.unwrap_err()).0, StatusCode::CONFLICT);
         clock.advance(ALARM_CACHE.as_secs());
@@ -161,18 +169,43 @@ async fn a_standby_event_opens_when_its_alarm_fires() {
     }
 }
 
-/// An alarm that cannot be read (here: none of that name) leaves the standby as it is.
+/// An alarm that cannot be read — a typo, one outside `standby_alarm_names`, in `vwr dev` one
+/// never set — is refused when the standby is set: 400 `standby_alarm_unreadable`, nothing
+/// changed (before, it was taken with 200 and the event could never open). One that becomes
+/// unreadable later (deleted) leaves the standby alone, and status says `unreadable`.
 #[tokio::test]
-async fn an_unreadable_alarm_leaves_the_standby_alone() {
-    let cw = common::cloudwatch().await;
+async fn an_unreadable_alarm_is_refused_and_one_lost_later_is_shown() {
     let clock = Arc::new(ManualClock::new(T0));
+    for (name, store, _alarms, states, alarm) in sides("unreadable", &clock).await {
+        let (svc, edge) = service(store, states, clock.clone());
+        let e1 = ev("e1");
+        let typo = format!("{alarm}-typo");
+        let err = svc.standby(&e1, typo.clone(), ConfigPatch::default(), "ops").await.unwrap_err();
+        assert_eq!(code(err), (StatusCode::BAD_REQUEST, "standby_alarm_unreadable".into()), "{name}");
+        assert_eq!(
+            code(svc.status(&e1).await.unwrap_err()).0,
+            StatusCode::NOT_FOUND,
+            "{name}: nothing written"
+        );
+        assert!(edge_events(&edge).as_array().is_none_or(|a| a.is_empty()), "{name}");
+    }
+
+    // Readable when set, deleted afterwards: the standby stays, ungated, and says why.
+    let cw = common::cloudwatch().await;
+    let alarm = format!("cf-requests-lost-{}", vwr_core::time::now_millis());
+    common::metric_alarm(&cw, &alarm).await;
     let states: Arc<dyn AlarmStates> =
-        Arc::new(CloudWatchAlarmStates::new(cw, clock.clone() as Arc<dyn Clock>));
-    assert!(states.in_alarm("no-such-alarm-anywhere").await.is_err());
+        Arc::new(CloudWatchAlarmStates::new(cw.clone(), clock.clone() as Arc<dyn Clock>));
     let (svc, _) = service(Arc::new(MemoryStore::new()), states, clock.clone());
     let e1 = ev("e1");
-    svc.standby(&e1, "no-such-alarm-anywhere".into(), ConfigPatch::default(), "ops").await.unwrap();
-    clock.advance(1);
+    let st = svc.standby(&e1, alarm.clone(), ConfigPatch::default(), "ops").await.unwrap();
+    assert_eq!(st.standby_alarm_state, Some(StandbyAlarmState::Ok));
+    cw.delete_alarms().alarm_names(&alarm).send().await.unwrap();
+    clock.advance(ALARM_CACHE.as_secs());
     svc.advance_due().await.unwrap();
-    assert_eq!(svc.status(&e1).await.unwrap().state, EventState::Standby);
+    let st = svc.status(&e1).await.unwrap();
+    assert_eq!(
+        (st.state, st.standby_alarm_state),
+        (EventState::Standby, Some(StandbyAlarmState::Unreadable))
+    );
 }

@@ -27,6 +27,10 @@ use vwr_core::hold::IDENTITY_COOKIE_PREFIX;
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
+/// Largest body of `PUT /api/admin/vwr/page/{eventId}`: page settings at every limit of
+/// docs/brand.md (five languages of 80 + 300 characters, each written as a 6-byte JSON
+/// `\uXXXX` escape, and three 512-character URLs) take about 13 KiB.
+pub const MAX_PAGE_BODY_BYTES: usize = 16 * 1024;
 
 type Svc = Arc<Tier1Service>;
 
@@ -86,7 +90,9 @@ impl From<Tier1Error> for ApiError {
                         ApiError::bad_request(ErrorCode::InvalidBody, msg)
                     }
                     PassError::NotFound => ApiError::not_found(ErrorCode::NotFound, msg),
-                    PassError::TooMany => ApiError::conflict(ErrorCode::TooManyPasses, msg),
+                    PassError::TooMany | PassError::TooManyRecords => {
+                        ApiError::conflict(ErrorCode::TooManyPasses, msg)
+                    }
                     PassError::Expired => ApiError::new(StatusCode::GONE, ErrorCode::PassExpired, msg),
                 },
             },
@@ -105,6 +111,9 @@ impl From<Tier1Error> for ApiError {
             Tier1Error::InvalidToken => ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::InvalidToken, msg),
             Tier1Error::ForeignToken => ApiError::forbidden(ErrorCode::InvalidToken, msg),
             Tier1Error::InvalidConfig(_) => ApiError::bad_request(ErrorCode::InvalidConfig, msg),
+            Tier1Error::StandbyAlarmUnreadable { .. } => {
+                ApiError::bad_request(ErrorCode::StandbyAlarmUnreadable, msg)
+            }
             Tier1Error::InvalidAdvance(_) => ApiError::bad_request(ErrorCode::InvalidBody, msg),
             Tier1Error::Busy => ApiError::unavailable(msg),
             Tier1Error::EdgeSync(_) => ApiError::unavailable(msg).with_code(ErrorCode::EdgeSyncFailed),
@@ -177,12 +186,16 @@ async fn assign(
     let parsed: AssignBody = match map.get("pow") {
         None | Some(serde_json::Value::Null) => AssignBody::default(),
         Some(v) => AssignBody {
-            pow: Some(serde_json::from_value(v.clone()).map_err(|_| {
-                ApiError::bad_request(
-                    ErrorCode::InvalidBody,
-                    "pow must be {\"challenge\": \"…\", \"nonce\": \"…\"}",
-                )
-            })?),
+            pow: Some(
+                v.is_object().then(|| serde_json::from_value(v.clone())).and_then(Result::ok).ok_or_else(
+                    || {
+                        ApiError::bad_request(
+                            ErrorCode::InvalidBody,
+                            "pow must be {\"challenge\": \"…\", \"nonce\": \"…\"}",
+                        )
+                    },
+                )?,
+            ),
         },
     };
     let cookie_name = format!("vwr_enqueue_{event}");
@@ -191,6 +204,18 @@ async fn assign(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or_else(|| cookie_value(&headers, &cookie_name));
+    // A malformed nonce is refused whether or not a proof is asked (docs/abuse.md).
+    let nonce_ok = |n: &str| {
+        (1..=64).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    if let Some(p) = &parsed.pow
+        && !nonce_ok(&p.nonce)
+    {
+        return Err(ApiError::bad_request(
+            ErrorCode::InvalidBody,
+            "pow.nonce must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-'",
+        ));
+    }
     let proof = JoinProof { pow: parsed.pow.map(|p| (p.challenge, p.nonce)), enqueue_token };
     let res = match svc.assign(&event, &proof).await {
         Ok(r) => r,
@@ -356,12 +381,14 @@ fn actor(caller: Option<Extension<AdminCaller>>) -> String {
 #[serde(deny_unknown_fields)]
 struct MessageBody {
     /// Required key; `null` clears.
+    #[serde(default, deserialize_with = "vwr_core::http::opt_object")]
     message: Option<Message>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PauseBody {
+    #[serde(default, deserialize_with = "vwr_core::http::opt_object")]
     message: Option<Message>,
 }
 
@@ -369,6 +396,7 @@ struct PauseBody {
 #[serde(deny_unknown_fields)]
 struct CloseBody {
     reason: Option<String>,
+    #[serde(default, deserialize_with = "vwr_core::http::opt_object")]
     message: Option<Message>,
 }
 
@@ -406,7 +434,10 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/health/{event_id}", put(health))
         .route("/api/admin/vwr/events", get(list_active))
         .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
-        .route("/api/admin/vwr/page/{event_id}", put(set_page))
+        .route(
+            "/api/admin/vwr/page/{event_id}",
+            put(set_page).layer(DefaultBodyLimit::max(MAX_PAGE_BODY_BYTES)),
+        )
         .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
         .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -551,14 +582,20 @@ async fn standby(
     Ok(no_store(Json(svc.standby(&event, alarm, config, &actor(caller)).await?).into_response()))
 }
 
-/// `PUT /api/admin/vwr/page/{eventId}` (docs/brand.md): the settings object, or `null` (or an
-/// empty body) to go back to the default page.
+/// `PUT /api/admin/vwr/page/{eventId}` (docs/brand.md): the settings object, or `null` to go
+/// back to the default page. An empty body is refused: a lost body never wipes a page.
 async fn set_page(
     State(AdminState { svc, .. }): State<AdminState>,
     caller: Option<Extension<AdminCaller>>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request(
+            ErrorCode::InvalidBody,
+            "body must be the page settings object, or null for the default page",
+        ));
+    }
     let page: Option<PageSettings> = json_body(&body)?;
     Ok(no_store(Json(svc.set_page(&event, page, &actor(caller)).await?).into_response()))
 }
@@ -663,10 +700,20 @@ async fn advance(
     Ok(no_store(Json(svc.advance(&event, by, &actor(caller)).await?).into_response()))
 }
 
+/// `GET /api/admin/vwr/events`: the known events (every state but inactive), and what the edge
+/// configuration holds for them — `gated`, the events the edge sends to the waiting room
+/// (scheduled and standby events are not), and `revoked`, the unexpired revoked passes (id →
+/// expiry) — so a local edge (edge/local/proxy.mjs) decides as CloudFront does.
 async fn list_active(State(AdminState { svc, .. }): State<AdminState>) -> Result<Response, ApiError> {
     let events = svc.store().list_active().await?;
+    let now = svc.now();
     let ids: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
-    Ok(no_store(Json(serde_json::json!({ "events": ids })).into_response()))
+    let gated: Vec<&str> = events.iter().filter(|e| e.state.gates()).map(|e| e.event.as_str()).collect();
+    let revoked: std::collections::BTreeMap<&str, u64> =
+        events.iter().flat_map(|e| crate::model::revoked_live(&e.passes, now)).collect();
+    Ok(no_store(
+        Json(serde_json::json!({ "events": ids, "gated": gated, "revoked": revoked })).into_response(),
+    ))
 }
 
 #[cfg(test)]

@@ -631,7 +631,7 @@ mod tests {
 
     #[test]
     fn messages_are_set_kept_and_cleared() {
-        let m = Message { en: Some("hold on".into()), ko: None };
+        let m = Message { en: Some("hold on".into()), ..Default::default() };
         let p = apply(&ev(), Some(&at(Open)), &Action::Pause { message: Some(m.clone()) }, facts(1)).unwrap();
         assert_eq!(p.message, Some(m.clone()));
         let r = apply(&ev(), Some(&p), &Action::Resume, facts(2)).unwrap();
@@ -646,13 +646,40 @@ mod tests {
 
     #[test]
     fn message_text_is_checked() {
-        let long = Message { en: Some("x".repeat(501)), ko: None };
+        let long = Message { en: Some("x".repeat(501)), ..Default::default() };
         assert!(long.normalize().is_err());
-        let ctl = Message { en: Some("a\u{7}b".into()), ko: None };
+        let ctl = Message { en: Some("a\u{7}b".into()), ..Default::default() };
         assert!(ctl.normalize().is_err());
-        let blank = Message { en: Some("  ".into()), ko: Some(String::new()) };
+        let blank = Message { en: Some("  ".into()), ko: Some(String::new()), ..Default::default() };
         assert_eq!(blank.normalize(), Ok(None));
-        let ok = Message { en: None, ko: Some(" 잠시만요\n곧 재개합니다 ".into()) };
+        let ok = Message {
+            en: None, ko: Some(" 잠시만요\n곧 재개합니다 ".into()), ..Default::default()
+        };
         assert_eq!(ok.normalize().unwrap().unwrap().ko.as_deref(), Some("잠시만요\n곧 재개합니다"));
+    }
+
+    #[test]
+    fn a_message_speaks_every_language_of_the_page() {
+        // Before: only en and ko; `ja` was refused with 400 though the page speaks five.
+        let m: Message = serde_json::from_str(
+            r#"{"en":"Hold on","ko":"잠시만요","ja":"お待ちください","zh-Hans":"请稍候","zh-Hant":"請稍候"}"#,
+        )
+        .unwrap();
+        let m = m.normalize().unwrap().unwrap();
+        assert_eq!(
+            (m.ja.as_deref(), m.zh_hans.as_deref(), m.zh_hant.as_deref()),
+            (Some("お待ちください"), Some("请稍候"), Some("請稍候"))
+        );
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["zh-Hant"], "請稍候");
+        let only_ja: Message = serde_json::from_str(r#"{"ja":"お待ちください"}"#).unwrap();
+        assert!(only_ja.normalize().unwrap().is_some(), "one language is a message");
+        let long: Message =
+            serde_json::from_value(serde_json::json!({ "zh-Hans": "x".repeat(501) })).unwrap();
+        assert_eq!(long.normalize(), Err("message.zh-Hans must be at most 500 characters".into()));
+        assert!(
+            serde_json::from_str::<Message>(r#"{"fr":"Patientez"}"#).is_err(),
+            "not a language of the page"
+        );
     }
 }

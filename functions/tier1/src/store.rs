@@ -189,7 +189,8 @@ pub trait AlarmStates: Send + Sync + 'static {
     async fn in_alarm(&self, name: &str) -> Result<bool, String>;
 }
 
-/// Alarms set by hand: `vwr dev` and the tests. An alarm never set is OK.
+/// Alarms set by hand: `vwr dev` and the tests. An alarm never set cannot be read, as a
+/// CloudWatch alarm that does not exist (a typo) or that tier 1 may not read.
 #[derive(Debug, Default)]
 pub struct ManualAlarms {
     states: std::sync::Mutex<std::collections::HashMap<String, bool>>,
@@ -205,7 +206,9 @@ impl ManualAlarms {
 #[async_trait]
 impl AlarmStates for ManualAlarms {
     async fn in_alarm(&self, name: &str) -> Result<bool, String> {
-        Ok(self.states.lock().unwrap_or_else(|p| p.into_inner()).get(name).copied().unwrap_or(false))
+        self.states.lock().unwrap_or_else(|p| p.into_inner()).get(name).copied().ok_or_else(|| {
+            format!("no alarm named {name:?} was ever set (vwr admin alarm {name} ok, or alarm)")
+        })
     }
 }
 

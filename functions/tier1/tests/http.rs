@@ -167,7 +167,7 @@ async fn bad_event_ids_are_400_and_change_nothing() {
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {:?}", r.body);
     }
     let ids = call(&app, "GET", "/api/admin/vwr/events", None, true).await;
-    assert_eq!(ids.body, json!({"events":["e1"]}));
+    assert_eq!(ids.body, json!({"events":["e1"], "gated":["e1"], "revoked":{}}));
     assert_eq!(status(&app, "e1").await["issued"], 0);
 }
 
@@ -517,6 +517,67 @@ async fn page_routes_answer_as_documented() {
     assert_eq!(
         call(&app, "PUT", "/api/admin/vwr/page/e1", Some(ok), false).await.status,
         StatusCode::UNAUTHORIZED
+    );
+}
+
+/// An empty body never wipes a page (the message route refuses one for the same reason):
+/// 400 and the page stays; `null` is how to go back to the default page.
+#[tokio::test]
+async fn an_empty_page_body_is_refused_and_changes_nothing() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let ok = r#"{"title":{"en":"Summer tour"}}"#;
+    assert_eq!(call(&app, "PUT", "/api/admin/vwr/page/e1", Some(ok), true).await.status, StatusCode::OK);
+    for empty in ["", "  \n"] {
+        let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some(empty), true).await;
+        assert_error(&r, StatusCode::BAD_REQUEST, "invalid_body");
+        assert!(r.body["message"].as_str().unwrap().contains("null"), "{:?}", r.body);
+        assert_eq!(call(&app, "GET", "/vwr/page/e1", None, false).await.body["title"]["en"], "Summer tour");
+    }
+    let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some("null"), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    let doc = call(&app, "GET", "/vwr/page/e1", None, false).await;
+    assert!(doc.body.get("title").is_none(), "the default page: {:?}", doc.body);
+}
+
+/// Page settings at every documented limit (docs/brand.md: five languages, 80 / 300
+/// characters of CJK text, three 512-character URLs) are taken, even with every character
+/// written as a JSON `\uXXXX` escape; other routes keep their 4 KiB cap.
+#[tokio::test]
+async fn page_settings_at_every_limit_fit_the_body_cap() {
+    let app = app();
+    activate(&app, "e1", r#"{"batchSize":0}"#).await;
+    let escaped = |n: usize| "\\u5927".repeat(n);
+    let langs = ["en", "ko", "ja", "zh-Hans", "zh-Hant"];
+    let texts =
+        |n: usize| langs.iter().map(|l| format!("\"{l}\":\"{}\"", escaped(n))).collect::<Vec<_>>().join(",");
+    let url = |p: &str| format!("https://cdn.example.com/{p}{}", "a".repeat(512 - 24 - p.len()));
+    let body = format!(
+        r##"{{"title":{{{}}},"message":{{{}}},"logoUrl":"{}","links":{{"help":"{}","terms":"{}"}},"colors":{{"accent":"#0b5fff","background":"#ffffff","text":"#1a1a1a"}},"languages":["en","ko","ja","zh-Hans","zh-Hant"],"defaultLanguage":"ko"}}"##,
+        texts(80),
+        texts(300),
+        url("l"),
+        url("h"),
+        url("t"),
+    );
+    assert!(body.len() > 4 * 1024 && body.len() <= vwr_tier1::http::MAX_PAGE_BODY_BYTES, "{}", body.len());
+    let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some(&body), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    let doc = call(&app, "GET", "/vwr/page/e1", None, false).await;
+    assert_eq!(doc.body["message"]["zh-Hant"].as_str().unwrap().chars().count(), 300);
+    assert_eq!(doc.body["logoUrl"].as_str().unwrap().len(), 512);
+    // One byte more than the cap: 413, as on every route.
+    let over = format!("{body}{}", " ".repeat(vwr_tier1::http::MAX_PAGE_BODY_BYTES + 1 - body.len()));
+    assert_error(
+        &call(&app, "PUT", "/api/admin/vwr/page/e1", Some(&over), true).await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+    );
+    let big = format!(r#"{{"message":{{"en":"{}"}}}}"#, "a".repeat(5000));
+    assert_error(
+        &call(&app, "PUT", "/api/admin/vwr/message/e1", Some(&big), true).await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
     );
 }
 

@@ -211,6 +211,21 @@ locals {
         treat_missing_data  = "breaching"
       }
     },
+    {
+      "tier1-standby-alarm-unreadable" = {
+        description         = "The advancer cannot read the alarm a standby event waits for (deleted, renamed or outside standby_alarm_names since the standby was set): the event will not open when the site falls over. Look for tier1.standby_alarm_unreadable; vwr admin status shows standbyAlarmState."
+        namespace           = local.namespace
+        metric_name         = aws_cloudwatch_log_metric_filter.standby_alarm_unreadable.metric_transformation[0].name
+        dimensions          = null
+        statistic           = "Sum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "GreaterThanThreshold"
+        threshold           = 0
+        treat_missing_data  = "notBreaching"
+      }
+    },
     local.tier2 ? {
       "tier2-worker-not-running" = {
         description         = "Fewer than 3 completed admission-worker runs in 5 minutes: nobody is admitted from the tier-2 lines."
@@ -288,6 +303,20 @@ resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
 
   metric_transformation {
     name          = "AdvancerRuns"
+    namespace     = local.namespace
+    value         = "1"
+    default_value = "0"
+  }
+}
+
+# A standby event's alarm the advancer cannot read (docs/lifecycle.md#standby).
+resource "aws_cloudwatch_log_metric_filter" "standby_alarm_unreadable" {
+  name           = "${var.name}-standby-alarm-unreadable"
+  log_group_name = var.tier1.log_group_names["advancer"]
+  pattern        = "{ $.event = \"tier1.standby_alarm_unreadable\" }"
+
+  metric_transformation {
+    name          = "StandbyAlarmUnreadable"
     namespace     = local.namespace
     value         = "1"
     default_value = "0"

@@ -41,6 +41,12 @@ locals {
     for n in distinct(concat(var.health_alarm_names, flatten(values(var.health_alarms_by_event)), var.standby_alarm_names)) :
     "arn:${data.aws_partition.current.partition}:cloudwatch:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:alarm:${n}"
   ]
+  # The admin function reads a standby's alarm when it is set and in the event's status: an
+  # alarm it cannot read (a typo, or one outside standby_alarm_names) is refused with 400.
+  standby_alarm_arns = [
+    for n in distinct(var.standby_alarm_names) :
+    "arn:${data.aws_partition.current.partition}:cloudwatch:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:alarm:${n}"
+  ]
 }
 
 data "aws_partition" "current" {}
@@ -256,6 +262,14 @@ data "aws_iam_policy_document" "admin" {
       sid       = "EdgeEventList"
       actions   = ["cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:GetKey", "cloudfront-keyvaluestore:PutKey"]
       resources = [statement.value]
+    }
+  }
+  dynamic "statement" {
+    for_each = length(local.standby_alarm_arns) == 0 ? [] : [local.standby_alarm_arns]
+    content {
+      sid       = "StandbyAlarms"
+      actions   = ["cloudwatch:DescribeAlarms"]
+      resources = statement.value
     }
   }
 }

@@ -188,7 +188,7 @@ variable "health_alarm_names" {
 }
 
 variable "standby_alarm_names" {
-  description = "CloudWatch metric alarms (names, in this account and region) that standby events may wait for (PUT /api/admin/vwr/standby/{eventId} {alarm}; docs/lifecycle.md#standby): the advancer may call cloudwatch:DescribeAlarms on exactly these. An event on standby whose alarm is not listed here cannot be read, and stays on standby (logged). [] = none."
+  description = "CloudWatch metric alarms (names, in this account and region) that standby events may wait for (PUT /api/admin/vwr/standby/{eventId} {alarm}; docs/lifecycle.md#standby): the advancer and the admin function may call cloudwatch:DescribeAlarms on exactly these. PUT refuses an alarm not listed here (400 standby_alarm_unreadable); status shows standbyAlarmState. [] = none."
   type        = list(string)
   default     = []
   validation {

@@ -227,13 +227,23 @@ async fn leave(
 }
 
 /// The line document: public and the same for everyone — no identity read, no cookie set —
-/// so CloudFront may share it for a second (docs/api.md#the-line-document).
+/// so CloudFront may share it for a second (docs/api.md#the-line-document). An unknown event's
+/// 404 is shared for as long, as tier 1's documents do: a made-up id asked again within the
+/// second stops at CloudFront, not at Redis and DynamoDB.
 async fn line(State(st): State<AppState>, EventPath(event): EventPath) -> Result<Response, ApiError> {
-    let doc = st.svc.line(&event).await?;
-    let mut res = Json(doc).into_response();
     let age = crate::service::LINE_DOCUMENT_TTL.as_secs();
     let cc = HeaderValue::from_str(&format!("public, max-age={age}"))
         .map_err(|_| ApiError::internal("bad header"))?;
+    let mut res = match st.svc.line(&event).await {
+        Ok(doc) => Json(doc).into_response(),
+        Err(e) => {
+            let e = ApiError::from(e);
+            if e.status != StatusCode::NOT_FOUND {
+                return Err(e);
+            }
+            e.into_response()
+        }
+    };
     res.headers_mut().insert(header::CACHE_CONTROL, cc);
     Ok(res)
 }
@@ -270,10 +280,10 @@ async fn set_threshold(
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let body: ThresholdBody = serde_json::from_slice(&body).map_err(|e| {
+    let body: ThresholdBody = vwr_core::http::strict_json(&body).map_err(|e| {
         ApiError::bad_request(
             ErrorCode::InvalidBody,
-            format!("expected {{\"threshold\": <integer ≥ 1>}}: {e}"),
+            format!("expected {{\"threshold\": <integer ≥ 1>}}: {}", e.message),
         )
     })?;
     let order =

@@ -560,3 +560,19 @@ async fn oversize_bodies_get_a_json_413() {
     let r = send(&app, req("DELETE", "/api/queue/check/e1", Some("a"), "")).await;
     assert_error(&r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
 }
+
+/// The line document of an unknown event is a 404 CloudFront may share for a second, as tier
+/// 1's documents are: made-up ids asked again do not each reach the Lambda, Redis and DynamoDB.
+/// A store that is down is still 503, never cached.
+#[tokio::test]
+async fn an_unknown_events_line_document_is_cached_for_a_second() {
+    let app = app(true);
+    let r = send(&app, req("GET", "/api/queue/line/nope", None, "")).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{:?}", r.body);
+    assert_eq!(r.body["error"], "event_not_found");
+    assert_eq!(r.headers.get(header::CACHE_CONTROL).unwrap(), "public, max-age=1");
+    threshold(&app, "e1", r#"{"threshold":2}"#).await;
+    let r = send(&app, req("GET", "/api/queue/line/e1", None, "")).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    assert_eq!(r.headers.get(header::CACHE_CONTROL).unwrap(), "public, max-age=1");
+}

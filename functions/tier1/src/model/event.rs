@@ -89,7 +89,8 @@ impl CloseReason {
 /// Longest message text per language, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 500;
 
-/// The operator's message to the visitors, per language (plain text).
+/// The operator's message to the visitors, per language of the page (plain text); the page
+/// shows the visitor's language, else English, else any (docs/api.md#message).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Message {
@@ -97,6 +98,12 @@ pub struct Message {
     pub en: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ko: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ja: Option<String>,
+    #[serde(default, rename = "zh-Hans", skip_serializing_if = "Option::is_none")]
+    pub zh_hans: Option<String>,
+    #[serde(default, rename = "zh-Hant", skip_serializing_if = "Option::is_none")]
+    pub zh_hant: Option<String>,
 }
 
 impl Message {
@@ -112,13 +119,19 @@ impl Message {
             if t.chars().count() > MAX_MESSAGE_CHARS {
                 return Err(format!("message.{lang} must be at most {MAX_MESSAGE_CHARS} characters"));
             }
-            if t.chars().any(|c| c.is_control() && c != '\n') {
+            if !super::text::is_plain(&t, true) {
                 return Err(format!("message.{lang} must be plain text without control characters"));
             }
             Ok(Some(t))
         };
-        let m = Message { en: clean("en", self.en)?, ko: clean("ko", self.ko)? };
-        Ok(if m.en.is_none() && m.ko.is_none() { None } else { Some(m) })
+        let m = Message {
+            en: clean("en", self.en)?,
+            ko: clean("ko", self.ko)?,
+            ja: clean("ja", self.ja)?,
+            zh_hans: clean("zh-Hans", self.zh_hans)?,
+            zh_hant: clean("zh-Hant", self.zh_hant)?,
+        };
+        Ok((m != Message::default()).then_some(m))
     }
 }
 

@@ -15,6 +15,7 @@ mod line;
 mod page;
 mod pass;
 mod rates;
+pub mod text;
 
 pub use config::{
     ConfigPatch, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, DEFAULT_MAX_BATCH_SIZE,

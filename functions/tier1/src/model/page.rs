@@ -52,9 +52,17 @@ pub struct PageSettings {
     pub message: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "vwr_core::http::opt_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub colors: Option<PageColors>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "vwr_core::http::opt_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub links: Option<PageLinks>,
     /// The languages offered, in this order; empty: all of [`PAGE_LANGUAGES`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -72,7 +80,7 @@ pub enum PageError {
     #[error("{field}: at most {max} characters of plain text, not empty")]
     BadText { field: String, max: usize },
     #[error(
-        "{field} must be an https:// URL of at most {MAX_PAGE_URL_CHARS} characters, without spaces or quotes"
+        "{field} must be an https:// URL of at most {MAX_PAGE_URL_CHARS} characters, its host in ASCII (xn-- for other scripts) with no user@ before it, without spaces or quotes"
     )]
     NotHttps { field: &'static str },
     #[error("colors.{field} must be #rrggbb")]
@@ -96,19 +104,30 @@ fn check_lang(field: &'static str, lang: &str) -> Result<(), PageError> {
 
 fn check_text(field: String, text: &str, max: usize) -> Result<(), PageError> {
     let n = text.chars().count();
-    if n == 0 || n > max || text.chars().any(|c| c.is_control() && c != '\n') {
+    if n == 0 || n > max || !super::text::is_plain(text, true) {
         return Err(PageError::BadText { field, max });
     }
     Ok(())
 }
 
 /// An `https://` URL with a host, no whitespace, quotes or angle brackets (it goes into an
-/// attribute and a CSS-free `<img src>`).
+/// attribute and a CSS-free `<img src>`). The host is ASCII letters, digits, dots and hyphens
+/// with an optional port: no `user@` before it (`https://cdn.example.com@evil.example/` goes
+/// to evil.example) and no look-alike letters from another script (an internationalised name
+/// is written in its `xn--` form).
 fn check_url(field: &'static str, url: &str) -> Result<(), PageError> {
     let rest = url.strip_prefix("https://").ok_or(PageError::NotHttps { field })?;
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control() || "\"'<>\\`".contains(c));
-    if host.is_empty() || !clean || url.chars().count() > MAX_PAGE_URL_CHARS {
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let (host, port) = authority.split_once(':').unwrap_or((authority, "80"));
+    let host_ok = !host.is_empty()
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && !host.starts_with(['.', '-'])
+        && !port.is_empty()
+        && port.len() <= 5
+        && port.chars().all(|c| c.is_ascii_digit());
+    let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control() || "\"'<>\\`".contains(c))
+        && super::text::is_plain(url, false);
+    if !host_ok || !clean || url.chars().count() > MAX_PAGE_URL_CHARS {
         return Err(PageError::NotHttps { field });
     }
     Ok(())
@@ -138,6 +157,71 @@ pub fn contrast(a: [u8; 3], b: [u8; 3]) -> f64 {
     (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
 }
 
+/// `a` moved `p` % of the way to `b`, per channel, rounded as the page rounds
+/// (`static/assets/brand.js` `mix`).
+fn mix(a: [u8; 3], b: [u8; 3], p: u16) -> [u8; 3] {
+    let ch = |i: usize| {
+        let v = (u16::from(a[i]) * (100 - p) + u16::from(b[i]) * p + 50) / 100;
+        u8::try_from(v).unwrap_or(u8::MAX)
+    };
+    [ch(0), ch(1), ch(2)]
+}
+
+/// A pair of colours the page draws: what, foreground, background, the least contrast, and
+/// that least contrast as the error shows it.
+type DrawnPair = (&'static str, [u8; 3], [u8; 3], f64, &'static str);
+
+/// Every colour the waiting page draws for an event's colours, in both colour schemes
+/// (docs/brand.md#colours): the same derivation as `static/assets/brand.js` `palette`, checked
+/// against shared vectors (`static/test/palette-vectors.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Palette {
+    pub bg: [u8; 3],
+    pub card: [u8; 3],
+    pub text: [u8; 3],
+    pub muted: [u8; 3],
+    pub track: [u8; 3],
+    pub accent: [u8; 3],
+    pub link: [u8; 3],
+    /// `color-scheme` of the page: dark when the background is darker than the text.
+    pub dark: bool,
+}
+
+impl Palette {
+    /// The palette of `c`: the card is the background; muted text 30 % of the way to the
+    /// background, or the text where that reads below 4.5:1; the track (bar and banner) 12, 8
+    /// or 4 % of the way to the text, the first where the text keeps 4.5:1 and the accent 3:1,
+    /// else the background; links in the accent at 4.5:1, else in the text.
+    pub fn of(c: &PageColors) -> Result<Palette, PageError> {
+        let (accent, bg, text) =
+            (rgb("accent", &c.accent)?, rgb("background", &c.background)?, rgb("text", &c.text)?);
+        let mut muted = mix(text, bg, 30);
+        if contrast(muted, bg) < MIN_TEXT_CONTRAST {
+            muted = text;
+        }
+        let track = [12, 8, 4]
+            .into_iter()
+            .map(|p| mix(bg, text, p))
+            .find(|t| contrast(text, *t) >= MIN_TEXT_CONTRAST && contrast(accent, *t) >= MIN_ACCENT_CONTRAST)
+            .unwrap_or(bg);
+        let link = if contrast(accent, bg) >= MIN_TEXT_CONTRAST { accent } else { text };
+        Ok(Palette { bg, card: bg, text, muted, track, accent, link, dark: luminance(bg) < luminance(text) })
+    }
+
+    /// Each pair the page draws: what, foreground, background, the least contrast, as shown.
+    fn pairs(&self) -> [DrawnPair; 7] {
+        [
+            ("text on background", self.text, self.bg, MIN_TEXT_CONTRAST, "4.5"),
+            ("accent on background", self.accent, self.bg, MIN_ACCENT_CONTRAST, "3"),
+            ("text on the card", self.text, self.card, MIN_TEXT_CONTRAST, "4.5"),
+            ("muted text on the card", self.muted, self.card, MIN_TEXT_CONTRAST, "4.5"),
+            ("links on the card", self.link, self.card, MIN_TEXT_CONTRAST, "4.5"),
+            ("text on the banner", self.text, self.track, MIN_TEXT_CONTRAST, "4.5"),
+            ("progress bar on its track", self.accent, self.track, MIN_ACCENT_CONTRAST, "3"),
+        ]
+    }
+}
+
 impl PageSettings {
     /// Checks every field (docs/brand.md); the first problem found.
     pub fn validate(&self) -> Result<(), PageError> {
@@ -161,12 +245,8 @@ impl PageSettings {
             }
         }
         if let Some(c) = &self.colors {
-            let (accent, bg, text) =
-                (rgb("accent", &c.accent)?, rgb("background", &c.background)?, rgb("text", &c.text)?);
-            for (what, a, b, min, shown) in [
-                ("text on background", text, bg, MIN_TEXT_CONTRAST, "4.5"),
-                ("accent on background", accent, bg, MIN_ACCENT_CONTRAST, "3"),
-            ] {
+            // Every pair as drawn, in both colour schemes (the palette replaces both).
+            for (what, a, b, min, shown) in Palette::of(c)?.pairs() {
                 let ratio = contrast(a, b);
                 if ratio < min {
                     return Err(PageError::LowContrast { what, ratio: format!("{ratio:.2}"), min: shown });
@@ -233,6 +313,110 @@ mod tests {
             colors("#0b5fff", "#fffffg", "#000000").validate(),
             Err(PageError::BadColor { field: "background" })
         );
+    }
+
+    /// `#rrggbb` of a palette colour, as brand.js writes it.
+    fn hex([r, g, b]: [u8; 3]) -> String {
+        format!("#{r:02x}{g:02x}{b:02x}")
+    }
+
+    #[test]
+    fn the_palette_is_the_pages_own_derivation() {
+        // The vectors brand.js is tested against too (static/test/brand.test.mjs).
+        let vectors: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../static/test/palette-vectors.json")).unwrap();
+        for v in vectors.as_array().unwrap() {
+            let c: PageColors = serde_json::from_value(v["colors"].clone()).unwrap();
+            let p = Palette::of(&c).unwrap();
+            let want = &v["palette"];
+            for (name, got) in [
+                ("bg", p.bg),
+                ("card", p.card),
+                ("text", p.text),
+                ("muted", p.muted),
+                ("track", p.track),
+                ("accent", p.accent),
+                ("link", p.link),
+            ] {
+                assert_eq!(hex(got), want[name].as_str().unwrap(), "{name} of {c:?}");
+            }
+            assert_eq!(if p.dark { "dark" } else { "light" }, want["scheme"], "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_dark_brand_and_the_docs_example_are_readable_on_every_surface() {
+        // The review's two palettes (docs/brand.md's example, a dark brand): before the page
+        // drew them on its own card and track, at 1.07:1 and 1.00:1.
+        for (accent, bg, text) in [("#0b5fff", "#ffffff", "#1a1a1a"), ("#ffcc00", "#000000", "#ffffff")] {
+            let c = PageColors { accent: accent.into(), background: bg.into(), text: text.into() };
+            let p = Palette::of(&c).unwrap();
+            for (what, a, b, min, _) in p.pairs() {
+                assert!(contrast(a, b) >= min, "{what} of {c:?}: {:.2}", contrast(a, b));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever three colours pass the check, every pair the page draws is readable.
+        #[test]
+        fn every_accepted_palette_is_readable_as_drawn(a in proptest::array::uniform3(0u8..), b in proptest::array::uniform3(0u8..), t in proptest::array::uniform3(0u8..)) {
+            let c = PageColors { accent: hex(a), background: hex(b), text: hex(t) };
+            let settings = PageSettings { colors: Some(c.clone()), ..Default::default() };
+            if settings.validate().is_ok() {
+                let p = Palette::of(&c).unwrap();
+                for (what, fg, bg, min, _) in p.pairs() {
+                    proptest::prop_assert!(contrast(fg, bg) >= min, "{} of {:?}", what, c);
+                }
+                proptest::prop_assert_eq!(p.dark, luminance(b) < luminance(t));
+            }
+        }
+    }
+
+    #[test]
+    fn hidden_characters_userinfo_and_lookalike_hosts_are_refused() {
+        // The review's findings: each passed the checks before.
+        for c in ['\u{202E}', '\u{200B}', '\u{FEFF}', '\u{00AD}', '\u{2028}'] {
+            let title = PageSettings {
+                title: BTreeMap::from([("en".into(), format!("Tour{c}2026"))]),
+                ..Default::default()
+            };
+            assert!(
+                matches!(title.validate(), Err(PageError::BadText { .. })),
+                "U+{:04X} in a title",
+                u32::from(c)
+            );
+            let message = PageSettings {
+                message: BTreeMap::from([("ko".into(), format!("안내{c}"))]),
+                ..Default::default()
+            };
+            assert!(
+                matches!(message.validate(), Err(PageError::BadText { .. })),
+                "U+{:04X} in a message",
+                u32::from(c)
+            );
+        }
+        let logo = |u: &str| PageSettings { logo_url: Some(u.into()), ..Default::default() }.validate();
+        for bad in [
+            "https://cdn.example.com@evil.example/logo.png",
+            "https://user:pw@cdn.example.com/logo.png",
+            "https://cdn.exаmple.com/logo.png",
+            "https://例え.jp/logo.png",
+            "https://cdn.example.com:/x",
+            "https://cdn.example.com:99999999/x",
+            "https://.example.com/x",
+            "https://cdn.example.com/\u{202E}gnp.exe",
+        ] {
+            assert_eq!(logo(bad), Err(PageError::NotHttps { field: "logoUrl" }), "{bad}");
+        }
+        for good in [
+            "https://cdn.example.com/logo.png",
+            "https://xn--r8jz45g.jp/logo.png",
+            "https://cdn.example.com:8443/a?b=c#d",
+            "https://cdn.example.com/path/@2x.png",
+        ] {
+            assert_eq!(logo(good), Ok(()), "{good}");
+        }
     }
 
     #[test]

@@ -11,8 +11,12 @@ use serde::{Deserialize, Serialize};
 pub const MAX_PASS_TTL_SECS: u64 = 12 * 3600;
 /// Shortest life of a pass.
 pub const MIN_PASS_TTL_SECS: u64 = 60;
-/// Passes of one event that may be unexpired at once (revoked ones included).
+/// Passes of one event that may be unexpired and unrevoked at once: a revoked pass frees its
+/// slot, so a leaked monitor or callback pass can always be revoked and issued again.
 pub const MAX_LIVE_PASSES: usize = 20;
+/// Records of one event's unexpired passes, revoked ones included (a revoked pass stays
+/// listed for the edge until it would have expired): what bounds the list.
+pub const MAX_PASS_RECORDS: usize = 2 * MAX_LIVE_PASSES;
 /// Longest label, in characters.
 pub const MAX_PASS_LABEL_CHARS: usize = 64;
 /// Characters of a pass id (its token's `jti`): random URL-safe base64 (72 bits).
@@ -48,8 +52,12 @@ pub enum PassError {
     BadTtl,
     #[error("label must be 1 to {MAX_PASS_LABEL_CHARS} characters of plain text")]
     BadLabel,
-    #[error("this event has {MAX_LIVE_PASSES} unexpired passes already; revoke none, wait until one expires")]
+    #[error("this event has {MAX_LIVE_PASSES} unexpired, unrevoked passes already: revoke one first")]
     TooMany,
+    #[error(
+        "this event has {MAX_PASS_RECORDS} unexpired passes counting the revoked ones (listed until they would have expired, at most 12 hours): wait until one expires"
+    )]
+    TooManyRecords,
     #[error("no such pass for this event")]
     NotFound,
     #[error("this pass has expired; nothing to revoke")]
@@ -62,17 +70,21 @@ pub fn validate_pass(label: &str, ttl_secs: u64) -> Result<(), PassError> {
         return Err(PassError::BadTtl);
     }
     let n = label.chars().count();
-    if n == 0 || n > MAX_PASS_LABEL_CHARS || label.chars().any(char::is_control) {
+    if n == 0 || n > MAX_PASS_LABEL_CHARS || !super::text::is_plain(label, false) {
         return Err(PassError::BadLabel);
     }
     Ok(())
 }
 
-/// Adds `pass` to `passes`, dropping those expired at `now` (the list stays bounded).
+/// Adds `pass` to `passes`, dropping those expired at `now` (the list stays bounded). Only
+/// unrevoked passes count against [`MAX_LIVE_PASSES`].
 pub fn add_pass(passes: &mut Vec<Pass>, pass: Pass, now: u64) -> Result<(), PassError> {
     passes.retain(|p| p.live(now));
-    if passes.len() >= MAX_LIVE_PASSES {
+    if passes.iter().filter(|p| p.revoked_at.is_none()).count() >= MAX_LIVE_PASSES {
         return Err(PassError::TooMany);
+    }
+    if passes.len() >= MAX_PASS_RECORDS {
+        return Err(PassError::TooManyRecords);
     }
     passes.push(pass);
     Ok(())
@@ -120,6 +132,29 @@ mod tests {
         assert_eq!(validate_pass("", 600), Err(PassError::BadLabel));
         assert_eq!(validate_pass("a\nb", 600), Err(PassError::BadLabel));
         assert_eq!(validate_pass(&"x".repeat(65), 600), Err(PassError::BadLabel));
+        assert_eq!(validate_pass("mon\u{202E}itor", 600), Err(PassError::BadLabel), "bidi override");
+        assert_eq!(validate_pass("\u{200B}", 600), Err(PassError::BadLabel), "an invisible label");
+    }
+
+    #[test]
+    fn a_revoked_pass_frees_its_slot() {
+        // The review's case: 20 passes, one leaks and is revoked; the 21st (its replacement)
+        // was refused with 409 until the revoked one expired, up to 12 hours later.
+        let mut list: Vec<Pass> = (0..MAX_LIVE_PASSES).map(|i| pass(&format!("p{i}"), 1000)).collect();
+        assert_eq!(add_pass(&mut list, pass("new", 1000), 10), Err(PassError::TooMany));
+        assert_eq!(revoke_pass(&mut list, "p3", 10), Ok(()));
+        assert_eq!(add_pass(&mut list, pass("again", 1000), 11), Ok(()));
+        assert_eq!(revoked_live(&list, 11).collect::<Vec<_>>(), [("p3", 1000)], "still refused at the edge");
+        // Revocations are never refused; new passes stop once the records reach their bound.
+        for i in 0..MAX_LIVE_PASSES - 1 {
+            let id = format!("p{}", if i >= 3 { i + 1 } else { i });
+            assert_eq!(revoke_pass(&mut list, &id, 12), Ok(()));
+            assert_eq!(add_pass(&mut list, pass(&format!("n{i}"), 1000), 12), Ok(()));
+        }
+        assert_eq!(list.len(), MAX_PASS_RECORDS);
+        assert_eq!(revoke_pass(&mut list, "again", 13), Ok(()));
+        assert_eq!(add_pass(&mut list, pass("x", 1000), 13), Err(PassError::TooManyRecords));
+        assert_eq!(add_pass(&mut list, pass("x", 2000), 1000), Ok(()), "once they expire, room again");
     }
 
     #[test]

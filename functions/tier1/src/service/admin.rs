@@ -4,7 +4,7 @@
 
 use vwr_core::EventId;
 
-use super::answers::{PublicPage, build_status};
+use super::answers::{PublicPage, StandbyAlarmState, build_status};
 use super::{CAS_ATTEMPTS, EventStatus, Tier1Error, Tier1Service};
 use crate::draw::Seed;
 use crate::lifecycle::{Action, LifecycleError};
@@ -33,7 +33,7 @@ impl Tier1Service {
         actor: &str,
     ) -> Result<EventStatus, Tier1Error> {
         if let Some(r) = &reason
-            && (r.chars().count() > MAX_HOLD_REASON_CHARS || r.chars().any(char::is_control))
+            && (r.chars().count() > MAX_HOLD_REASON_CHARS || !crate::model::text::is_plain(r, false))
         {
             return Err(Tier1Error::InvalidMessage(format!(
                 "reason must be plain text of at most {MAX_HOLD_REASON_CHARS} characters"
@@ -108,6 +108,14 @@ impl Tier1Service {
         actor: &str,
     ) -> Result<EventStatus, Tier1Error> {
         self.validate_patch(&patch)?;
+        // An alarm the advancer could never read would leave the event ungated exactly when
+        // the site falls over: read it once now, and refuse it with nothing changed.
+        if let Some(alarms) = &self.alarms
+            && let Err(reason) = alarms.in_alarm(&alarm).await
+        {
+            tracing::warn!(event = "tier1.standby_alarm_refused", event_id = %event, alarm = %alarm, error = %reason);
+            return Err(Tier1Error::StandbyAlarmUnreadable { alarm, reason });
+        }
         let rec = self.transition(event, actor, Action::Standby { alarm, patch }).await?;
         self.status_of(rec).await
     }
@@ -192,7 +200,24 @@ impl Tier1Service {
 
     async fn status_of(&self, rec: EventRecord) -> Result<EventStatus, Tier1Error> {
         let counts = self.store.shard_counts(&rec.event, rec.config.shards).await?;
-        Ok(build_status(rec, &counts, self.now()))
+        let alarm = self.standby_alarm_state(&rec).await;
+        let mut status = build_status(rec, &counts, self.now());
+        status.standby_alarm_state = alarm;
+        Ok(status)
+    }
+
+    /// The state of a standby event's alarm as the advancer reads it (`None` for other events
+    /// or without an alarm reader): what status and `vwr watch` show.
+    pub(crate) async fn standby_alarm_state(&self, rec: &EventRecord) -> Option<StandbyAlarmState> {
+        let (EventState::Standby, Some(name), Some(alarms)) = (rec.state, &rec.standby_alarm, &self.alarms)
+        else {
+            return None;
+        };
+        Some(match alarms.in_alarm(name).await {
+            Ok(true) => StandbyAlarmState::Alarm,
+            Ok(false) => StandbyAlarmState::Ok,
+            Err(_) => StandbyAlarmState::Unreadable,
+        })
     }
 
     /// Admin: raise `servingCounter` by `by`, capped at the highest issued position. Allowed

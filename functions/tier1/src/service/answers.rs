@@ -188,7 +188,23 @@ pub struct EventStatus {
     pub hold_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_since: Option<u64>,
+    /// A standby event's alarm (docs/lifecycle.md#standby).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standby_alarm: Option<String>,
+    /// Its state as the advancer reads it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standby_alarm_state: Option<StandbyAlarmState>,
     pub outflow: OutflowFigures,
+}
+
+/// A standby alarm's state as tier 1 reads it: `unreadable` means the advancer cannot open
+/// the event when the alarm fires (an alarm deleted or renamed since it was set, or denied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StandbyAlarmState {
+    Ok,
+    Alarm,
+    Unreadable,
 }
 
 /// How the line is flowing out (docs/outflow.md).
@@ -313,6 +329,8 @@ pub(super) fn build_status(rec: EventRecord, counts: &ShardCounts, now: u64) -> 
         held_by: rec.hold.as_ref().map(|h| h.by),
         hold_reason: rec.hold.as_ref().map(|h| h.reason.clone()),
         held_since: rec.hold.as_ref().map(|h| h.since),
+        standby_alarm: rec.standby_alarm.clone(),
+        standby_alarm_state: None,
         outflow,
     }
 }

@@ -43,6 +43,12 @@ pub enum Tier1Error {
     InvalidConfig(String),
     #[error("{0}")]
     InvalidAdvance(String),
+    /// A standby's alarm that tier 1 cannot read (a typo, an alarm of another account or
+    /// region, or one outside `standby_alarm_names`): the advancer could never open the event.
+    #[error(
+        "alarm {alarm:?} cannot be read ({reason}): name a CloudWatch alarm of this account and region that is in tier 1's standby_alarm_names"
+    )]
+    StandbyAlarmUnreadable { alarm: String, reason: String },
     /// A compare-and-set kept losing: retry shortly.
     #[error("the serving counter is changing too fast; retry")]
     Busy,

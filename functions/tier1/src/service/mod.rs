@@ -25,7 +25,7 @@ mod visitor;
 pub use admin::ScheduleRequest;
 pub use answers::{
     Admitted, AssignResponse, CheckOutcome, ClosedAnswer, EventStatus, OutflowFigures, Placed, PrequeueJoin,
-    PrequeueWait, PublicPage, PublicStatus, Rates, Waiting,
+    PrequeueWait, PublicPage, PublicStatus, Rates, StandbyAlarmState, Waiting,
 };
 pub use error::Tier1Error;
 pub use passes::{CreatedPass, PassView};

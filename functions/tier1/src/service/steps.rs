@@ -107,15 +107,17 @@ impl Tier1Service {
     async fn due(&self, rec: EventRecord, now: u64) -> Result<StepOutcome, Tier1Error> {
         let event = rec.event.clone();
         let from = rec.state;
-        // A standby opens when its alarm fires; an alarm that cannot be read leaves it as it
-        // is (logged): ungated, as the operator left it.
+        // A standby opens when its alarm fires; an alarm that cannot be read (deleted or denied
+        // since the standby was set: `PUT` refuses one it cannot read) leaves it as it is,
+        // ungated as the operator left it, and is logged as an error that Terraform's
+        // `tier1-standby-alarm-unreadable` alarm watches (docs/lifecycle.md#standby).
         let mut fired = false;
         if rec.state == EventState::Standby
             && let (Some(alarms), Some(name)) = (&self.alarms, &rec.standby_alarm)
         {
             match alarms.in_alarm(name).await {
                 Ok(f) => fired = f,
-                Err(e) => tracing::warn!(event = "tier1.standby_alarm_unreadable", event_id = %event,
+                Err(e) => tracing::error!(event = "tier1.standby_alarm_unreadable", event_id = %event,
                     alarm = %name, error = %e),
             }
         }
