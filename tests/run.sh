@@ -174,6 +174,9 @@ cargo build --quiet --bin vwr
 (cd tests/e2e && node --test --test-concurrency=1 walk.test.mjs lifecycle.test.mjs polling.test.mjs abuse.test.mjs place-safety.test.mjs booking.test.mjs languages.test.mjs preview.test.mjs)
 echo "screenshots in target/e2e/"
 
+step "The API against its document (Schemathesis on vwr dev, every check; tests/api-fuzz)"
+tests/api-fuzz/run.sh
+
 step "Load test: 3,000 visitors through vwr dev, tier-2 waits longer than the tier-1 session, Redis lost for 70 s, 60 s of 403s on check (safety counters, placesLostToFaults included, must be 0)"
 # Sessions shorter than the tier-2 wait (60 s tokens, 30 s grace, 120 s at most; the tier-2 line
 # grows, 300 slots against 15 served a second): only tier 2's hold keeps each place
