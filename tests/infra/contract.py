@@ -160,8 +160,9 @@ SDK_ACTIONS = {
 #     shard seals, pre-queue size), GetItem, TransactWriteItems (prequeue/open/close + audit);
 #     tier-2 api: tier-1 event lookup (GetItem) and the tier-2 registration
 #     item EVT#{eventId}/T2 (GetItem, PutItem, UpdateItem); worker: notices, and the
-#     registration item (GetItem) to re-hydrate a registration Redis lost; advancer only: the
-#     health gate's alarms (CloudWatch DescribeAlarms).
+#     registration item (GetItem) to re-hydrate a registration Redis lost; advancer: the
+#     health gate's and the standby alarms (CloudWatch DescribeAlarms); admin: a standby's alarm
+#     when it is set and in the status (docs/lifecycle.md#standby).
 #   Every binary reads its keys from Secrets Manager at start-up.
 CALL_USERS = {
     "dynamodb:GetItem": TIER1 | {"vwr-tier2-api", "vwr-tier2-worker"},
@@ -186,8 +187,10 @@ CALL_USERS = {
     "cloudfront-keyvaluestore:PutKey": {"vwr-tier1-admin", "vwr-tier1-advancer"},
     # The health gate (docs/outflow.md#health-gate; functions/tier1-store/src/alarms.rs): the
     # store crate builds the CloudWatch client only when VWR_HEALTH_ALARMS is set, which only the
-    # advancer gets (ENV_USERS); the API and the admin function link the code but never call it.
-    "cloudwatch:DescribeAlarms": {"vwr-tier1-advancer"},
+    # advancer gets (ENV_USERS). The standby alarms (CloudWatchAlarmStates): the advancer reads
+    # them at each tick, the admin function when a standby is set and in its status; the API
+    # links the code but never calls it.
+    "cloudwatch:DescribeAlarms": {"vwr-tier1-advancer", "vwr-tier1-admin"},
 }
 
 # Transactions are not IAM actions: DynamoDB authorizes each item of a transaction with the
