@@ -91,7 +91,12 @@ exports.handler = async (event) => {
   if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
   var tokens = withBearer(s.cfg, req, cookieValues(r.headers, s.cfg.cookiePrefix + eventId), headerValue(r.headers, 'authorization'));
   if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
-  return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
+  // A check that throws applies the fail mode, as in the CloudFront Function.
+  try {
+    return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
+  } catch (e) {
+    return toEdge(failResponse(s.cfg.failMode, req, 'keys', 'missing or invalid')) || r;
+  }
 };
 exports.setConfig = setConfig;
 // For tests and tooling: verifyToken(token, eventId, nowSeconds, keys, {issuer, audience, leewaySeconds}).

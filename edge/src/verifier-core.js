@@ -53,10 +53,7 @@ function optU64(x) {
 }
 
 function optStringList(x) {
-  if (x == null) return true;
-  if (!isArray(x)) return false;
-  for (var i = 0; i < x.length; i++) if (!isString(x[i])) return false;
-  return true;
+  return x == null || (isArray(x) && x.every(isString));
 }
 
 // Canonical unpadded base64url → UTF-8 text, or null. Encoding the result again must give
@@ -93,8 +90,9 @@ function verifyToken(token, eventId, now, keys, cfg) {
   if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse(MALFORMED);
   if (head.alg !== 'HS256') return refuse('unsupported_alg');
   if (head.kid == null || !has(keys, head.kid)) return refuse('unknown_kid');
-  for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse(MALFORMED);
-  for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse(MALFORMED);
+  if (HEADER_STRINGS.some((k) => !optString(head[k])) || HEADER_LISTS.some((k) => !optStringList(head[k]))) {
+    return refuse(MALFORMED);
+  }
   // The signature must be canonical base64url; comparing the text then compares the bytes.
   if (!B64URL.test(seg[2]) || Buffer.from(seg[2], B64).toString(B64) !== seg[2]) {
     return refuse(MALFORMED);
@@ -323,11 +321,13 @@ function withBearer(cfg, req, tokens, auth) {
 
 // Decides a request for an active event's protected path given the cookie values found
 // (at most a few; duplicates are tried in turn). Answers null to let it through, or the
-// gate response. A cookie that is present but invalid is logged with the reason.
+// gate response. A cookie that is present but invalid is logged with the reason. The tokens
+// tried weigh at most MAX_TOKEN_LEN together, so a request costs at most one long token's HMAC
+// however many it carries (a real token is ~500 characters; edge/README.md#cost-per-request).
 function checkTokens(req, cfg, eventId, tokens, keys, now) {
   var reason = null;
-  for (var i = 0; i < tokens.length; i++) {
-    var res = verifyToken(tokens[i], eventId, now, keys, cfg);
+  for (var i = 0, left = MAX_TOKEN_LEN; i < tokens.length; i++) {
+    var res = (left -= tokens[i].length) < 0 ? refuse(MALFORMED) : verifyToken(tokens[i], eventId, now, keys, cfg);
     // A valid token the operator revoked (a pass, docs/passes.md) is refused as `revoked`.
     if (res.ok && !has(cfg.revoked, res.claims.jti)) return null;
     reason = reason || res.error || 'revoked';

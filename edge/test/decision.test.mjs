@@ -1,6 +1,7 @@
 // The decision table of the edge check, run through BOTH shipped handlers (the built
 // CloudFront Function and the built Lambda@Edge handler) with keys generated at test time.
 import assert from 'node:assert/strict';
+import nodeCrypto from 'node:crypto';
 import { describe, test } from 'node:test';
 
 import {
@@ -509,5 +510,50 @@ describe('apps and passes', () => {
     }
     // Another token of the same visitor is not affected.
     assertPass(await both({ ...API, headers: bearer(VALID) }, { config }));
+  });
+});
+
+describe('the work per request is bounded, and a check that throws applies the fail mode', () => {
+  // A CloudFront Function whose createHmac is watched (counting the bytes it signs) or broken.
+  function watched(createHmac, failMode = 'closed') {
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify({ ...CONFIG, failMode }), keys: KEYS } });
+    cff.context.crypto = { createHmac };
+    cff.setNow(NOW);
+    return cff;
+  }
+
+  test('four 4-KB cookies and a 4-KB Bearer cost at most one long token of HMAC', async () => {
+    // Valid-looking header and kid, signed with another key: each reaches the HMAC. Before, five
+    // were signed (~20 KB, ~480 µs in node:vm against a ~1 ms budget).
+    const big = signToken(newKey(), 'k1', tier1Claims(NOW, { jti: 'x'.repeat(2800) }));
+    assert.ok(big.length > 3900 && big.length <= 4096, `${big.length}`);
+    let signed = 0;
+    const cff = watched((alg, key) => {
+      const h = nodeCrypto.createHmac(alg, key);
+      return { update: (t) => ((signed += t.length), h.update(t), { digest: (f) => h.digest(f) }) };
+    });
+    const cookies = [...Array(4)].map(() => ['vwr_t1_e1', big]);
+    const o = outcome(await cff.handler(cloudFrontEvent({ uri: '/api/seats/e1', cookies, headers: { authorization: `Bearer ${big}` } })));
+    assert.equal(o.status, 403);
+    assert.ok(signed > 0 && signed <= 4096, `${signed} bytes signed`);
+    assert.equal(JSON.parse(cff.logs.at(-1)).reason, 'bad_signature', 'the first token is still checked and named');
+    // A real token among them, first: it passes.
+    signed = 0;
+    assert.deepEqual(outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID], ...cookies] }))), { pass: true });
+    assert.ok(signed < 1024, `${signed}`);
+  });
+
+  test('a token check that throws answers by the fail mode, never a function error', async () => {
+    const broken = () => {
+      throw new TypeError('createHmac: key must be a string');
+    };
+    const closed = watched(broken, 'closed');
+    const o = outcome(await closed.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] })));
+    assert.equal(o.status, 503);
+    assert.deepEqual(JSON.parse(closed.logs.at(-1)), { src: 'vwr-edge', evt: 'config_unavailable', entry: 'keys', reason: 'missing or invalid', failMode: 'closed' });
+    const open = watched(broken, 'open');
+    assert.deepEqual(outcome(await open.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }))), { pass: true });
+    // No token to check: no HMAC, the usual redirect.
+    assert.equal(outcome(await closed.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 302);
   });
 });

@@ -307,6 +307,18 @@ pub async fn has_pass(tier1: &Tier1Service, headers: &HeaderMap, event: &EventId
     if tokens.is_empty() {
         return false;
     }
+    // As the edge: the tokens tried weigh at most MAX_TOKEN_LEN together (edge/README.md).
+    let mut left = vwr_core::token::MAX_TOKEN_LEN;
+    tokens.retain(|t| match left.checked_sub(t.len()) {
+        Some(l) => {
+            left = l;
+            true
+        }
+        None => {
+            left = 0;
+            false
+        }
+    });
     // The revoked passes, from the event item as this instance caches it (the edge reads them
     // from its configuration, written at the revocation): refused within the cache's life.
     let revoked: Vec<String> = match tier1.cached_event(event).await {

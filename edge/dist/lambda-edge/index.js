@@ -37,10 +37,7 @@ function optU64(x) {
 return x == null || (typeof x === 'number' && x >= 0 && x % 1 === 0 && x < 18446744073709551616);
 }
 function optStringList(x) {
-if (x == null) return true;
-if (!isArray(x)) return false;
-for (var i = 0; i < x.length; i++) if (!isString(x[i])) return false;
-return true;
+return x == null || (isArray(x) && x.every(isString));
 }
 function b64Text(s) {
 if (!B64URL.test(s)) return null;
@@ -66,8 +63,9 @@ var head = parseJson(b64Text(seg[0]));
 if (!isObject(head) || !optString(head.alg) || !optString(head.kid)) return refuse(MALFORMED);
 if (head.alg !== 'HS256') return refuse('unsupported_alg');
 if (head.kid == null || !has(keys, head.kid)) return refuse('unknown_kid');
-for (var i = 0; i < HEADER_STRINGS.length; i++) if (!optString(head[HEADER_STRINGS[i]])) return refuse(MALFORMED);
-for (i = 0; i < HEADER_LISTS.length; i++) if (!optStringList(head[HEADER_LISTS[i]])) return refuse(MALFORMED);
+if (HEADER_STRINGS.some((k) => !optString(head[k])) || HEADER_LISTS.some((k) => !optStringList(head[k]))) {
+return refuse(MALFORMED);
+}
 if (!B64URL.test(seg[2]) || Buffer.from(seg[2], B64).toString(B64) !== seg[2]) {
 return refuse(MALFORMED);
 }
@@ -230,8 +228,8 @@ return tokens;
 }
 function checkTokens(req, cfg, eventId, tokens, keys, now) {
 var reason = null;
-for (var i = 0; i < tokens.length; i++) {
-var res = verifyToken(tokens[i], eventId, now, keys, cfg);
+for (var i = 0, left = MAX_TOKEN_LEN; i < tokens.length; i++) {
+var res = (left -= tokens[i].length) < 0 ? refuse(MALFORMED) : verifyToken(tokens[i], eventId, now, keys, cfg);
 if (res.ok && !has(cfg.revoked, res.claims.jti)) return null;
 reason = reason || res.error || 'revoked';
 }
@@ -294,7 +292,11 @@ if (eventId === null) return r;
 if (!eventId) return toEdge(refusal(req, 400, BAD_PATH, {}));
 var tokens = withBearer(s.cfg, req, cookieValues(r.headers, s.cfg.cookiePrefix + eventId), headerValue(r.headers, 'authorization'));
 if (tokens.length && !s.keys) return toEdge(failResponse(s.cfg.failMode, req, 'keys', s.error)) || r;
+try {
 return toEdge(checkTokens(req, s.cfg, eventId, tokens, s.keys, Math.floor(Date.now() / 1000))) || r;
+} catch (e) {
+return toEdge(failResponse(s.cfg.failMode, req, 'keys', 'missing or invalid')) || r;
+}
 };
 exports.setConfig = setConfig;
 exports.verifyToken = verifyToken;
