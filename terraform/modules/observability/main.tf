@@ -212,6 +212,21 @@ locals {
       }
     },
     {
+      "tier1-edge-sync-failing" = {
+        description         = "The edge's configuration (CloudFront KeyValueStore: gated events, revoked passes) could not be written: new activations and standby openings are not gated at the edge, deactivations stick, revocations do not reach it. Look for tier1.edge_sync_failed (TooLarge: too many live revocations beside the event list; see docs/passes.md)."
+        namespace           = local.namespace
+        metric_name         = "EdgeSyncFailures"
+        dimensions          = null
+        statistic           = "Sum"
+        period              = 300
+        evaluation_periods  = 1
+        datapoints_to_alarm = null
+        comparison_operator = "GreaterThanThreshold"
+        threshold           = 0
+        treat_missing_data  = "notBreaching"
+      }
+    },
+    {
       "tier1-standby-alarm-unreadable" = {
         description         = "The advancer cannot read the alarm a standby event waits for (deleted, renamed or outside standby_alarm_names since the standby was set): the event will not open when the site falls over. Look for tier1.standby_alarm_unreadable; vwr admin status shows standbyAlarmState."
         namespace           = local.namespace
@@ -303,6 +318,23 @@ resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
 
   metric_transformation {
     name          = "AdvancerRuns"
+    namespace     = local.namespace
+    value         = "1"
+    default_value = "0"
+  }
+}
+
+# The edge configuration could not be written (docs/failures.md#edge-configuration): by the
+# admin function on a change, or by the advancer reconciling every minute. One metric, a filter
+# per log group.
+resource "aws_cloudwatch_log_metric_filter" "edge_sync_failures" {
+  for_each       = toset(["admin", "advancer"])
+  name           = "${var.name}-edge-sync-failures-${each.key}"
+  log_group_name = var.tier1.log_group_names[each.key]
+  pattern        = "{ $.event = \"tier1.edge_sync_failed\" }"
+
+  metric_transformation {
+    name          = "EdgeSyncFailures"
     namespace     = local.namespace
     value         = "1"
     default_value = "0"
