@@ -27,10 +27,12 @@ use vwr_core::hold::IDENTITY_COOKIE_PREFIX;
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
-/// Largest body of `PUT /api/admin/vwr/page/{eventId}`: page settings at every limit of
-/// docs/brand.md (five languages of 80 + 300 characters, each written as a 6-byte JSON
-/// `\uXXXX` escape, and three 512-character URLs) take about 13 KiB.
-pub const MAX_PAGE_BODY_BYTES: usize = 16 * 1024;
+/// Largest body of the routes that take text in the page's five languages: the page settings
+/// (`PUT …/page/{eventId}`, 80 + 300 characters a language, three 512-character URLs) and the
+/// operator's message (`PUT …/message`, `POST …/pause`, `POST …/close`, 500 characters a
+/// language). At every limit of docs/brand.md and docs/lifecycle.md, each character written as
+/// a JSON surrogate-pair escape (12 bytes), they take about 30 KiB.
+pub const MAX_TEXT_BODY_BYTES: usize = 32 * 1024;
 
 type Svc = Arc<Tier1Service>;
 
@@ -425,10 +427,19 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/status/{event_id}", get(status))
         .route("/api/admin/vwr/advance/{event_id}", post(advance))
         .route("/api/admin/vwr/schedule/{event_id}", put(schedule))
-        .route("/api/admin/vwr/pause/{event_id}", post(pause))
+        .route(
+            "/api/admin/vwr/pause/{event_id}",
+            post(pause).layer(DefaultBodyLimit::max(MAX_TEXT_BODY_BYTES)),
+        )
         .route("/api/admin/vwr/resume/{event_id}", post(resume))
-        .route("/api/admin/vwr/close/{event_id}", post(close))
-        .route("/api/admin/vwr/message/{event_id}", put(message))
+        .route(
+            "/api/admin/vwr/close/{event_id}",
+            post(close).layer(DefaultBodyLimit::max(MAX_TEXT_BODY_BYTES)),
+        )
+        .route(
+            "/api/admin/vwr/message/{event_id}",
+            put(message).layer(DefaultBodyLimit::max(MAX_TEXT_BODY_BYTES)),
+        )
         .route("/api/admin/vwr/audit/{event_id}", get(audit))
         .route("/api/admin/vwr/report/{event_id}", get(report))
         .route("/api/admin/vwr/health/{event_id}", put(health))
@@ -436,7 +447,7 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         .route("/api/admin/vwr/standby/{event_id}", put(standby).delete(end_standby))
         .route(
             "/api/admin/vwr/page/{event_id}",
-            put(set_page).layer(DefaultBodyLimit::max(MAX_PAGE_BODY_BYTES)),
+            put(set_page).layer(DefaultBodyLimit::max(MAX_TEXT_BODY_BYTES)),
         )
         .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
         .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))

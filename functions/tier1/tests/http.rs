@@ -540,14 +540,15 @@ async fn an_empty_page_body_is_refused_and_changes_nothing() {
     assert!(doc.body.get("title").is_none(), "the default page: {:?}", doc.body);
 }
 
-/// Page settings at every documented limit (docs/brand.md: five languages, 80 / 300
-/// characters of CJK text, three 512-character URLs) are taken, even with every character
-/// written as a JSON `\uXXXX` escape; other routes keep their 4 KiB cap.
+/// Page settings and the operator's message at every documented limit (docs/brand.md,
+/// docs/lifecycle.md: five languages of 80 / 300 / 500 characters, three 512-character URLs)
+/// are taken, even with every character an astral one written as a JSON escape (12 bytes);
+/// other routes keep their 4 KiB cap.
 #[tokio::test]
 async fn page_settings_at_every_limit_fit_the_body_cap() {
     let app = app();
     activate(&app, "e1", r#"{"batchSize":0}"#).await;
-    let escaped = |n: usize| "\\u5927".repeat(n);
+    let escaped = |n: usize| "\\ud83c\\udfab".repeat(n);
     let langs = ["en", "ko", "ja", "zh-Hans", "zh-Hant"];
     let texts =
         |n: usize| langs.iter().map(|l| format!("\"{l}\":\"{}\"", escaped(n))).collect::<Vec<_>>().join(",");
@@ -560,22 +561,31 @@ async fn page_settings_at_every_limit_fit_the_body_cap() {
         url("h"),
         url("t"),
     );
-    assert!(body.len() > 4 * 1024 && body.len() <= vwr_tier1::http::MAX_PAGE_BODY_BYTES, "{}", body.len());
+    let cap = vwr_tier1::http::MAX_TEXT_BODY_BYTES;
+    assert!(body.len() > 16 * 1024 && body.len() <= cap, "{}", body.len());
     let r = call(&app, "PUT", "/api/admin/vwr/page/e1", Some(&body), true).await;
     assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
     let doc = call(&app, "GET", "/vwr/page/e1", None, false).await;
     assert_eq!(doc.body["message"]["zh-Hant"].as_str().unwrap().chars().count(), 300);
     assert_eq!(doc.body["logoUrl"].as_str().unwrap().len(), 512);
     // One byte more than the cap: 413, as on every route.
-    let over = format!("{body}{}", " ".repeat(vwr_tier1::http::MAX_PAGE_BODY_BYTES + 1 - body.len()));
+    let over = format!("{body}{}", " ".repeat(cap + 1 - body.len()));
     assert_error(
         &call(&app, "PUT", "/api/admin/vwr/page/e1", Some(&over), true).await,
         StatusCode::PAYLOAD_TOO_LARGE,
         "body_too_large",
     );
-    let big = format!(r#"{{"message":{{"en":"{}"}}}}"#, "a".repeat(5000));
+    // The operator's message at its limits, in the five languages, on each route that takes it.
+    let message = format!(r#"{{"message":{{{}}}}}"#, texts(500));
+    assert!(message.len() > 16 * 1024 && message.len() <= cap, "{}", message.len());
+    let r = call(&app, "PUT", "/api/admin/vwr/message/e1", Some(&message), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    let r = call(&app, "POST", "/api/admin/vwr/pause/e1", Some(&message), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    // Other routes keep their 4 KiB.
+    let big = format!(r#"{{"by":1,"x":"{}"}}"#, "a".repeat(5000));
     assert_error(
-        &call(&app, "PUT", "/api/admin/vwr/message/e1", Some(&big), true).await,
+        &call(&app, "POST", "/api/admin/vwr/advance/e1", Some(&big), true).await,
         StatusCode::PAYLOAD_TOO_LARGE,
         "body_too_large",
     );
