@@ -2,9 +2,9 @@
 // Source: edge/build.mjs inlines edge/src/verifier-core.js at the VWR_CORE marker and
 // writes edge/dist/cloudfront-function.js, the file to deploy (see edge/README.md).
 //
-// Reads two KeyValueStore entries: `config` (JSON: events, rules, cookie prefix, issuer,
-// audience, failMode, leeway) and `keys` (`kid:base64url,…`, read only when a cookie has
-// to be checked).
+// Reads three KeyValueStore entries: `config` (JSON: events, rules, cookie prefix, issuer,
+// audience, failMode, leeway), and, only when a token has to be checked, `keys`
+// (`kid:base64url,…`) and `revoked` (JSON: pass id → expiry).
 import crypto from 'crypto';
 import cf from 'cloudfront';
 
@@ -72,7 +72,13 @@ async function handler(event) {
   if (eventId === null) return r;
   if (!eventId) return toViewer(refusal(req, 400, BAD_PATH, {}));
   var tokens = withBearer(cfg, req, cookieValues(r.cookies, cfg.cookiePrefix + eventId), h.authorization && h.authorization.value);
-  var keys = tokens.length ? parseKeys(await kvsGet('keys')) : {};
+  // Only with a token to check: the keys, and the revoked passes (an entry of their own, so
+  // passes never crowd the event list out of `config`; docs/passes.md), else `config`'s.
+  var keys = {};
+  if (tokens.length) {
+    keys = parseKeys(await kvsGet('keys'));
+    cfg.revoked = parseJson(await kvsGet('revoked')) || cfg.revoked;
+  }
   // A check that throws (a runtime that refused a call) applies the fail mode, as missing
   // keys do: never a function error for every admitted visitor.
   try {

@@ -511,6 +511,28 @@ describe('apps and passes', () => {
     // Another token of the same visitor is not affected.
     assertPass(await both({ ...API, headers: bearer(VALID) }, { config }));
   });
+
+  test('CloudFront Function: revocations in their own entry, read only with a token; the event list never carries them', async () => {
+    const pass = signToken(K1, 'k1', tier1Claims(NOW, { jti: 'pAbCdEfGhIj', sub: 'pass:pAbCdEfGhIj', pos: 0 }));
+    // 40 live revocations: more than ever fit beside the event list in `config` (1 KB).
+    const revoked = Object.fromEntries([...Array(40)].map((_, i) => [`p${String(i).padStart(10, '0')}`, NOW + 3600]));
+    revoked.pAbCdEfGhIj = NOW + 3600;
+    const cff = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS, revoked: JSON.stringify(revoked) } });
+    cff.setNow(NOW);
+    assert.equal(outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1' }))).status, 302);
+    assert.deepEqual(cff.kvs.reads, ['config'], 'no token: neither keys nor revocations are read');
+    const refused = outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', pass]] })));
+    assert.equal(refused.status, 302);
+    assert.equal(JSON.parse(cff.logs.at(-1)).reason, 'revoked');
+    assert.deepEqual(outcome(await cff.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', VALID]] }))), { pass: true });
+    // No `revoked` entry (a store from before): the configuration's own map, as before.
+    const legacy = loadCloudFrontFunction({ kvs: { config: JSON.stringify({ ...CONFIG, revoked: { pAbCdEfGhIj: NOW + 3600 } }), keys: KEYS } });
+    legacy.setNow(NOW);
+    assert.equal(outcome(await legacy.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', pass]] }))).status, 302);
+    const none = loadCloudFrontFunction({ kvs: { config: JSON.stringify(CONFIG), keys: KEYS } });
+    none.setNow(NOW);
+    assert.deepEqual(outcome(await none.handler(cloudFrontEvent({ uri: '/events/e1', cookies: [['vwr_t1_e1', pass]] }))), { pass: true });
+  });
 });
 
 describe('the work per request is bounded, and a check that throws applies the fail mode', () => {

@@ -2,7 +2,7 @@
 //! events (`vwr_tier1::edge_sync`).
 
 use async_trait::async_trait;
-use vwr_tier1::edge_sync::{CONFIG_KEY, EdgeConfigStore, EdgeSyncError};
+use vwr_tier1::edge_sync::{CONFIG_KEY, EdgeConfigStore, EdgeSyncError, REVOKED_KEY};
 
 /// The CloudFront KeyValueStore of the edge verifier.
 #[derive(Debug, Clone)]
@@ -21,9 +21,10 @@ fn unavailable(op: &str, e: impl std::fmt::Display) -> EdgeSyncError {
     EdgeSyncError::Unavailable(format!("{op}: {e}"))
 }
 
-#[async_trait]
-impl EdgeConfigStore for KvsEdgeConfig {
-    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+impl KvsEdgeConfig {
+    /// Entry `key` (`None` while it does not exist) and the store's ETag.
+    async fn get_entry(&self, key: &str) -> Result<(Option<String>, String), EdgeSyncError> {
+        use aws_sdk_cloudfrontkeyvaluestore::error::ProvideErrorMetadata;
         let d = self.client.describe_key_value_store().kvs_arn(&self.arn).send().await.map_err(|e| {
             unavailable(
                 "DescribeKeyValueStore",
@@ -31,23 +32,18 @@ impl EdgeConfigStore for KvsEdgeConfig {
             )
         })?;
         let version = d.e_tag().to_owned();
-        let v = self.client.get_key().kvs_arn(&self.arn).key(CONFIG_KEY).send().await.map_err(|e| {
-            unavailable("GetKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e))
-        })?;
-        Ok((v.value().to_owned(), version))
+        match self.client.get_key().kvs_arn(&self.arn).key(key).send().await {
+            Ok(v) => Ok((Some(v.value().to_owned()), version)),
+            Err(e) if e.code() == Some("ResourceNotFoundException") => Ok((None, version)),
+            Err(e) => {
+                Err(unavailable("GetKey", aws_sdk_cloudfrontkeyvaluestore::error::DisplayErrorContext(e)))
+            }
+        }
     }
 
-    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
-        match self
-            .client
-            .put_key()
-            .kvs_arn(&self.arn)
-            .key(CONFIG_KEY)
-            .value(value)
-            .if_match(version)
-            .send()
-            .await
-        {
+    /// Writes entry `key` against the store's ETag `version`; `Ok(false)` on a conflict.
+    async fn put_entry(&self, key: &str, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        match self.client.put_key().kvs_arn(&self.arn).key(key).value(value).if_match(version).send().await {
             Ok(_) => Ok(true),
             Err(e) => {
                 use aws_sdk_cloudfrontkeyvaluestore::error::ProvideErrorMetadata;
@@ -61,5 +57,29 @@ impl EdgeConfigStore for KvsEdgeConfig {
                 }
             }
         }
+    }
+}
+
+#[async_trait]
+impl EdgeConfigStore for KvsEdgeConfig {
+    async fn get(&self) -> Result<(String, String), EdgeSyncError> {
+        match self.get_entry(CONFIG_KEY).await? {
+            (Some(v), version) => Ok((v, version)),
+            (None, _) => {
+                Err(EdgeSyncError::BadConfig(format!("no `{CONFIG_KEY}` entry in the KeyValueStore")))
+            }
+        }
+    }
+
+    async fn put(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        self.put_entry(CONFIG_KEY, value, version).await
+    }
+
+    async fn get_revoked(&self) -> Result<(Option<String>, String), EdgeSyncError> {
+        self.get_entry(REVOKED_KEY).await
+    }
+
+    async fn put_revoked(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        self.put_entry(REVOKED_KEY, value, version).await
     }
 }

@@ -29,11 +29,15 @@ async fn stores(name: &str) -> Vec<(&'static str, Arc<dyn PositionStore>)> {
 #[derive(Default)]
 struct RecordingEdge {
     inner: Mutex<(String, u64, Vec<String>)>,
+    revoked: Mutex<Option<String>>,
 }
 
 impl RecordingEdge {
     fn new() -> Self {
-        Self { inner: Mutex::new((r#"{"rules":[],"failMode":"closed"}"#.to_owned(), 1, Vec::new())) }
+        Self {
+            inner: Mutex::new((r#"{"rules":[],"failMode":"closed"}"#.to_owned(), 1, Vec::new())),
+            revoked: Mutex::new(None),
+        }
     }
 
     fn events(value: &str) -> Vec<String> {
@@ -66,6 +70,19 @@ impl EdgeConfigStore for RecordingEdge {
         g.0 = value.to_owned();
         g.1 += 1;
         g.2.push(value.to_owned());
+        Ok(true)
+    }
+    async fn get_revoked(&self) -> Result<(Option<String>, String), EdgeSyncError> {
+        let g = self.inner.lock().unwrap();
+        Ok((self.revoked.lock().unwrap().clone(), g.1.to_string()))
+    }
+    async fn put_revoked(&self, value: &str, version: &str) -> Result<bool, EdgeSyncError> {
+        let mut g = self.inner.lock().unwrap();
+        if g.1.to_string() != version {
+            return Ok(false);
+        }
+        *self.revoked.lock().unwrap() = Some(value.to_owned());
+        g.1 += 1;
         Ok(true)
     }
 }

@@ -16,7 +16,7 @@ use vwr_core::time::ManualClock;
 use vwr_core::token::TokenError;
 use vwr_tier1::edge_sync::MemoryEdgeConfig;
 use vwr_tier1::memory::MemoryStore;
-use vwr_tier1::model::{MAX_LIVE_PASSES, MAX_PASS_TTL_SECS};
+use vwr_tier1::model::{ConfigPatch, MAX_LIVE_PASSES, MAX_PASS_TTL_SECS};
 use vwr_tier1::store::PositionStore;
 use vwr_tier1::{Tier1Clients, Tier1Service};
 
@@ -32,8 +32,17 @@ fn service(store: Arc<dyn PositionStore>, clock: Arc<ManualClock>) -> (Tier1Serv
     (common::service_with(clients, |_| {}), edge)
 }
 
+/// The edge's revoked passes (their own entry; `null` when none), and never in `config`.
 fn revoked(edge: &MemoryEdgeConfig) -> Value {
-    serde_json::from_str::<Value>(&edge.value()).unwrap()["revoked"].clone()
+    assert!(
+        !edge.value().contains("revoked"),
+        "the event list's entry holds no revocation: {}",
+        edge.value()
+    );
+    edge.revoked()
+        .map(|r| serde_json::from_str::<Value>(&r).unwrap())
+        .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+        .unwrap_or(Value::Null)
 }
 
 fn code(e: vwr_tier1::service::Tier1Error) -> (StatusCode, String) {
@@ -165,4 +174,32 @@ async fn racing_creates_never_pass_the_bound() {
         sorted.sort();
         assert_eq!(made, sorted, "{name}: exactly the answered ones are kept");
     }
+}
+
+/// Passes never crowd the event list out of the edge (issue 33, R2): revocations have their
+/// own 1 KB entry. Before, about 27 live revocations made every edge write fail, so new
+/// activations were not gated at the edge. Now the revocation that does not fit is refused
+/// (503 `edge_sync_failed`, recorded, retried by the advancer) and activations go on.
+#[tokio::test]
+async fn revocations_never_stop_the_event_list() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let (svc, edge) = service(Arc::new(MemoryStore::new()), clock.clone());
+    let mut refused = None;
+    'events: for e in ["r1", "r2", "r3"] {
+        svc.activate(&ev(e), ConfigPatch::default(), "ops").await.unwrap();
+        for i in 0..20 {
+            let p = svc.create_pass(&ev(e), &format!("leaked {i}"), 7200, "ops").await.unwrap();
+            if let Err(err) = svc.revoke_pass(&ev(e), &p.pass_id, "security").await {
+                refused = Some((revoked(&edge).as_object().unwrap().len(), code(err)));
+                break 'events;
+            }
+        }
+    }
+    let (fitted, err) = refused.expect("some revocation did not fit its 1 KB entry");
+    assert!(fitted >= 35, "{fitted} revocations fit their own entry");
+    assert_eq!(err, (StatusCode::SERVICE_UNAVAILABLE, "edge_sync_failed".into()));
+    // The event list still moves: a new sale is gated at the edge.
+    svc.activate(&ev("later"), ConfigPatch::default(), "ops").await.unwrap();
+    let events = serde_json::from_str::<Value>(&edge.value()).unwrap()["events"].clone();
+    assert!(events.as_array().unwrap().iter().any(|e| e == "later"), "{events}");
 }

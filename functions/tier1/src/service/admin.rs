@@ -54,7 +54,7 @@ impl Tier1Service {
         let rec = self.transition(event, actor, Action::Activate { patch, sealed: None }).await?;
         if rec.state == EventState::Open {
             // An activation of an already open event may have been a no-op for the edge.
-            self.sync_edge(Some((event, true)), None).await?;
+            self.sync_edge(Some((event, true)), None, false).await?;
         }
         self.status_of(rec).await
     }

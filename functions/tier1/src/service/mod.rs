@@ -196,13 +196,16 @@ impl Tier1Service {
     /// the list as it reads it and writes against its version, so a list another instance
     /// changed meanwhile is decided again.
     ///
-    /// The same write carries the revoked passes (docs/passes.md) of the indexed events and of
-    /// `fresh`, the record just written (the index may not show it yet); `write_events` keeps
-    /// the entries the configuration already holds until they expire.
+    /// First the revoked passes (docs/passes.md) of the indexed events and of `fresh`, the
+    /// record just written (the index may not show it yet), into their own entry
+    /// (`publish_revoked` keeps what it holds until it expires); then the list. Revocations
+    /// that do not fit their entry fail only `revoking` (a revocation's own call), logged as
+    /// every failure is: the event list never fails because of passes.
     async fn sync_edge(
         &self,
         changed: Option<(&EventId, bool)>,
         fresh: Option<&EventRecord>,
+        revoking: bool,
     ) -> Result<(), Tier1Error> {
         let Some(edge) = &self.edge else {
             return Ok(());
@@ -219,6 +222,10 @@ impl Tier1Service {
         }
         let indexed: HashMap<String, bool> =
             records.into_iter().map(|r| (r.event.as_str().to_owned(), r.state.gates())).collect();
+        let (raw, _) = edge.get().await.map_err(failed)?;
+        let legacy = edge_sync::legacy_revoked(&raw, now);
+        let revocations =
+            edge_sync::publish_revoked(edge.as_ref(), &revoked, &legacy, now).await.map_err(failed);
         for _ in 0..edge_sync::PUBLISH_ATTEMPTS {
             let (raw, version) = edge.get().await.map_err(failed)?;
             let listed: BTreeSet<String> = edge_sync::events_of(&raw).map_err(failed)?.into_iter().collect();
@@ -246,12 +253,15 @@ impl Tier1Service {
                     gated.push(event);
                 }
             }
-            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated, &revoked, now)
+            if edge_sync::write_events(edge.as_ref(), &raw, &version, &gated, revocations.is_ok())
                 .await
                 .map_err(failed)?
                 .is_some()
             {
-                return Ok(());
+                return match revocations {
+                    Err(e) if revoking => Err(e),
+                    _ => Ok(()),
+                };
             }
         }
         Err(failed(edge_sync::EdgeSyncError::Conflict))
@@ -377,10 +387,9 @@ impl Tier1Service {
                 let revoked = |r: &EventRecord| {
                     revoked_live(&r.passes, now).map(|(id, _)| id.to_owned()).collect::<Vec<_>>()
                 };
-                if from.is_some_and(EventState::gates) != new.state.gates()
-                    || old.as_ref().map_or_else(Vec::new, revoked) != revoked(&new)
-                {
-                    self.sync_edge(Some((event, new.state.gates())), Some(&new)).await?;
+                let revoking = old.as_ref().map_or_else(Vec::new, revoked) != revoked(&new);
+                if from.is_some_and(EventState::gates) != new.state.gates() || revoking {
+                    self.sync_edge(Some((event, new.state.gates())), Some(&new), revoking).await?;
                 }
                 return Ok(new);
             }

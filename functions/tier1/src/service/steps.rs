@@ -76,7 +76,7 @@ pub const ADVANCER_ACTOR: &str = "advancer";
 impl Tier1Service {
     /// Reconciles the edge configuration with the gated events (each advancer run).
     pub async fn reconcile_edge(&self) -> Result<(), Tier1Error> {
-        self.sync_edge(None, None).await
+        self.sync_edge(None, None, false).await
     }
 
     /// One advancer pass: every event's due transition (pre-queue, open, close at
