@@ -91,7 +91,7 @@ pub enum AdminCommand {
         #[command(flatten)]
         message: MessageArgs,
         /// Remove the message.
-        #[arg(long, conflicts_with_all = ["en", "ko"])]
+        #[arg(long, conflicts_with_all = ["en", "ko", "text"])]
         clear: bool,
     },
     /// Every admin change of an event: who, when, before and after.
@@ -248,31 +248,47 @@ impl ConfigArgs {
     }
 }
 
-/// A message to the visitors, per language.
+/// The languages of the waiting page, and so of the operator's message (docs/lifecycle.md).
+pub const MESSAGE_LANGUAGES: [&str; 5] = ["en", "ko", "ja", "zh-Hans", "zh-Hant"];
+
+/// A message to the visitors, per language: `--text LANG=TEXT` for any language of the page,
+/// `--en` and `--ko` as shorthands.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct MessageArgs {
-    /// The message in English.
+    /// The message in one language, LANG=TEXT (en, ko, ja, zh-Hans, zh-Hant); repeat it for
+    /// more, e.g. --text en="Back soon" --text ja="まもなく再開します".
+    #[arg(long = "text", value_name = "LANG=TEXT", value_parser = parse_text)]
+    pub text: Vec<(String, String)>,
+    /// The message in English (as --text en=…).
     #[arg(long)]
     pub en: Option<String>,
-    /// The message in Korean.
+    /// The message in Korean (as --text ko=…).
     #[arg(long)]
     pub ko: Option<String>,
 }
 
+/// `LANG=TEXT` with LANG a language of the page.
+fn parse_text(s: &str) -> Result<(String, String), String> {
+    let (lang, text) =
+        s.split_once('=').ok_or_else(|| format!("{s:?}: expected LANG=TEXT, e.g. ja=まもなく再開します"))?;
+    let lang = MESSAGE_LANGUAGES.iter().find(|l| l.eq_ignore_ascii_case(lang.trim())).ok_or_else(|| {
+        format!("{lang:?} is not a language of the page ({})", MESSAGE_LANGUAGES.join(", "))
+    })?;
+    Ok(((*lang).to_owned(), text.to_owned()))
+}
+
 impl MessageArgs {
-    /// `{en?, ko?}`, or `None` when neither is given.
-    pub fn to_json(&self) -> Option<Value> {
-        if self.en.is_none() && self.ko.is_none() {
-            return None;
-        }
+    /// The message as the API takes it (`{en?, ko?, ja?, zh-Hans?, zh-Hant?}`), `Ok(None)` when
+    /// no language is given; a language given twice is an error.
+    pub fn to_json(&self) -> Result<Option<Value>, String> {
         let mut m = Map::new();
-        if let Some(en) = &self.en {
-            m.insert("en".into(), json!(en));
+        let given = self.text.iter().cloned().chain(self.en.iter().map(|t| ("en".to_owned(), t.clone())));
+        for (lang, text) in given.chain(self.ko.iter().map(|t| ("ko".to_owned(), t.clone()))) {
+            if m.insert(lang.clone(), json!(text)).is_some() {
+                return Err(format!("the message in {lang} is given twice"));
+            }
         }
-        if let Some(ko) = &self.ko {
-            m.insert("ko".into(), json!(ko));
-        }
-        Some(Value::Object(m))
+        Ok((!m.is_empty()).then_some(Value::Object(m)))
     }
 }
 
@@ -379,7 +395,7 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             (Method::PUT, format!("/api/admin/vwr/schedule/{event_id}"), Some(Value::Object(m)))
         }
         AdminCommand::Pause { event_id, message } => {
-            let body = match message.to_json() {
+            let body = match message.to_json()? {
                 Some(m) => json!({ "message": m }),
                 None => json!({}),
             };
@@ -429,16 +445,18 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
         }
         AdminCommand::Close { event_id, reason, message } => {
             let mut body = json!({ "reason": reason });
-            if let Some(m) = message.to_json() {
+            if let Some(m) = message.to_json()? {
                 body["message"] = m;
             }
             (Method::POST, format!("/api/admin/vwr/close/{event_id}"), Some(body))
         }
         AdminCommand::Message { event_id, message, clear } => {
-            let m = match (clear, message.to_json()) {
+            let m = match (clear, message.to_json()?) {
                 (true, _) => Value::Null,
                 (false, Some(m)) => m,
-                (false, None) => return Err("give --en and/or --ko, or --clear".into()),
+                (false, None) => {
+                    return Err("give the message with --text LANG=TEXT (or --en, --ko), or --clear".into());
+                }
             };
             (Method::PUT, format!("/api/admin/vwr/message/{event_id}"), Some(json!({ "message": m })))
         }
@@ -480,5 +498,30 @@ mod tests {
         assert!(parse_time_at("tomorrow", 0).is_err());
         assert!(parse_time_at("+soon", 0).is_err());
         assert!(parse_time_at("", 0).is_err());
+    }
+
+    #[test]
+    fn a_message_speaks_every_language_of_the_page() {
+        assert_eq!(parse_text("ja=まもなく再開します"), Ok(("ja".into(), "まもなく再開します".into())));
+        assert_eq!(
+            parse_text("ZH-hant=請稍候"),
+            Ok(("zh-Hant".into(), "請稍候".into())),
+            "the language's own spelling"
+        );
+        assert_eq!(parse_text("en=a=b"), Ok(("en".into(), "a=b".into())), "the first = splits");
+        assert!(parse_text("fr=Patientez").unwrap_err().contains("not a language of the page"));
+        assert!(parse_text("no equals sign").unwrap_err().contains("LANG=TEXT"));
+        let m = MessageArgs {
+            text: vec![("ja".into(), "お待ちください".into()), ("zh-Hans".into(), "请稍候".into())],
+            en: Some("Hold on".into()),
+            ko: None,
+        };
+        assert_eq!(
+            m.to_json(),
+            Ok(Some(json!({"ja": "お待ちください", "zh-Hans": "请稍候", "en": "Hold on"})))
+        );
+        let twice = MessageArgs { text: vec![("en".into(), "a".into())], en: Some("b".into()), ko: None };
+        assert_eq!(twice.to_json(), Err("the message in en is given twice".into()));
+        assert_eq!(MessageArgs::default().to_json(), Ok(None));
     }
 }

@@ -388,3 +388,34 @@ async fn a_standby_event_opens_when_its_alarm_is_set() {
         audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
     assert_eq!(actions, ["standby", "standby_open"]);
 }
+
+/// The operator's message in every language of the page (docs/lifecycle.md#admin-routes):
+/// `--text LANG=TEXT`, repeatable, reaches the public status document; a language the page
+/// does not speak is refused before anything is sent.
+#[tokio::test]
+async fn a_message_in_japanese_reaches_the_status_document() {
+    let server = start("message", &["--store", "memory"], &[]).await;
+    admin(&server, &["activate", "e1", "--batch-size", "0"]);
+    let st = admin(
+        &server,
+        &["pause", "e1", "--text", "ja=まもなく再開します", "--text", "zh-Hant=請稍候", "--en", "Back soon"],
+    );
+    assert_eq!(st["message"]["ja"], "まもなく再開します", "{st}");
+    let client = HttpClient::new(Duration::from_secs(5)).unwrap();
+    let doc = client
+        .send(Method::GET, &format!("{}/vwr-api/vwr/status/e1", server.base), None, &Auth::None)
+        .await
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&doc.body).unwrap();
+    assert_eq!(
+        doc["message"],
+        serde_json::json!({"en": "Back soon", "ja": "まもなく再開します", "zh-Hant": "請稍候"})
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vwr"))
+        .args(["admin", "--url", &server.base, "message", "e1", "--text", "fr=Patientez"])
+        .env("VWR_DEV_DIR", &server.dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a language of the page"));
+}
