@@ -41,8 +41,9 @@ pub enum AdminCommand {
         force: bool,
     },
     /// Schedule a sale: the pre-queue opens at --prequeue-at, the randomized open happens at
-    /// --open-at. Times are unix seconds, RFC 3339 (2026-12-01T10:00:00Z) or relative (+90s,
-    /// +10m, +2h).
+    /// --open-at. Times are RFC 3339 with their zone (2026-12-01T20:00:00+09:00 or
+    /// 2026-12-01T11:00:00Z), unix seconds, or relative (+90s, +10m, +2h); a time without a zone
+    /// is refused. They are said back in UTC and in this machine's zone before being sent.
     Schedule {
         event_id: String,
         #[arg(long, value_parser = parse_time)]
@@ -292,7 +293,26 @@ impl MessageArgs {
     }
 }
 
-/// Parses a time: unix seconds, RFC 3339, or `+N[s|m|h|d]` from now.
+/// `t` (unix seconds) in UTC and in this machine's zone, e.g. `2026-12-01 11:00:00 UTC =
+/// 2026-12-01 20:00:00 KST (Asia/Seoul)`.
+pub fn both_zones(t: u64) -> String {
+    let Ok(ts) =
+        i64::try_from(t).map_err(|_| ()).and_then(|s| jiff::Timestamp::from_second(s).map_err(|_| ()))
+    else {
+        return format!("{t} (unix seconds)");
+    };
+    let utc = ts.strftime("%Y-%m-%d %H:%M:%S UTC");
+    let tz = jiff::tz::TimeZone::system();
+    match tz.iana_name() {
+        Some(name) if name != "UTC" && name != "Etc/UTC" => {
+            format!("{utc} = {} ({name})", ts.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M:%S %Z"))
+        }
+        _ => utc.to_string(),
+    }
+}
+
+/// Parses a time: unix seconds, RFC 3339 with its offset (`…Z` or `…+09:00`), or
+/// `+N[s|m|h|d]` from now; a time without a zone is refused.
 pub fn parse_time(s: &str) -> Result<u64, String> {
     parse_time_at(s, vwr_core::time::now_secs())
 }
@@ -306,9 +326,15 @@ fn parse_time_at(s: &str, now: u64) -> Result<u64, String> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse().map_err(|e| format!("{s:?}: {e}"));
     }
-    let t = humantime::parse_rfc3339_weak(s)
-        .map_err(|e| format!("{s:?}: {e} (use unix seconds, 2026-12-01T10:00:00Z or +10m)"))?;
-    t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).map_err(|e| e.to_string())
+    // RFC 3339 with its offset (jiff: a kept parser; humantime read `2026-12-01 20:00:00` as
+    // UTC and refused `+09:00`, so a Seoul sale would have opened nine hours late). A time
+    // without an offset is refused: it would be read in some zone the operator did not choose.
+    let t: jiff::Timestamp = s.parse().map_err(|e| {
+        format!(
+            "{s:?}: {e}. Give the zone: 2026-12-01T20:00:00+09:00, 2026-12-01T11:00:00Z, unix seconds or +10m"
+        )
+    })?;
+    u64::try_from(t.as_second()).map_err(|_| format!("{s:?}: before 1970"))
 }
 
 /// The credentials of `target`: SigV4 from the AWS chain, or the bearer key (flag, env, or
@@ -385,6 +411,13 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             (Method::POST, format!("/api/admin/vwr/deactivate/{event_id}"), None)
         }
         AdminCommand::Schedule { event_id, prequeue_at, open_at, close_at, config } => {
+            // Said back before it is sent, in UTC and in this machine's zone: a wrong hour shows.
+            for (what, t) in [("pre-queue", Some(prequeue_at)), ("open", Some(open_at)), ("close", close_at)]
+            {
+                if let Some(t) = t {
+                    eprintln!("{what:>9}: {}", both_zones(t));
+                }
+            }
             let mut m = Map::new();
             m.insert("prequeueAt".into(), json!(prequeue_at));
             m.insert("openAt".into(), json!(open_at));
@@ -495,6 +528,18 @@ mod tests {
         assert_eq!(parse_time_at("+10m", 100), Ok(700));
         assert_eq!(parse_time_at("+2h", 0), Ok(7200));
         assert_eq!(parse_time_at("2027-01-15T08:00:00Z", 0), Ok(1_800_000_000));
+        // The Seoul sale: 20:00 KST is 11:00 UTC, not 20:00 UTC.
+        assert_eq!(parse_time_at("2027-01-15T17:00:00+09:00", 0), Ok(1_800_000_000));
+        assert_eq!(parse_time_at("2027-01-15T03:00:00-05:00", 0), Ok(1_800_000_000));
+        assert!(
+            both_zones(1_800_000_000).starts_with("2027-01-15 08:00:00 UTC"),
+            "{}",
+            both_zones(1_800_000_000)
+        );
+        for zoneless in ["2027-01-15 08:00:00", "2027-01-15T08:00:00", "2027-01-15"] {
+            let e = parse_time_at(zoneless, 0).unwrap_err();
+            assert!(e.contains("Give the zone"), "{zoneless}: {e}");
+        }
         assert!(parse_time_at("tomorrow", 0).is_err());
         assert!(parse_time_at("+soon", 0).is_err());
         assert!(parse_time_at("", 0).is_err());
