@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use vwr_cli::admin::{AdminCommand, AdminTarget};
 use vwr_cli::dev::DevOptions;
 
@@ -65,6 +65,9 @@ enum Command {
     /// Screenshots of the waiting page in every state and language, from `vwr dev`'s preview
     /// mode, with the local Chromium (docs/brand.md#previews).
     Preview(vwr_cli::preview::PreviewArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell), e.g.
+    /// `vwr completions bash > ~/.local/share/bash-completion/completions/vwr`.
+    Completions { shell: clap_complete::Shell },
     /// Call the admin API.
     Admin {
         #[command(flatten)]
@@ -187,6 +190,14 @@ async fn main() -> ExitCode {
             }
         }
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
+        Command::Completions { shell } => {
+            // Into memory first: clap_complete panics on a failed write (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "vwr", &mut script);
+            use std::io::Write;
+            let _ = std::io::stdout().lock().write_all(&script);
+            Ok(())
+        }
         Command::Watch(args) => vwr_cli::watch::run(args).await,
         Command::Preview(args) => vwr_cli::preview::run(args).await,
         Command::Plan(args) => match vwr_cli::plan::run(args) {
