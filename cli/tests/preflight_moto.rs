@@ -372,7 +372,7 @@ async fn a_stack_that_takes_the_plan_passes_and_what_moto_cannot_answer_is_not_c
         .collect();
     assert!(rest.is_empty(), "{rest:#?}");
     assert_eq!(r.summary().not_checked, 5);
-    assert_eq!(r.exit_code(), 0, "not checked and warn rows do not block");
+    assert_eq!(r.exit_code(false), 0, "not checked and warn rows do not block");
 }
 
 #[tokio::test]
@@ -409,11 +409,11 @@ async fn shortfalls_and_missing_resources_fail() {
     assert_status(&r, "CloudWatch alarms present", Status::Fail);
     assert_eq!(row(&r, "CloudWatch alarms present").seen, "0 of 19");
     assert_status(&r, "WAF web ACL rate-based rules", Status::Fail);
-    assert_eq!(r.exit_code(), 1);
+    assert_eq!(r.exit_code(false), 1);
     // Without a plan the existence checks still fail; nothing is "needed".
     let r = preflight(&sdk, &names, None).await;
     assert_status(&r, "DynamoDB table capacity mode", Status::Fail);
     assert_status(&r, "Lambda tier1-api reserved concurrency", Status::Ok);
     assert!(r.checks.iter().all(|c| c.needed.is_none()));
-    assert_eq!(r.exit_code(), 1);
+    assert_eq!(r.exit_code(false), 1);
 }

@@ -118,10 +118,17 @@ impl Report {
         self.checks.iter().any(|r| r.status == Status::Fail)
     }
 
-    /// `vwr preflight`'s exit code: 1 on a blocking shortfall, else 0 (`not checked` rows do
-    /// not block, and are not `ok` either: the summary counts them apart).
-    pub fn exit_code(&self) -> u8 {
-        u8::from(self.blocking())
+    /// `vwr preflight`'s exit code: 1 on a blocking shortfall — with `strict`, a row not
+    /// checked too —, 2 when nothing at all could be checked (every row `not checked`: no green
+    /// from an account nobody read), else 0 (`not checked` rows are not `ok` either: the
+    /// summary counts them apart).
+    pub fn exit_code(&self, strict: bool) -> u8 {
+        let s = self.summary();
+        if s.not_checked > 0 && s.ok + s.warn + s.fail == 0 {
+            2
+        } else {
+            u8::from(self.blocking() || strict && s.not_checked > 0)
+        }
     }
 
     pub fn summary(&self) -> Summary {
@@ -189,15 +196,20 @@ mod tests {
 
     #[test]
     fn only_a_fail_blocks_and_not_checked_is_never_ok() {
-        assert_eq!(report(&[Status::Ok, Status::Warn]).exit_code(), 0);
-        assert_eq!(report(&[Status::Ok, Status::Fail, Status::NotChecked]).exit_code(), 1);
+        assert_eq!(report(&[Status::Ok, Status::Warn]).exit_code(false), 0);
+        assert_eq!(report(&[Status::Ok, Status::Fail, Status::NotChecked]).exit_code(false), 1);
         let r = report(&[Status::NotChecked, Status::NotChecked, Status::Ok]);
-        assert_eq!(r.exit_code(), 0, "an unanswered check does not block");
+        assert_eq!(r.exit_code(false), 0, "an unanswered check does not block");
         assert_eq!(r.summary(), Summary { ok: 1, warn: 0, fail: 0, not_checked: 2 });
         let json = serde_json::to_value(r.json()).unwrap();
         assert_eq!(json["checks"][0]["status"], "not checked");
         assert_eq!(json["summary"]["notChecked"], 2);
         assert_eq!(json["blocking"], false);
+        assert_eq!(r.exit_code(true), 1, "--strict: a row not checked fails");
+        // Nothing checked at all (no credentials, an endpoint that never answers): not a green
+        // run (before: "0 ok, 0 warn, 0 fail, 20 not checked — not blocking", exit 0).
+        let none = report(&[Status::NotChecked; 20]);
+        assert_eq!((none.exit_code(false), none.exit_code(true)), (2, 2));
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub enum PreflightError {
     /// No AWS region configured: every call would fail.
     #[error("no AWS region: set AWS_REGION (or a profile's region)")]
     NoRegion,
+    /// No AWS credentials could be loaded: every call would fail, each with the same message.
+    #[error("no AWS credentials: {0} (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")]
+    NoCredentials(String),
     /// The report could not be written as JSON.
     #[error("report: {0}")]
     Render(String),

@@ -33,6 +33,9 @@ pub struct PreflightArgs {
     /// The rows as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fail (exit 1) on any row not checked, not only on a shortfall.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 impl PreflightArgs {
@@ -74,17 +77,25 @@ pub fn render(report: &Report, json: bool) -> Result<String, PreflightError> {
     }
 }
 
-/// What `vwr preflight` prints and its exit code (1 on a blocking shortfall), or why it cannot
-/// run (the caller exits 2).
+/// What `vwr preflight` prints and its exit code (1 on a blocking shortfall, 2 when nothing
+/// could be checked), or why it cannot run (the caller exits 2): no region, no credentials —
+/// said once, not once per row.
 pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
+    use aws_credential_types::provider::ProvideCredentials;
     let needs = read_plan(args.plan.as_deref())?;
     let names = args.names();
     let sdk = aws::sdk_config().await;
     if sdk.region().is_none() {
         return Err(PreflightError::NoRegion);
     }
+    let Some(creds) = sdk.credentials_provider() else {
+        return Err(PreflightError::NoCredentials("no credentials provider".into()));
+    };
+    if let Err(e) = creds.provide_credentials().await {
+        return Err(PreflightError::NoCredentials(e.to_string()));
+    }
     let report = preflight(&sdk, &names, needs.as_ref()).await;
-    Ok((render(&report, args.json)?, report.exit_code()))
+    Ok((render(&report, args.json)?, report.exit_code(args.strict)))
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ fn a_healthy_stack_passes_with_and_without_a_plan() {
         let r = judge(&healthy(), &names(), p.as_ref());
         let bad: Vec<_> = r.checks.iter().filter(|c| c.status != Status::Ok).collect();
         assert!(bad.is_empty(), "{bad:#?}");
-        assert_eq!(r.exit_code(), 0);
+        assert_eq!(r.exit_code(false), 0);
     }
     let r = judge(&healthy(), &names(), None);
     assert!(r.checks.iter().all(|c| c.needed.is_none()), "no plan, nothing needed");
@@ -102,7 +102,7 @@ fn a_stage_below_the_plans_peak_fails_and_one_near_it_warns() {
     let r = judge(&healthy(), &names(), Some(&p));
     assert_eq!(status(&r, "API Gateway tier1 stage throttle rate"), Status::Fail);
     assert_eq!(status(&r, "API Gateway tier2 stage throttle rate"), Status::Warn);
-    assert_eq!(r.exit_code(), 1);
+    assert_eq!(r.exit_code(false), 1);
     // A throttle of 0 refuses everything, with or without a plan.
     let mut seen = healthy();
     seen.stages[0].rate = Seen::Found(Some(0.0));
@@ -136,7 +136,7 @@ fn unanswered_checks_are_not_checked_never_ok_and_do_not_block() {
     assert_eq!(status(&r, "Lambda unreserved concurrency"), Status::NotChecked);
     assert_eq!(status(&r, "API Gateway account throttle rate (L-8A5B8E43)"), Status::NotChecked);
     assert_eq!(status(&r, "Edge KeyValueStore `keys` entry"), Status::NotChecked);
-    assert_eq!(r.exit_code(), 0);
+    assert_eq!(r.exit_code(false), 0);
     assert_eq!(r.summary().not_checked, 5);
     assert_eq!(r.summary().ok + r.summary().not_checked, r.checks.len());
 }
