@@ -122,17 +122,11 @@ pub fn sign(ring: &crate::keys::EcKeyring, claims: &IdentityClaims) -> Result<St
         .map_err(|_| TokenError::Malformed)
 }
 
+/// An identity token's claims as read: a tier-1 token's (untrusted, all optional) and the hold.
 #[derive(Deserialize)]
 struct RawIdentity {
-    iss: Option<String>,
-    aud: Option<serde_json::Value>,
-    sub: Option<String>,
-    eid: Option<String>,
-    pos: Option<u64>,
-    tier: Option<serde_json::Value>,
-    iat: Option<u64>,
-    nbf: Option<u64>,
-    exp: Option<u64>,
+    #[serde(flatten)]
+    c: crate::token::RawClaims,
     ls: Option<u64>,
     adm: Option<String>,
 }
@@ -156,7 +150,7 @@ impl HoldVerifier {
 
     /// Verifies an identity token of `event` at `now` (seconds).
     pub fn verify(&self, token: &str, event: &EventId, now: u64) -> Result<IdentityClaims, TokenError> {
-        let c: RawIdentity = self.keys.decode(token)?;
+        let RawIdentity { c, ls, adm } = self.keys.decode(token)?;
         let exp = check_times(c.exp, c.nbf, now)?;
         if c.tier != Some(serde_json::Value::from(2)) {
             return Err(TokenError::WrongTier);
@@ -175,8 +169,8 @@ impl HoldVerifier {
             tier: 2,
             iat: c.iat.unwrap_or(0),
             exp,
-            ls: c.ls,
-            adm: c.adm.filter(|a| Admission::parse(a).is_some()),
+            ls,
+            adm: adm.filter(|a| Admission::parse(a).is_some()),
         })
     }
 

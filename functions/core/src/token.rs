@@ -41,18 +41,18 @@ pub struct Tier1Claims {
 /// Claims as read from an untrusted token: everything optional so a missing claim is a
 /// typed refusal rather than a parse error.
 #[derive(Debug, Deserialize)]
-struct RawClaims {
-    iss: Option<String>,
-    aud: Option<serde_json::Value>,
-    sub: Option<String>,
-    eid: Option<String>,
-    pos: Option<u64>,
-    tier: Option<serde_json::Value>,
-    iat: Option<u64>,
-    nbf: Option<u64>,
-    exp: Option<u64>,
-    jti: Option<String>,
-    t2: Option<String>,
+pub(crate) struct RawClaims {
+    pub(crate) iss: Option<String>,
+    pub(crate) aud: Option<serde_json::Value>,
+    pub(crate) sub: Option<String>,
+    pub(crate) eid: Option<String>,
+    pub(crate) pos: Option<u64>,
+    pub(crate) tier: Option<serde_json::Value>,
+    pub(crate) iat: Option<u64>,
+    pub(crate) nbf: Option<u64>,
+    pub(crate) exp: Option<u64>,
+    pub(crate) jti: Option<String>,
+    pub(crate) t2: Option<String>,
 }
 
 /// Why a token was refused.
