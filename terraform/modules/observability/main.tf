@@ -215,7 +215,7 @@ locals {
       "tier1-edge-sync-failing" = {
         description         = "The edge's configuration (CloudFront KeyValueStore: gated events, revoked passes) could not be written: new activations and standby openings are not gated at the edge, deactivations stick, revocations do not reach it. Look for tier1.edge_sync_failed (TooLarge: too many live revocations beside the event list; see docs/passes.md)."
         namespace           = local.namespace
-        metric_name         = "EdgeSyncFailures"
+        metric_name         = aws_cloudwatch_log_metric_filter.tier1_errors["edge-sync-failures-admin"].metric_transformation[0].name
         dimensions          = null
         statistic           = "Sum"
         period              = 300
@@ -230,7 +230,7 @@ locals {
       "tier1-standby-alarm-unreadable" = {
         description         = "The advancer cannot read the alarm a standby event waits for (deleted, renamed or outside standby_alarm_names since the standby was set): the event will not open when the site falls over. Look for tier1.standby_alarm_unreadable; vwr admin status shows standbyAlarmState."
         namespace           = local.namespace
-        metric_name         = aws_cloudwatch_log_metric_filter.standby_alarm_unreadable.metric_transformation[0].name
+        metric_name         = aws_cloudwatch_log_metric_filter.tier1_errors["standby-alarm-unreadable"].metric_transformation[0].name
         dimensions          = null
         statistic           = "Sum"
         period              = 300
@@ -324,31 +324,26 @@ resource "aws_cloudwatch_log_metric_filter" "advancer_runs" {
   }
 }
 
-# The edge configuration could not be written (docs/failures.md#edge-configuration): by the
-# admin function on a change, or by the advancer reconciling every minute. One metric, a filter
-# per log group.
-resource "aws_cloudwatch_log_metric_filter" "edge_sync_failures" {
-  for_each       = toset(["admin", "advancer"])
-  name           = "${var.name}-edge-sync-failures-${each.key}"
-  log_group_name = var.tier1.log_group_names[each.key]
-  pattern        = "{ $.event = \"tier1.edge_sync_failed\" }"
-
-  metric_transformation {
-    name          = "EdgeSyncFailures"
-    namespace     = local.namespace
-    value         = "1"
-    default_value = "0"
+# Tier-1 errors an operator must hear of, one count per log line: the edge configuration not
+# written (docs/failures.md#edge-configuration; the admin function on a change, the advancer
+# reconciling every minute: one metric, a filter per log group) and a standby event's alarm
+# the advancer cannot read (docs/lifecycle.md#standby).
+locals {
+  tier1_error_filters = {
+    "edge-sync-failures-admin"    = { role = "admin", event = "tier1.edge_sync_failed", metric = "EdgeSyncFailures" }
+    "edge-sync-failures-advancer" = { role = "advancer", event = "tier1.edge_sync_failed", metric = "EdgeSyncFailures" }
+    "standby-alarm-unreadable"    = { role = "advancer", event = "tier1.standby_alarm_unreadable", metric = "StandbyAlarmUnreadable" }
   }
 }
 
-# A standby event's alarm the advancer cannot read (docs/lifecycle.md#standby).
-resource "aws_cloudwatch_log_metric_filter" "standby_alarm_unreadable" {
-  name           = "${var.name}-standby-alarm-unreadable"
-  log_group_name = var.tier1.log_group_names["advancer"]
-  pattern        = "{ $.event = \"tier1.standby_alarm_unreadable\" }"
+resource "aws_cloudwatch_log_metric_filter" "tier1_errors" {
+  for_each       = local.tier1_error_filters
+  name           = "${var.name}-${each.key}"
+  log_group_name = var.tier1.log_group_names[each.value.role]
+  pattern        = "{ $.event = \"${each.value.event}\" }"
 
   metric_transformation {
-    name          = "StandbyAlarmUnreadable"
+    name          = each.value.metric
     namespace     = local.namespace
     value         = "1"
     default_value = "0"
