@@ -53,6 +53,7 @@ from vwr_page import (
     Reply,
     Stop,
     as_int,
+    as_time,
     backoff_seconds,
     claims_of,
     hint_of,
@@ -630,7 +631,8 @@ class Visitor(FastHttpUser):
             doc = r.body
             if not 200 <= r.status < 300 or as_int(doc.get("waiting")) is None:
                 return False
-            if (as_int(doc.get("updatedAt")) or 0) < checked_at:
+            # Both seconds with a millisecond fraction (docs/api.md#times).
+            if (as_time(doc.get("updatedAt")) or 0.0) < checked_at:
                 gevent.sleep(jitter(self.rng, 0.5))
                 continue
             front = as_int(doc.get("front"))
@@ -659,7 +661,7 @@ class Visitor(FastHttpUser):
                     r = self.tier2_call("tier2.check", "POST", f"/api/queue/check/{e}")
                 else:
                     r = self.tier2_call("tier2.status", "GET", f"/api/queue/status/{e}")
-                known_at = time.time() * 1000.0
+                known_at = time.time()
                 answer = self.tier2_answer(r)
                 if answer != "place":
                     check_in = check_in or answer != "transient"
@@ -678,13 +680,13 @@ class Visitor(FastHttpUser):
                     if self.rec["tier2AdmittedAt"] is None:
                         self.rec["tier2AdmittedAt"] = time.time()
                         self.rec["tier2Jti"] = self.t2_jti
-                        at = body.get("admittedAt")
-                        if isinstance(at, (int, float)):
-                            self.rec["tier2IdleSeconds"] = max((known_at - at) / 1000.0, 0.0)
+                        at = as_time(body.get("admittedAt"))
+                        if at is not None:
+                            self.rec["tier2IdleSeconds"] = max(known_at - at, 0.0)
                     break
                 score = as_int(body.get("lineScore"))
                 if score is not None:
-                    left = self.wait_on_line(score, as_int(body.get("checkedAt")) or 0, started)
+                    left = self.wait_on_line(score, as_time(body.get("checkedAt")) or 0.0, started)
                     check_in = True
                     if not left:
                         gevent.sleep(jitter(self.rng, 1.0))

@@ -6,6 +6,7 @@ import unittest
 
 from vwr_page import (
     Reply,
+    as_time,
     backoff_seconds,
     hint_of,
     jitter,
@@ -58,6 +59,16 @@ class PageRules(unittest.TestCase):
         self.assertEqual([backoff_seconds(e) for e in (0, 1, 2, 5, 6, 9)], [2, 2, 4, 32, 60, 60])
         rng = random.Random(1)
         self.assertTrue(all(8.0 <= jitter(rng, 10.0) <= 12.0 for _ in range(100)))
+
+    def test_times_are_seconds_with_a_millisecond_fraction(self):
+        # docs/api.md#times: `checkedAt` and `updatedAt` keep the order of their milliseconds.
+        checked, updated = as_time(1764337871.234), as_time(1764337871.233)
+        self.assertEqual(checked, 1764337871.234)
+        self.assertLess(updated, checked)
+        self.assertEqual(as_time(1764337871), 1764337871.0)
+        self.assertIsNone(as_time(True))
+        self.assertIsNone(as_time("1764337871.234"))
+        self.assertIsNone(as_time(None))
 
     def test_a_cookie_set_or_cleared(self):
         r = Reply(200, [("set-cookie", "vwr_t2_e1=abc; Path=/; HttpOnly")], "{}")

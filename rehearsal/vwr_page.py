@@ -101,6 +101,12 @@ def as_int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def as_time(v):
+    """A time of an answer: seconds since the epoch, with a fraction of milliseconds where
+    sub-second order matters (docs/api.md#times); None when it is not a number."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 class Stop(Exception):
     """How a stage stopped: `rejoin` (a verdict on the ticket), `line` (back in line), or `end`."""
 

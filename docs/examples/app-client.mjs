@@ -71,6 +71,8 @@ while (t2.body.status !== 'active') {
     await sleep(1);
     const line = await call('GET', `/api/queue/line/${event}`);
     if (line.status !== 200) fail('line document', line);
+    // Both times are the server's, in seconds with a millisecond fraction (docs/api.md#times):
+    // a document older than the join does not know of it yet.
     if (line.body.updatedAt >= checkedAt && (line.body.front === null || line.body.front > lineScore)) break;
   }
   t2 = await call('POST', `/api/queue/check/${event}`);

@@ -284,7 +284,7 @@
     var token = null;
     var validUntil = 0;
     var renewing = null;
-    // Where the visitor stands in line, and when `check` said so (ADR 0026).
+    // Where the visitor stands in line, and when `check` said so (ADR 0026, 0034).
     var score = null;
     var checkedAt = 0;
     // The last place read, and when.

@@ -13,13 +13,15 @@ const HTML = readFileSync(join(STATIC, 'queue', 'index.html'), 'utf8');
 const JS = readFileSync(join(STATIC, 'queue', 'tier2.js'), 'utf8');
 
 const T0 = 1_000_000_000; // the clock at start (ms)
+/** A time as the API answers it: seconds since the epoch, to the millisecond (docs/api.md#times). */
+const secs = (ms) => ms / 1000;
 /** An entry token (only its payload matters to the client): issued now (`at` ms), `life` s. */
 let minted = 0;
 const jwt = (at, life = 30) => `h.${Buffer.from(JSON.stringify({ iat: Math.floor(at / 1000), exp: Math.floor(at / 1000) + life, n: ++minted })).toString('base64url')}.s`;
 const json = (status, body, headers = {}) => ({ status, body, headers });
-const queued = (over = {}) => json(200, { status: 'queued', position: 5, peopleAhead: 4, peopleBehind: 0, queueSize: 5, estimatedWaitSeconds: 10, nextPollSeconds: 1, currentUsers: 2, threshold: 2, lineScore: 500, checkedAt: T0, ...over });
-const active = (now, over = {}) => json(200, { status: 'active', position: 0, peopleAhead: 0, queueSize: 0, estimatedWaitSeconds: 0, nextPollSeconds: 10, currentUsers: 1, threshold: 2, entryToken: jwt(now), expiresAt: Math.floor(now / 1000) + 30, admissionEndsAt: Math.floor(now / 1000) + 600, admittedAt: now, ...over });
-const lineDoc = (over = {}) => json(200, { eventId: 'e1', waiting: 5, active: 2, threshold: 2, front: 100, marks: [[1, 100], [3, 300], [5, 500]], admittedPerSecond: 0, estimateRate: 0.5, updatedAt: T0 + 1, ...over });
+const queued = (over = {}) => json(200, { status: 'queued', position: 5, peopleAhead: 4, peopleBehind: 0, queueSize: 5, estimatedWaitSeconds: 10, nextPollSeconds: 1, currentUsers: 2, threshold: 2, lineScore: 500, checkedAt: secs(T0), ...over });
+const active = (now, over = {}) => json(200, { status: 'active', position: 0, peopleAhead: 0, queueSize: 0, estimatedWaitSeconds: 0, nextPollSeconds: 10, currentUsers: 1, threshold: 2, entryToken: jwt(now), expiresAt: Math.floor(now / 1000) + 30, admissionEndsAt: Math.floor(now / 1000) + 600, admittedAt: secs(now), ...over });
+const lineDoc = (over = {}) => json(200, { eventId: 'e1', waiting: 5, active: 2, threshold: 2, front: 100, marks: [[1, 100], [3, 300], [5, 500]], admittedPerSecond: 0, estimateRate: 0.5, updatedAt: secs(T0 + 1), ...over });
 
 /**
  * A client env whose fetch answers from `api(route, n, now, call)` ({status, body | raw,
@@ -203,7 +205,7 @@ describe('waiting on the line document (ADR 0026)', () => {
     const { h, last } = await started((route, n, now) => {
       if (route === 'check' || route === 'status') return n === 1 && route === 'check' ? queued() : active(now);
       // Each 100 of score is one person: the visitor (500) is at place (500 - front) / 100 + 1.
-      if (route === 'line') return lineDoc({ front, marks: front > 500 ? [] : [[1, front], [(500 - front) / 100 + 1, 500]], updatedAt: now });
+      if (route === 'line') return lineDoc({ front, marks: front > 500 ? [] : [[1, front], [(500 - front) / 100 + 1, 500]], updatedAt: secs(now) });
       return assert.fail(route);
     });
     assert.equal(last().phase, 'waiting');
@@ -226,11 +228,26 @@ describe('waiting on the line document (ADR 0026)', () => {
   });
 
   test('a document older than the join is read again in half a second', async () => {
-    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 }) : lineDoc({ updatedAt: n === 1 ? T0 - 5 : now })));
+    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 }) : lineDoc({ updatedAt: n === 1 ? secs(T0 - 5) : secs(now) })));
     await h.advance(1000);
     assert.equal(h.of('line').length, 1);
     await h.advance(500);
     assert.equal(h.of('line').length, 2);
+  });
+
+  test('times are seconds with a millisecond fraction: a document a millisecond older than the join is not believed', async () => {
+    const joined = secs(T0 + 1234);
+    const { h } = await started((route, n) =>
+      route === 'check'
+        ? queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1, checkedAt: joined })
+        : lineDoc({ front: null, marks: [], updatedAt: n === 1 ? secs(T0 + 1233) : joined })
+    );
+    await h.advance(1000);
+    assert.equal(h.of('line').length, 1);
+    assert.equal(h.of('check').length, 1, 'nobody in line, a millisecond before the join: read again');
+    await h.advance(500);
+    assert.equal(h.of('line').length, 2);
+    assert.equal(h.of('check').length, 2, 'nobody in line, read at the join: the visitor has left it');
   });
 
   test('the line document\'s errors back off on the document (no check), never sooner than Retry-After', async () => {
@@ -238,7 +255,7 @@ describe('waiting on the line document (ADR 0026)', () => {
       if (route === 'check') return queued({ position: 1, peopleAhead: 0, estimatedWaitSeconds: 1 });
       if (n === 1) return { status: 403, raw: '<html>Request blocked</html>' };
       if (n === 2) return json(503, { error: 'service_unavailable', message: 'x' }, { 'Retry-After': '9' });
-      return lineDoc({ updatedAt: now });
+      return lineDoc({ updatedAt: secs(now) });
     });
     await h.advance(1000);
     assert.equal(last().trouble.seconds, 2);
@@ -268,7 +285,7 @@ describe('waiting on the line document (ADR 0026)', () => {
   });
 
   test('a tab shown again reads the document at once', async () => {
-    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 500, peopleAhead: 499 }) : lineDoc({ updatedAt: now, marks: [[1, 100], [600, 600]] })));
+    const { h } = await started((route, n, now) => (route === 'check' ? queued({ position: 500, peopleAhead: 499 }) : lineDoc({ updatedAt: secs(now), marks: [[1, 100], [600, 600]] })));
     assert.equal(h.of('line').length, 0);
     await h.show('hidden');
     await h.show('visible');
@@ -399,7 +416,7 @@ describe('admitted: the entry token', () => {
     const { h, last } = await started((route, n, now) => {
       if (route === 'check') return n === 1 ? active(now) : queued();
       if (route === 'status') return queued({ lineScore: undefined });
-      return lineDoc({ updatedAt: now });
+      return lineDoc({ updatedAt: secs(now) });
     });
     await h.advance(10_000);
     assert.equal(h.of('check').length, 2);
@@ -536,7 +553,7 @@ describe('the booking page', () => {
   test('waiting: the place, people ahead and the estimate, said once in the live region; then admitted, with the end of the admission', async () => {
     let turn = false;
     const p = bookingPage((route, n, now) => {
-      if (route === 'line') return lineDoc({ updatedAt: now, front: turn ? 501 : 100 });
+      if (route === 'line') return lineDoc({ updatedAt: secs(now), front: turn ? 501 : 100 });
       return route === 'check' && !turn ? queued({ position: 1234, peopleAhead: 1233, estimatedWaitSeconds: 150 }) : active(now);
     });
     await p.h.settle();
@@ -560,7 +577,7 @@ describe('the booking page', () => {
 
   test('the live region says a new place at most every 15 s', async () => {
     let front = 100;
-    const p = bookingPage((route, n, now) => (route === 'check' ? queued({ position: 5, peopleAhead: 4 }) : lineDoc({ updatedAt: now, front, marks: [[1, front], [(500 - front) / 100 + 1, 500]] })));
+    const p = bookingPage((route, n, now) => (route === 'check' ? queued({ position: 5, peopleAhead: 4 }) : lineDoc({ updatedAt: secs(now), front, marks: [[1, front], [(500 - front) / 100 + 1, 500]] })));
     await p.h.settle();
     const said = [p.text('status')];
     p.doc.byId.status.textContent = '';

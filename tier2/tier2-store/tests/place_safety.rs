@@ -611,18 +611,35 @@ async fn line_document_tells_who_left(h: H) {
     let e = h.register(LineOrder::Arrival, 1).await;
     let v: Vec<Visitor> = ["a", "b", "c"].iter().map(|s| h.visitor(&e, s, 1)).collect();
     let mut scores = Vec::new();
+    // A clock off the whole second: the answers' times carry its milliseconds.
+    h.clock.advance_millis(234);
+    let mut checked = 0.0;
     for (i, visitor) in v.iter().enumerate() {
         let r = h.send(visitor.check(&e)).await;
         assert_eq!(r.body["status"], if i == 0 { "active" } else { "queued" }, "{}: {:?}", h.name, r.body);
         assert_eq!(r.body["lineScore"].is_u64(), i > 0, "{}: {:?}", h.name, r.body);
         scores.push(r.body["lineScore"].as_u64().unwrap_or(0));
-        assert_eq!(r.body["checkedAt"].as_u64().is_some(), i > 0, "{}: {:?}", h.name, r.body);
+        assert_eq!(r.body["checkedAt"].is_number(), i > 0, "{}: {:?}", h.name, r.body);
+        if i > 0 {
+            // Seconds since the epoch with a millisecond fraction, not milliseconds
+            // (docs/api.md#times).
+            assert_eq!(r.body["checkedAt"].to_string(), format!("{}.234", h.clock.now_secs()), "{}", h.name);
+            checked = r.body["checkedAt"].as_f64().unwrap_or(0.0);
+        }
     }
     let (sb, sc) = (scores[1], scores[2]);
     assert!(sb < sc, "{}", h.name);
     h.advance(1);
     let doc = h.send(line(&e)).await;
-    assert!(doc.body["updatedAt"].as_u64() >= Some(h.clock.now_millis()), "{}: a fresh read", h.name);
+    let updated = doc.body["updatedAt"].as_f64().unwrap_or(0.0);
+    assert_eq!(
+        updated,
+        h.clock.now_millis() as f64 / 1000.0,
+        "{}: a fresh read, in seconds: {:?}",
+        h.name,
+        doc.body
+    );
+    assert!(updated >= checked, "{}: read after the joins", h.name);
     assert_eq!(doc.status, StatusCode::OK, "{}: {:?}", h.name, doc.body);
     assert_eq!(doc.headers[header::CACHE_CONTROL], "public, max-age=1", "{}", h.name);
     assert!(doc.headers.get(header::SET_COOKIE).is_none(), "{}: the document is the same for all", h.name);
@@ -640,7 +657,9 @@ async fn line_document_tells_who_left(h: H) {
     assert!(sb < sc, "b sees the front pass its score, c does not");
     let r = h.send(v[1].status(&e)).await;
     assert_eq!(r.body["status"], "active", "{}: {:?}", h.name, r.body);
-    assert!(r.body["admittedAt"].as_u64().is_some_and(|t| t / 1000 <= h.clock.now_secs()), "{:?}", r.body);
+    // The store's clock, in seconds since the epoch: within a few seconds of the test's.
+    let now = h.clock.now_millis() as f64 / 1000.0;
+    assert!(r.body["admittedAt"].as_f64().is_some_and(|t| t <= now + 5.0 && t > now - 60.0), "{:?}", r.body);
     // Nobody waits: the front is null.
     assert_eq!(h.send(v[2].leave(&e)).await.status, StatusCode::NO_CONTENT);
     h.advance(1);

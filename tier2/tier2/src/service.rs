@@ -80,14 +80,25 @@ pub struct QueueAnswer {
     /// `null`), the caller has left the line and asks `status` (docs/api.md#the-line-document).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_score: Option<u64>,
-    /// With `lineScore`: when this answer was made (milliseconds since the epoch). A line
-    /// document tells about the caller only if its `updatedAt` is not earlier: an older one was
-    /// read before the caller joined, and its `front` may have passed a score not yet in line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub checked_at: Option<u64>,
-    /// Active: when the admission was made (milliseconds since the epoch, the store's clock).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub admitted_at: Option<u64>,
+    /// With `lineScore`: when this answer was made, kept in milliseconds since the epoch and
+    /// answered as `checkedAt` in seconds with a millisecond fraction (docs/api.md#times). A
+    /// line document tells about the caller only if its `updatedAt` is not earlier: an older
+    /// one was read before the caller joined, and its `front` may have passed a score not yet
+    /// in line.
+    #[serde(
+        rename = "checkedAt",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "epoch_secs::opt"
+    )]
+    pub checked_at_ms: Option<u64>,
+    /// Active: when the admission was made (the store's clock), kept in milliseconds since the
+    /// epoch and answered as `admittedAt` in seconds with a millisecond fraction.
+    #[serde(
+        rename = "admittedAt",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "epoch_secs::opt"
+    )]
+    pub admitted_at_ms: Option<u64>,
     /// What tier 2 holds for the caller, signed into their identity cookie (not in the body).
     #[serde(skip)]
     pub held: Option<Held>,
@@ -113,9 +124,38 @@ pub struct LineDocument {
     pub admitted_per_second: f64,
     /// The rate wait estimates use (admissions per second; docs/api.md#poll-hints-and-estimates).
     pub estimate_rate: Option<f64>,
-    /// When the read behind this document began (milliseconds since the epoch): it knows of
-    /// every join answered (`checkedAt`) before then.
-    pub updated_at: u64,
+    /// When the read behind this document began, kept in milliseconds since the epoch and
+    /// answered as `updatedAt` in seconds with a millisecond fraction (docs/api.md#times): it
+    /// knows of every join answered (`checkedAt`) before then.
+    #[serde(rename = "updatedAt", serialize_with = "epoch_secs::serialize")]
+    pub updated_at_ms: u64,
+}
+
+/// Times in an answer: seconds since the Unix epoch, with a fraction of milliseconds where
+/// they are kept to the millisecond (docs/api.md#times, docs/adr/0034-times-in-seconds.md).
+/// `ms / 1000` is the f64 nearest to the decimal, which serde_json prints in its shortest form
+/// (`1764337871234` → `1764337871.234`); it keeps the order of the milliseconds, so clients
+/// compare two such times as the server did.
+pub mod epoch_secs {
+    use serde::Serializer;
+
+    /// Seconds since the epoch of `ms` milliseconds since the epoch.
+    pub fn of_millis(ms: u64) -> f64 {
+        ms as f64 / 1000.0
+    }
+
+    /// Serializes milliseconds since the epoch as seconds.
+    pub fn serialize<S: Serializer>(ms: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(of_millis(*ms))
+    }
+
+    /// [`serialize`] for an optional time (absent ones are skipped by the field).
+    pub fn opt<S: Serializer>(ms: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match ms {
+            Some(ms) => serialize(ms, s),
+            None => s.serialize_none(),
+        }
+    }
 }
 
 impl LineDocument {
@@ -129,7 +169,7 @@ impl LineDocument {
             marks: v.marks.iter().map(|(p, s)| [*p, *s]).collect(),
             admitted_per_second: v.figures.admitted_last_60s as f64 / 60.0,
             estimate_rate: estimate_rate(&v.figures, admission_ttl_ms),
-            updated_at: now_ms,
+            updated_at_ms: now_ms,
         }
     }
 }
@@ -402,8 +442,8 @@ impl Tier2Service {
                     // Back for an admission (score 0): no front passes it; the page asks
                     // `status` until it has the admission (docs/api.md#the-line-document).
                     line_score: line_score(*score),
-                    checked_at: line_score(*score).map(|_| self.clock.now_millis()),
-                    admitted_at: None,
+                    checked_at_ms: line_score(*score).map(|_| self.clock.now_millis()),
+                    admitted_at_ms: None,
                     held: line_score(*score).map(|score| Held::Waiting { score }),
                 })
             }
@@ -444,8 +484,8 @@ impl Tier2Service {
                     admission_ends_at: Some(admission.expires_at_ms / 1000),
                     restored: *restored,
                     line_score: None,
-                    checked_at: None,
-                    admitted_at: Some(admission.admitted_at_ms),
+                    checked_at_ms: None,
+                    admitted_at_ms: Some(admission.admitted_at_ms),
                     held: Some(Held::Admitted(admission.clone())),
                 })
             }
@@ -704,5 +744,21 @@ mod tests {
         // Place 100 of a young event: 600 s, not the placeholder max(100 / 50, 5) = 5 s.
         assert_eq!(estimated_wait_seconds(100, estimate_rate(&figures(100, 300, Some(10)), ttl)), 600);
         assert_eq!(estimated_wait_seconds(100, estimate_rate(&figures(100, 300, Some(61)), ttl)), 20);
+    }
+
+    /// Every time of an answer is in seconds since the epoch; those kept to the millisecond
+    /// carry it as a fraction, printed in the shortest form (docs/api.md#times).
+    #[test]
+    fn times_are_answered_in_seconds_with_a_millisecond_fraction() {
+        let view = LineView { figures: figures(2, 0, None), front: None, marks: Vec::new() };
+        let doc = LineDocument::of(&EventId::parse("e1").unwrap(), &view, 600_000, 1_764_337_871_234);
+        let text = serde_json::to_string(&doc).unwrap();
+        assert!(text.contains(r#""updatedAt":1764337871.234"#), "{text}");
+        let doc = LineDocument { updated_at_ms: 1_764_337_871_000, ..doc };
+        assert!(serde_json::to_string(&doc).unwrap().contains(r#""updatedAt":1764337871.0"#));
+        // Distinct milliseconds stay distinct and in order once in seconds.
+        let ms = 1_764_337_871_999u64;
+        assert!(epoch_secs::of_millis(ms) < epoch_secs::of_millis(ms + 1));
+        assert_eq!(epoch_secs::of_millis(ms).to_string(), "1764337871.999");
     }
 }

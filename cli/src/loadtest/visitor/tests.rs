@@ -150,6 +150,7 @@ async fn mock(
         "GET" if path.starts_with("/events/") => "edge",
         "POST" if path.starts_with("/api/queue/check/") => "t2check",
         "GET" if path.starts_with("/api/queue/status/") => "t2status",
+        "GET" if path.starts_with("/api/queue/line/") => "line",
         "GET" if path.starts_with("/api/seats/") => "seats",
         "POST" if path.starts_with("/api/queue/leave/") => "leave",
         _ => "other",
@@ -352,4 +353,41 @@ async fn another_identity_on_the_visitors_tier1_position_is_a_place_lost() {
     })
     .await;
     assert_eq!((out.end, out.place_lost), (End::Lost("position_taken"), Some(cause::TIER2_POSITION_TAKEN)));
+}
+
+#[tokio::test]
+async fn tier2_times_are_seconds_since_the_epoch() {
+    // `checkedAt`, `updatedAt` and `admittedAt` are seconds with a millisecond fraction
+    // (docs/api.md#times). A line document stamped a millisecond before the join says nobody
+    // waits: it was read before the visitor joined, so it is read again, not believed.
+    let (out, _) = one_visitor(|route, n| {
+        let checked = 1_764_337_871.234;
+        let doc = |updated: f64| {
+            serde_json::json!({"eventId": "e1", "waiting": 0, "active": 1, "threshold": 10, "front": null,
+                               "marks": [], "admittedPerSecond": 0.0, "estimateRate": null, "updatedAt": updated})
+        };
+        match (route, n) {
+            ("t2check", 0) => Some((
+                200,
+                serde_json::json!({"status": "queued", "position": 1, "nextPollSeconds": 1, "currentUsers": 1,
+                                   "threshold": 10, "lineScore": 500, "checkedAt": checked}),
+            )),
+            ("line", 0) => Some((200, doc(checked - 0.001))),
+            ("line", _) => Some((200, doc(checked))),
+            ("t2check", _) => {
+                // Admitted two seconds before this answer.
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64());
+                let mut a = active();
+                a["admittedAt"] = (now - 2.0).into();
+                Some((200, a))
+            }
+            _ => None,
+        }
+    })
+    .await;
+    assert_eq!(out.end, End::Done);
+    assert_eq!(out.line_reads, 2, "the older document is read again");
+    assert!(out.tier2_idle_s.is_some_and(|s| (1.5..10.0).contains(&s)), "{:?}", out.tier2_idle_s);
 }

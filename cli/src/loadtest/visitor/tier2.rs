@@ -71,11 +71,9 @@ pub fn progress(before: Option<(u64, Instant)>, place: u64, now: Instant) -> Opt
     (secs > 0.0 && p > place).then(|| (p - place) as f64 / secs)
 }
 
-/// Milliseconds since the epoch, as the server's `admittedAt`.
-fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+/// Seconds since the epoch, as the server's times (`admittedAt`; docs/api.md#times).
+fn now_secs() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// What a tier-2 answer means for the visitor.
@@ -177,7 +175,8 @@ impl Visitor<'_> {
     /// caller asks tier 2 instead).
     /// Only a document read after the join (`updatedAt` ≥ the check's `checkedAt`) can tell:
     /// an older one may not have the visitor in line yet.
-    async fn wait_on_line(&mut self, score: u64, checked_at: u64, started: Instant) -> Result<bool, Stop> {
+    /// Both are seconds since the epoch with a millisecond fraction (docs/api.md#times).
+    async fn wait_on_line(&mut self, score: u64, checked_at: f64, started: Instant) -> Result<bool, Stop> {
         let ctx = self.ctx;
         let path = format!("/api/queue/line/{}", ctx.event);
         let (mut seen, mut observed): (Option<(u64, Instant)>, Option<f64>) = (None, None);
@@ -193,7 +192,7 @@ impl Visitor<'_> {
             if !r.status.is_success() || !doc["waiting"].is_u64() {
                 return Ok(false);
             }
-            if doc["updatedAt"].as_u64().unwrap_or(0) < checked_at {
+            if doc["updatedAt"].as_f64().unwrap_or(0.0) < checked_at {
                 // Read before this visitor joined: the next one will not be (a second's cache).
                 tokio::time::sleep(self.rng.jitter(0.5)).await;
                 continue;
@@ -241,7 +240,7 @@ impl Visitor<'_> {
                 } else {
                     self.tier2_call("tier2.status", Method::GET, &format!("/api/queue/status/{e}")).await?
                 };
-                let known_at = now_ms();
+                let known_at = now_secs();
                 let answer = tier2_answer(r.status.as_u16(), &r.json());
                 let Tier2Answer::Place(body) = answer else {
                     check_in = check_in || answer != Tier2Answer::Transient;
@@ -266,7 +265,7 @@ impl Visitor<'_> {
                         // The slot was idle from the admission to the answer that told of it (an
                         // admission made by this very call idled for its answer's way back).
                         if let Some(at) = body["admittedAt"].as_f64() {
-                            self.out.tier2_idle_s = Some(((known_at - at) / 1000.0).max(0.0));
+                            self.out.tier2_idle_s = Some((known_at - at).max(0.0));
                         }
                     }
                     break token;
@@ -277,7 +276,7 @@ impl Visitor<'_> {
                 // server's hints, as before (ADR 0026).
                 match body["lineScore"].as_u64() {
                     Some(score) if !ctx.legacy_tier2 => {
-                        let checked_at = body["checkedAt"].as_u64().unwrap_or(0);
+                        let checked_at = body["checkedAt"].as_f64().unwrap_or(0.0);
                         let left = self.wait_on_line(score, checked_at, started).await?;
                         check_in = true;
                         if !left {
