@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use vwr_plan::{Calibration, DEFAULT_DWELL_SECONDS, DEFAULT_REGION, Inputs, PlanError, Prices};
+use vwr_plan::{
+    Architecture, Calibration, DEFAULT_DWELL_SECONDS, DEFAULT_REGION, Deployment, Inputs, PlanError, Prices,
+    RedisEngine,
+};
 
 /// Arguments of `vwr plan`.
 #[derive(Debug, Args)]
@@ -33,6 +36,21 @@ pub struct PlanArgs {
     /// The AWS region priced.
     #[arg(long, env = "AWS_REGION", default_value = DEFAULT_REGION)]
     pub region: String,
+    /// The functions' instruction set, as deployed (Terraform `architecture`).
+    #[arg(long, default_value = "x86_64", value_parser = Architecture::NAMES)]
+    pub architecture: String,
+    /// Tier 2's ElastiCache Serverless engine, as deployed (Terraform `redis_engine`).
+    #[arg(long, default_value = "valkey", value_parser = RedisEngine::NAMES)]
+    pub redis_engine: String,
+    /// Price no WAF web ACL (Terraform `waf_enabled = false`, or a web ACL of your own).
+    #[arg(long)]
+    pub no_waf: bool,
+    /// Price no interface VPC endpoints (Terraform `create_vpc_endpoints = false`).
+    #[arg(long)]
+    pub no_vpc_endpoints: bool,
+    /// Availability Zones of tier 2's subnets (2 or 3): interface endpoints are billed per zone.
+    #[arg(long, default_value_t = 2)]
+    pub availability_zones: u32,
     /// The plan as JSON.
     #[arg(long)]
     pub json: bool,
@@ -81,7 +99,15 @@ pub fn run(args: PlanArgs) -> Result<String, PlanError> {
         wait_minutes: args.wait_minutes,
         region: args.region,
     };
-    let plan = vwr_plan::plan(&inputs, &Calibration::embedded()?, &Prices::embedded()?)?;
+    let deployment = Deployment {
+        architecture: args.architecture.parse()?,
+        redis_engine: args.redis_engine.parse()?,
+        waf: !args.no_waf,
+        vpc_endpoints: !args.no_vpc_endpoints,
+        availability_zones: args.availability_zones,
+    };
+    let plan =
+        vwr_plan::plan_deployed(&inputs, &deployment, &Calibration::embedded()?, &Prices::embedded()?)?;
     if args.json {
         serde_json::to_string_pretty(&plan).map_err(|e| PlanError::Prices(e.to_string()))
     } else {
@@ -121,6 +147,48 @@ mod tests {
         }
         assert!(json["shards"].as_u64().unwrap() >= 5, "≥ peak / 1,000 per second: {}", json["shards"]);
         assert!(json["cost"]["totalUsd"].as_f64().unwrap() > 0.0);
+        assert!(json["cost"]["per1000VisitorsUsd"].as_f64().unwrap() > 0.0);
+        assert!(json["cost"]["byService"]["waf"].as_f64().unwrap() > 0.0, "the WAF is on by default");
+        assert!(json["cost"]["monthlyFloorUsd"].as_f64().unwrap() > 0.0);
+        assert_eq!(json["deployment"]["architecture"], "x86_64");
+        assert_eq!(json["deployment"]["redisEngine"], "valkey");
+        let quotas: Vec<&str> =
+            json["warnings"].as_array().unwrap().iter().filter_map(|w| w["quota"].as_str()).collect();
+        assert!(quotas.iter().any(|q| q.contains("warm throughput")), "5,100 writes/s > 4,000: {quotas:?}");
+    }
+
+    #[test]
+    fn the_deployment_flags_change_what_is_priced() {
+        let json = |extra: &[&str]| -> serde_json::Value {
+            let mut argv = SALE.to_vec();
+            argv.push("--json");
+            argv.extend_from_slice(extra);
+            serde_json::from_str(&plan(&argv).unwrap()).unwrap()
+        };
+        let default = json(&[]);
+        let other =
+            json(&["--architecture", "arm64", "--redis-engine", "redis", "--no-waf", "--no-vpc-endpoints"]);
+        assert_eq!(other["deployment"]["architecture"], "arm64");
+        assert_eq!(other["deployment"]["redisEngine"], "redis");
+        assert!(other["cost"]["byService"].get("waf").is_none());
+        assert!(other["cost"]["monthlyFloor"].get("waf").is_none());
+        assert!(other["cost"]["monthlyFloor"].get("vpcEndpoints").is_none());
+        let lambda = |v: &serde_json::Value| v["cost"]["byService"]["lambda"].as_f64().unwrap();
+        assert!(lambda(&other) < lambda(&default), "arm64 is cheaper per GB-second");
+        let three = json(&["--availability-zones", "3"]);
+        let endpoints = |v: &serde_json::Value| v["cost"]["monthlyFloor"]["vpcEndpoints"].as_f64().unwrap();
+        assert!(endpoints(&three) > endpoints(&default));
+        let mut argv = SALE.to_vec();
+        argv.extend(["--availability-zones", "4"]);
+        assert!(plan(&argv).unwrap_err().to_string().contains("--availability-zones"));
+        let table = plan(&SALE).unwrap();
+        for want in ["Lambda x86_64", "Valkey", "waf", "fixed monthly floor", "per 1,000 visitors"] {
+            assert!(table.contains(want), "{want}: {table}");
+        }
+        let mut argv = SALE.to_vec();
+        argv.extend(["--architecture", "sparc"]);
+        let all = ["vwr"].into_iter().chain(argv).collect::<Vec<_>>();
+        assert!(Cli::try_parse_from(all).is_err(), "clap refuses an unknown architecture");
     }
 
     #[test]

@@ -12,6 +12,12 @@ pub enum PlanError {
         "--peak-arrivals-per-second ({peak}) is more than --audience ({audience}): at most the whole audience arrives in one second"
     )]
     PeakAboveAudience { peak: f64, audience: f64 },
+    /// A choice flag (`--architecture`, `--redis-engine`) with a value it does not know.
+    #[error("--{flag} must be one of {known}, got {value:?}")]
+    UnknownChoice { flag: &'static str, value: String, known: String },
+    /// Tier 2's subnets span 2 or 3 Availability Zones (terraform/modules/tier2, `subnet_ids`).
+    #[error("--availability-zones must be 2 or 3 (tier 2's subnets, one per zone), got {0}")]
+    AvailabilityZones(u32),
     /// No prices for the region.
     #[error("no prices for region {region:?}; known regions: {known}")]
     UnknownRegion { region: String, known: String },

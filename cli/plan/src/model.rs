@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
+use crate::deployment::{Deployment, SCHEDULED_FUNCTIONS};
 use crate::error::PlanError;
 use crate::inputs::{Inputs, ceil};
-use crate::prices::Prices;
+use crate::prices::{DeploymentPrices, Prices};
 
 /// Writes per second one DynamoDB item (a partition) takes (ADR 0001).
 pub const WRITES_PER_ITEM_PER_SECOND: f64 = 1_000.0;
@@ -16,6 +17,11 @@ pub const WRITES_PER_ITEM_PER_SECOND: f64 = 1_000.0;
 pub const SHARD_HEADROOM: f64 = 0.5;
 /// The most shards an event may have (docs/settings.md, `shards` 1–64).
 pub const MAX_SHARDS: u64 = 64;
+/// Writes per second a new on-demand DynamoDB table takes at once (its initial warm
+/// throughput); a faster open is throttled while the table scales, unless it was pre-warmed
+/// (docs/rehearsal.md#warnings). `vwr preflight` judges a table whose warm throughput it is not
+/// told against the same figure (docs/rehearsal.md#the-checks).
+pub const NEW_ON_DEMAND_TABLE_WRITES: u64 = 4_000;
 
 /// Default quotas the plan checks (docs/rehearsal.md#warnings).
 const LAMBDA_CONCURRENCY: f64 = 1_000.0;
@@ -32,6 +38,9 @@ const CLOUDFRONT_DISTRIBUTION_RPS: f64 = 250_000.0;
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub inputs: Inputs,
+    /// What is priced as deployed: the Terraform defaults unless told.
+    #[serde(default)]
+    pub deployment: Deployment,
     /// Counter shards of the event.
     pub shards: u64,
     /// Concurrent executions per function at the peak.
@@ -73,13 +82,25 @@ pub struct Totals {
     pub cloudfront_function_invocations: u64,
 }
 
-/// Dollars per service and in total.
+/// Dollars per service and in total: what the sale adds, and beside it the fixed monthly floor
+/// the deployment costs with or without a sale (docs/rehearsal.md#the-fixed-monthly-floor).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
+    /// What the sale adds, the floor left out.
     pub total_usd: f64,
-    /// By service, in USD rounded to the cent.
+    /// By service, in USD rounded to the cent (`waf`: the requests the web ACL inspects).
     pub by_service: BTreeMap<String, f64>,
+    /// The sale's cost per 1,000 visitors of the audience (`totalUsd` ÷ audience × 1,000), to a
+    /// hundredth of a cent.
+    #[serde(default)]
+    pub per1000_visitors_usd: f64,
+    /// What the deployment costs a month, sale or not.
+    #[serde(default)]
+    pub monthly_floor_usd: f64,
+    /// The floor by item, USD a month to the cent (`waf`: the web ACL and its rules).
+    #[serde(default)]
+    pub monthly_floor: BTreeMap<String, f64>,
     pub region: String,
     /// The price table's date.
     pub prices_as_of: String,
@@ -99,11 +120,25 @@ pub struct Warning {
     pub how_to_raise: String,
 }
 
-/// Sizes and prices the sale (docs/rehearsal.md#plan). Fails on invalid inputs
-/// ([`Inputs::validate`]).
+/// Sizes and prices the sale on what the Terraform deploys by default ([`Deployment::default`],
+/// docs/rehearsal.md#plan). Fails on invalid inputs ([`Inputs::validate`]).
 pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan, PlanError> {
+    plan_deployed(inputs, &Deployment::default(), cal, prices)
+}
+
+/// Sizes and prices the sale on `deployment` (docs/rehearsal.md#what-the-terraform-deploys).
+/// Fails on invalid inputs ([`Inputs::validate`], [`Deployment::validate`]).
+pub fn plan_deployed(
+    inputs: &Inputs,
+    deployment: &Deployment,
+    cal: &Calibration,
+    prices: &Prices,
+) -> Result<Plan, PlanError> {
     inputs.validate(prices)?;
+    deployment.validate()?;
     let p = prices.region(&inputs.region)?;
+    let dp = DeploymentPrices::for_region(&inputs.region);
+    let engine = deployment.redis_engine.prices(&p.elasticache, &dp);
     let d = &cal.derived;
     let c = &cal.costs;
 
@@ -185,8 +220,7 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
         ("tier2-worker", scheduled_rps, ceil(sale_seconds / 60.0)),
         ("tier2-authorizer", gate_rps, gate_calls),
     ];
-    let gb_second_price =
-        if cal.architecture == "x86_64" { p.lambda.gb_second_x86 } else { p.lambda.gb_second_arm64 };
+    let gb_second_price = deployment.architecture.gb_second_price(p);
     let mut lambda_concurrency = BTreeMap::new();
     let mut lambda_invocations = BTreeMap::new();
     let (mut invocations, mut gb_seconds) = (0.0, 0.0);
@@ -194,15 +228,18 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
         let f = cal.function(name);
         lambda_concurrency.insert(name.to_owned(), ceil(rps * f.duration_ms / 1000.0) as u64);
         lambda_invocations.insert(name.to_owned(), ceil(calls) as u64);
-        invocations += ceil(calls);
-        gb_seconds += ceil(calls) * f.duration_ms / 1000.0 * f.memory_mb / 1024.0;
+        // The advancer and the worker run every minute, sale or not: in the monthly floor.
+        if !SCHEDULED_FUNCTIONS.contains(&name) {
+            invocations += ceil(calls);
+            gb_seconds += ceil(calls) * f.duration_ms / 1000.0 * f.memory_mb / 1024.0;
+        }
     }
     let lambda_concurrency_total = lambda_concurrency.values().sum();
 
     // Dollars.
     let http_requests = tier1_calls + tier2_calls;
     let log_gb = (http_requests + gate_calls) * d.log_bytes_per_request / 1e9;
-    let by_service: BTreeMap<String, f64> = [
+    let mut by_service: BTreeMap<String, f64> = [
         ("lambda", invocations / 1e6 * p.lambda.requests_per_million + gb_seconds * gb_second_price),
         (
             "apiGateway",
@@ -222,9 +259,11 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
                 + edge_requests * d.kvs_reads_per_edge_request / 1e6 * p.cloudfront.kvs_reads_per_million,
         ),
         (
+            // The engine's minimum storage is billed all month (the floor): the sale adds what
+            // it stores beyond it.
             "elasticache",
-            redis_ops * d.ecpu_per_redis_op / 1e6 * p.elasticache.ecpu_per_million
-                + redis_gb.max(p.elasticache.minimum_gb) * p.elasticache.gb_hour * sale_seconds / 3600.0,
+            redis_ops * d.ecpu_per_redis_op / 1e6 * engine.ecpu_per_million
+                + (redis_gb - engine.minimum_gb).max(0.0) * engine.gb_hour * sale_seconds / 3600.0,
         ),
         ("sqs", sqs_requests / 1e6 * p.sqs.fifo_requests_per_million),
         ("cloudwatch", log_gb * p.cloudwatch.logs_ingested_per_gb),
@@ -232,7 +271,14 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
     .into_iter()
     .map(|(k, v)| (k.to_owned(), cents(v)))
     .collect();
+    if deployment.waf {
+        // The web ACL is on the distribution: it inspects every CloudFront request.
+        by_service.insert("waf".to_owned(), cents(cloudfront_requests / 1e6 * dp.waf_requests_per_million));
+    }
     let total_usd = cents(by_service.values().sum());
+    let monthly_floor: BTreeMap<String, f64> =
+        deployment.monthly_floor(p, &dp, cal).into_iter().map(|(k, v)| (k.to_owned(), cents(v))).collect();
+    let monthly_floor_usd = cents(monthly_floor.values().sum());
 
     let peak_requests_per_second: BTreeMap<String, u64> =
         [("tier1", tier1_rps), ("tier2", tier2_rps), ("gate", gate_rps), ("cloudfront", cloudfront_rps)]
@@ -295,6 +341,13 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
         "Service Quotas (Amazon DynamoDB, Table-level write throughput limit), or set the table's on-demand maximum throughput",
     );
     warn(
+        dynamo_peak,
+        NEW_ON_DEMAND_TABLE_WRITES as f64,
+        "Amazon DynamoDB: warm throughput of a new on-demand table (writes per second it takes at once)",
+        None,
+        "pre-warm the table before the sale: `aws dynamodb update-table --table-name TABLE --warm-throughput WriteUnitsPerSecond=N` with N the writes/s needed (vwr preflight reads the table's warm throughput); otherwise the open is throttled while the table scales",
+    );
+    warn(
         shards_needed,
         MAX_SHARDS as f64,
         "vwr counter shards per event (settings: shards 1-64)",
@@ -332,6 +385,7 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
 
     Ok(Plan {
         inputs: inputs.clone(),
+        deployment: deployment.clone(),
         shards: shards as u64,
         lambda_concurrency,
         lambda_concurrency_total,
@@ -361,6 +415,9 @@ pub fn plan(inputs: &Inputs, cal: &Calibration, prices: &Prices) -> Result<Plan,
         cost: Cost {
             total_usd,
             by_service,
+            per1000_visitors_usd: round4(total_usd / audience * 1000.0),
+            monthly_floor_usd,
+            monthly_floor,
             region: inputs.region.clone(),
             prices_as_of: prices.as_of.clone(),
         },
@@ -374,4 +431,8 @@ fn cents(usd: f64) -> f64 {
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
 }

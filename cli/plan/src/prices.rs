@@ -89,6 +89,75 @@ pub struct CloudWatchPrices {
     pub logs_ingested_per_gb: f64,
 }
 
+/// Hours a month is billed by (8,760 ÷ 12), for the fixed monthly fees of the floor
+/// (docs/rehearsal.md#the-fixed-monthly-floor).
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+/// Prices of what the Terraform deploys beside the sale's requests, for the engine it picks, the
+/// WAF it turns on and the fixed monthly floor (docs/rehearsal.md#the-fixed-monthly-floor). Kept
+/// here rather than in `prices.json`: the same public list prices as known on the table's
+/// `asOf`, first tier, no free tier, approximate outside us-east-1 like the rest of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentPrices {
+    /// AWS WAF pricing (https://aws.amazon.com/waf/pricing/): $5.00 per web ACL a month, the same
+    /// in every region (the edge's web ACL has scope CLOUDFRONT).
+    pub waf_web_acl_per_month: f64,
+    /// AWS WAF pricing: $1.00 per rule a month; an AWS managed rule group of the free ones (IP
+    /// reputation, known bad inputs, anonymous IP) is one rule.
+    pub waf_rule_per_month: f64,
+    /// AWS WAF pricing: $0.60 per million requests the web ACL inspects.
+    pub waf_requests_per_million: f64,
+    /// Amazon ElastiCache pricing, ElastiCache Serverless: Valkey is priced 33 % below Redis OSS
+    /// (us-east-1: $0.0837 against $0.125 per GB-hour, $0.00227 against $0.0034 per million
+    /// ECPUs), so Valkey's prices are the region's Redis OSS prices of `prices.json` × 0.67.
+    pub valkey_share_of_redis_price: f64,
+    /// Amazon ElastiCache pricing, ElastiCache Serverless: the least storage billed for Valkey,
+    /// 100 MB (Redis OSS: `minimumGb` of `prices.json`, 1 GB).
+    pub valkey_minimum_gb: f64,
+    /// AWS PrivateLink pricing, interface VPC endpoints: per endpoint per Availability Zone per
+    /// hour (us-east-1 $0.01, eu-west-1 $0.011, ap-northeast-1 $0.014, ap-northeast-2 $0.013).
+    /// Gateway endpoints (DynamoDB's) are free.
+    pub interface_endpoint_per_az_hour: f64,
+    /// AWS Secrets Manager pricing: $0.40 per secret a month.
+    pub secret_per_month: f64,
+    /// Amazon CloudWatch pricing, alarms: $0.10 per standard-resolution alarm metric a month (a
+    /// metric-math alarm pays for each metric it reads).
+    pub alarm_metric_per_month: f64,
+    /// Amazon CloudWatch pricing, dashboards: $3.00 per dashboard a month.
+    pub dashboard_per_month: f64,
+    /// Amazon CloudWatch pricing, metrics: $0.30 per custom metric a month (first 10,000).
+    pub custom_metric_per_month: f64,
+    /// Amazon EventBridge pricing, EventBridge Scheduler: $1.00 per million invocations.
+    pub scheduler_invocations_per_million: f64,
+}
+
+impl DeploymentPrices {
+    /// The prices for `region`: all but the interface endpoint's are the same in the regions of
+    /// `prices.json`; an unknown region gets us-east-1's (`Prices::region` refuses it first).
+    pub fn for_region(region: &str) -> Self {
+        let interface_endpoint_per_az_hour = match region {
+            "eu-west-1" => 0.011,
+            "ap-northeast-1" => 0.014,
+            "ap-northeast-2" => 0.013,
+            _ => 0.01,
+        };
+        Self {
+            waf_web_acl_per_month: 5.0,
+            waf_rule_per_month: 1.0,
+            waf_requests_per_million: 0.60,
+            valkey_share_of_redis_price: 0.67,
+            valkey_minimum_gb: 0.1,
+            interface_endpoint_per_az_hour,
+            secret_per_month: 0.40,
+            alarm_metric_per_month: 0.10,
+            dashboard_per_month: 3.00,
+            custom_metric_per_month: 0.30,
+            scheduler_invocations_per_million: 1.00,
+        }
+    }
+}
+
 impl Prices {
     /// The table kept in the repository (`cli/plan/prices.json`).
     pub fn embedded() -> Result<Self, PlanError> {
@@ -148,6 +217,18 @@ mod tests {
             e.to_string(),
             "no prices for region \"mars-1\"; known regions: ap-northeast-1, ap-northeast-2, eu-west-1, us-east-1"
         );
+    }
+
+    #[test]
+    fn valkey_is_a_third_cheaper_than_redis_oss_as_the_pricing_page_says() {
+        let us = Prices::embedded().unwrap().region("us-east-1").unwrap().elasticache.clone();
+        let d = DeploymentPrices::for_region("us-east-1");
+        let near = |a: f64, b: f64| (a - b).abs() / b < 0.005;
+        assert!(near(us.gb_hour * d.valkey_share_of_redis_price, 0.0837));
+        assert!(near(us.ecpu_per_million * d.valkey_share_of_redis_price, 0.00227));
+        assert_eq!(d.valkey_minimum_gb, 0.1);
+        assert_eq!(d.waf_requests_per_million, 0.60);
+        assert!(DeploymentPrices::for_region("ap-northeast-1").interface_endpoint_per_az_hour > 0.01);
     }
 
     #[test]

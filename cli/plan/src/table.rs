@@ -2,9 +2,13 @@
 
 use std::fmt::Write as _;
 
+use crate::deployment::{
+    ALARM_METRICS, ALWAYS_ON_METRICS, INTERFACE_ENDPOINTS, SCHEDULED_FUNCTIONS, SECRETS, WAF_RULES,
+};
 use crate::model::Plan;
 
-/// The human table of a plan: the sale, what it needs, what it costs, the warnings.
+/// The human table of a plan: the sale, what is deployed, what it needs, what the sale costs
+/// beside the fixed monthly floor, the warnings.
 pub fn render_table(plan: &Plan) -> String {
     let i = &plan.inputs;
     let t = &plan.totals;
@@ -26,6 +30,14 @@ pub fn render_table(plan: &Plan) -> String {
         t.wait_minutes,
         t.sale_minutes,
         group(plan.tier2_threshold as f64)
+    ));
+    let d = &plan.deployment;
+    line(format!(
+        "deployed: Lambda {}, ElastiCache Serverless {}, WAF {}, VPC endpoints {}",
+        d.architecture,
+        d.redis_engine,
+        if d.waf { "on" } else { "off" },
+        if d.vpc_endpoints { format!("in {} zones", d.availability_zones) } else { "off".to_owned() }
     ));
     line(String::new());
     line(format!("{:<44}{:>14}", "needs", "at the peak"));
@@ -64,11 +76,50 @@ pub fn render_table(plan: &Plan) -> String {
     line(format!("{:<44}{:>14}", "Redis operations", group(t.redis_ops as f64)));
     line(format!("{:<44}{:>14}", "SQS messages", group(plan.sqs_messages as f64)));
     line(String::new());
-    line(format!("cost (USD, prices of {})", plan.cost.prices_as_of));
+    line(format!(
+        "{:<44}{:>14}",
+        format!("cost of the sale (USD, prices of {})", plan.cost.prices_as_of),
+        "the sale"
+    ));
     for (service, usd) in &plan.cost.by_service {
-        line(format!("{service:<44}{usd:>14.2}"));
+        let name = match service.as_str() {
+            "lambda" => format!("lambda ({})", d.architecture),
+            "elasticache" => format!("elasticache ({})", d.redis_engine),
+            "waf" => "waf (requests inspected)".to_owned(),
+            other => other.to_owned(),
+        };
+        line(format!("{name:<44}{usd:>14.2}"));
     }
     line(format!("{:<44}{:>14.2}", "total", plan.cost.total_usd));
+    line(format!("{:<44}{:>14.4}", "per 1,000 visitors", plan.cost.per1000_visitors_usd));
+    line(String::new());
+    line(format!("{:<44}{:>14}", "fixed monthly floor (USD, sale or not)", "a month"));
+    for (item, usd) in &plan.cost.monthly_floor {
+        let name = match item.as_str() {
+            "waf" => format!("waf (web ACL + {WAF_RULES} rules)"),
+            "vpcEndpoints" => {
+                format!("vpcEndpoints ({INTERFACE_ENDPOINTS} interface × {} zones)", d.availability_zones)
+            }
+            "elasticache" => format!("elasticache ({} minimum storage)", d.redis_engine),
+            "lambda" => format!("lambda ({}, {} every minute)", d.architecture, SCHEDULED_FUNCTIONS.len()),
+            "eventbridgeScheduler" => {
+                format!("eventbridgeScheduler ({} schedules)", SCHEDULED_FUNCTIONS.len())
+            }
+            "secretsManager" => format!("secretsManager ({SECRETS} secrets)"),
+            "cloudwatch" => {
+                format!("cloudwatch ({ALARM_METRICS} alarms, {ALWAYS_ON_METRICS} metrics, dashboard)")
+            }
+            other => other.to_owned(),
+        };
+        line(format!("{name:<44}{usd:>14.2}"));
+    }
+    line(format!("{:<44}{:>14.2}", "total a month", plan.cost.monthly_floor_usd));
+    line(String::new());
+    line(format!(
+        "{:<44}{:>14.2}",
+        "the sale + one month's floor",
+        plan.cost.total_usd + plan.cost.monthly_floor_usd
+    ));
     line(String::new());
     if plan.warnings.is_empty() {
         line("warnings: none (no default quota exceeded)".to_owned());

@@ -1,11 +1,15 @@
 //! `vwr plan`'s arithmetic: the worked example of docs/rehearsal.md to the cent, the shards at
-//! their edges, the quota warnings, the input checks, and (proptest) figures that never fall
-//! when the audience or the peak grows.
+//! their edges, the quota warnings, what the Terraform deploys (WAF, engine, architecture) and
+//! the fixed monthly floor, the input checks, and (proptest) figures that never fall when the
+//! audience or the peak grows.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use proptest::prelude::*;
-use vwr_plan::{Calibration, Inputs, Plan, PlanError, Prices, plan, render_table};
+use vwr_plan::{
+    Architecture, Calibration, Deployment, Inputs, NEW_ON_DEMAND_TABLE_WRITES, Plan, PlanError, Prices,
+    RedisEngine, plan, plan_deployed, render_table,
+};
 
 fn calibration() -> Calibration {
     Calibration::embedded().unwrap()
@@ -21,6 +25,10 @@ fn sale(audience: f64, peak: f64, outflow_per_minute: f64) -> Inputs {
 
 fn planned(inputs: &Inputs) -> Plan {
     plan(inputs, &calibration(), &prices()).unwrap()
+}
+
+fn deployed(inputs: &Inputs, deployment: &Deployment) -> Plan {
+    plan_deployed(inputs, deployment, &calibration(), &prices()).unwrap()
 }
 
 /// docs/rehearsal.md#worked-example.
@@ -69,13 +77,126 @@ fn the_worked_example_of_the_rehearsal_doc() {
             ("cloudfront", 144.21),
             ("cloudwatch", 11.53),
             ("dynamodb", 0.96),
-            ("elasticache", 1.45),
-            ("lambda", 7.50),
+            ("elasticache", 0.73),
+            ("lambda", 7.68),
             ("sqs", 0.03),
+            ("waf", 82.84),
         ]
     );
-    assert_eq!(p.cost.total_usd, 199.88);
-    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(p.cost.total_usd, 282.18);
+    assert_eq!(p.cost.per1000_visitors_usd, 0.5644);
+    let floor: Vec<(&str, f64)> = p.cost.monthly_floor.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        floor,
+        [
+            ("cloudwatch", 7.00),
+            ("elasticache", 6.11),
+            ("eventbridgeScheduler", 0.09),
+            ("lambda", 10.97),
+            ("secretsManager", 2.00),
+            ("vpcEndpoints", 29.20),
+            ("waf", 10.00),
+        ]
+    );
+    assert_eq!(p.cost.monthly_floor_usd, 65.37);
+    assert_eq!(
+        quotas(&p),
+        ["Amazon DynamoDB: warm throughput of a new on-demand table (writes per second it takes at once)"]
+    );
+    assert_eq!((p.warnings[0].needed, p.warnings[0].default), (5_100, 4_000));
+}
+
+#[test]
+fn the_waf_terraform_turns_on_is_priced_per_request_and_in_the_floor() {
+    let p = planned(&worked_example());
+    assert!(p.deployment.waf, "waf_enabled defaults to true");
+    // Every CloudFront request goes through the web ACL: 138,070,250 × $0.60 per million.
+    assert_eq!(p.cost.by_service["waf"], 82.84);
+    // $5 the web ACL + 5 rules × $1 (2 managed groups, 3 rate rules).
+    assert_eq!(p.cost.monthly_floor["waf"], 10.00);
+    let off = deployed(&worked_example(), &Deployment { waf: false, ..Deployment::default() });
+    assert!(!off.cost.by_service.contains_key("waf") && !off.cost.monthly_floor.contains_key("waf"));
+    assert_eq!(((p.cost.total_usd - off.cost.total_usd) * 100.0).round() / 100.0, 82.84);
+}
+
+#[test]
+fn valkey_is_priced_by_default_and_redis_oss_when_asked() {
+    let p = planned(&worked_example());
+    assert_eq!(p.deployment.redis_engine, RedisEngine::Valkey);
+    // 319,350,000 ECPUs × $0.0034 × 0.67 per million; 8 MB stored, under Valkey's 100 MB minimum.
+    assert_eq!(p.cost.by_service["elasticache"], 0.73);
+    // 0.1 GB × $0.125 × 0.67 × 730 h.
+    assert_eq!(p.cost.monthly_floor["elasticache"], 6.11);
+    let redis = deployed(
+        &worked_example(),
+        &Deployment { redis_engine: RedisEngine::Redis, ..Deployment::default() },
+    );
+    assert_eq!(redis.cost.by_service["elasticache"], 1.09, "319,350,000 × $0.0034 per million");
+    assert_eq!(redis.cost.monthly_floor["elasticache"], 91.25, "1 GB × $0.125 × 730 h");
+    assert_eq!(redis.cost.monthly_floor_usd, 150.51);
+    assert!(render_table(&p).contains("elasticache (Valkey)"));
+    assert!(render_table(&redis).contains("elasticache (Redis OSS)"));
+}
+
+#[test]
+fn x86_64_is_priced_by_default_and_arm64_only_when_asked() {
+    let cal = calibration();
+    assert_eq!(cal.architecture, "arm64", "the calibration's own architecture is not what is priced");
+    let p = planned(&worked_example());
+    assert_eq!(p.deployment.architecture, Architecture::X86);
+    let arm = deployed(
+        &worked_example(),
+        &Deployment { architecture: Architecture::Arm64, ..Deployment::default() },
+    );
+    assert_eq!((p.cost.by_service["lambda"], arm.cost.by_service["lambda"]), (7.68, 7.47));
+    assert_eq!((p.cost.monthly_floor["lambda"], arm.cost.monthly_floor["lambda"]), (10.97, 8.78));
+    assert!(render_table(&p).contains("deployed: Lambda x86_64, ElastiCache Serverless Valkey, WAF on"));
+    assert_eq!(serde_json::to_value(&arm).unwrap()["deployment"]["architecture"], "arm64");
+}
+
+#[test]
+fn the_floor_follows_the_zones_and_the_endpoints_and_refuses_four_zones() {
+    let three = deployed(&worked_example(), &Deployment { availability_zones: 3, ..Deployment::default() });
+    // 2 interface endpoints × 3 zones × $0.01 × 730 h.
+    assert_eq!(three.cost.monthly_floor["vpcEndpoints"], 43.80);
+    let none = deployed(&worked_example(), &Deployment { vpc_endpoints: false, ..Deployment::default() });
+    assert!(!none.cost.monthly_floor.contains_key("vpcEndpoints"));
+    assert_eq!(none.cost.monthly_floor_usd, 36.17, "65.37 less the endpoints' 29.20");
+    assert_eq!(none.cost.total_usd, 282.18, "the floor is beside the sale, not in it");
+    let e = plan_deployed(
+        &worked_example(),
+        &Deployment { availability_zones: 4, ..Deployment::default() },
+        &calibration(),
+        &prices(),
+    )
+    .unwrap_err();
+    assert_eq!(e, PlanError::AvailabilityZones(4));
+    assert!("sparc".parse::<Architecture>().unwrap_err().to_string().contains("x86_64, arm64"));
+    assert!("memcached".parse::<RedisEngine>().unwrap_err().to_string().contains("valkey, redis"));
+}
+
+#[test]
+fn the_cost_per_thousand_visitors_is_the_sale_over_the_audience() {
+    let p = planned(&worked_example());
+    assert_eq!(p.cost.per1000_visitors_usd, ((p.cost.total_usd / 500.0) * 10_000.0).round() / 10_000.0);
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["cost"]["per1000VisitorsUsd"], 0.5644);
+    assert_eq!(json["cost"]["monthlyFloorUsd"], 65.37);
+    assert_eq!(json["cost"]["byService"]["waf"], 82.84);
+}
+
+#[test]
+fn a_peak_beyond_a_new_on_demand_tables_warm_throughput_is_a_warning() {
+    // DynamoDB peak writes: R assigns + 2 × 10 admissions a second.
+    let warm = |r: f64| {
+        let p = planned(&sale(1_000_000.0, r, 600.0));
+        p.warnings.into_iter().find(|w| w.quota.contains("warm throughput"))
+    };
+    assert_eq!(NEW_ON_DEMAND_TABLE_WRITES, 4_000);
+    assert!(warm(3_980.0).is_none(), "4,000 writes/s: what a new table takes at once");
+    let w = warm(3_981.0).unwrap();
+    assert_eq!((w.needed, w.default), (4_001, 4_000));
+    assert!(w.how_to_raise.contains("--warm-throughput WriteUnitsPerSecond="), "{}", w.how_to_raise);
 }
 
 #[test]
@@ -155,7 +276,11 @@ fn a_threshold_below_outflow_times_dwell_is_a_warning_and_none_derives_it() {
     assert_eq!((w.needed, w.default), (30_000, 2_000));
     let derived = planned(&Inputs { threshold: None, ..worked_example() });
     assert_eq!(derived.tier2_threshold, 30_000);
-    assert!(derived.warnings.is_empty());
+    assert!(
+        !quotas(&derived).iter().any(|q| q.starts_with("vwr tier-2 threshold")),
+        "{:?}",
+        derived.warnings
+    );
 }
 
 #[test]

@@ -198,7 +198,8 @@ fn table_row(name: &str, table: &Seen<TableSeen>, needed: Option<u64>) -> Row {
 
 /// What a new on-demand table takes at once, unless told otherwise (DynamoDB's documented
 /// initial throughput); beyond it, writes are throttled while the table scales.
-pub const NEW_ON_DEMAND_WRITES: i64 = 4_000;
+/// One figure with `vwr plan`'s warning, so the two cannot disagree.
+pub const NEW_ON_DEMAND_WRITES: i64 = vwr_plan::NEW_ON_DEMAND_TABLE_WRITES as i64;
 
 /// An on-demand table without a maximum: a spike beyond what it takes at once (its warm
 /// throughput) is throttled while it scales, so the peak must fit it; pre-warming raises it.
