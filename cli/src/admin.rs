@@ -7,20 +7,41 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use crate::client::{Auth, HttpClient};
-use crate::dev::state;
 
-/// Connection options of `vwr admin`.
-#[derive(Debug, Clone, clap::Args)]
+/// The stack a command talks to, resolved from the global flags, the environment, the config
+/// file's contexts and `vwr dev`'s state (`crate::target`, docs/cli.md#addressing-a-stack).
+#[derive(Debug, Clone, Default)]
 pub struct AdminTarget {
     /// Base URL of the admin API.
-    #[arg(long, env = "VWR_ADMIN_URL", default_value = "http://127.0.0.1:8080")]
     pub url: String,
-    /// Bearer key (default: `VWR_ADMIN_KEY`, else the local dev state file).
-    #[arg(long, env = "VWR_ADMIN_KEY", hide_env_values = true)]
+    /// Bearer key (locally).
     pub key: Option<String>,
     /// Sign requests with AWS SigV4 (the deployed admin API uses IAM auth).
-    #[arg(long)]
     pub sigv4: bool,
+    /// The region to sign for (else the AWS config's).
+    pub region: Option<String>,
+    /// The tier-2 admin API when it is not `url`.
+    pub tier2_url: Option<String>,
+    /// Where `url` came from, said in errors ("--url", "context prod", …).
+    pub from: String,
+}
+
+impl AdminTarget {
+    /// A target at `url` with a bearer key (tests, the load test).
+    pub fn bearer(url: &str, key: &str) -> Self {
+        Self {
+            url: url.trim_end_matches('/').to_owned(),
+            key: Some(key.to_owned()),
+            from: "--url".into(),
+            ..Self::default()
+        }
+    }
+
+    /// The tier-2 admin API's base URL: `tier2_url`, else `url` (as `vwr dev` and the
+    /// deployed admin API serve both).
+    pub fn tier2_base(&self) -> &str {
+        self.tier2_url.as_deref().unwrap_or(&self.url).trim_end_matches('/')
+    }
 }
 
 /// Admin operations.
@@ -293,24 +314,6 @@ impl MessageArgs {
     }
 }
 
-/// `t` (unix seconds) in UTC and in this machine's zone, e.g. `2026-12-01 11:00:00 UTC =
-/// 2026-12-01 20:00:00 KST (Asia/Seoul)`.
-pub fn both_zones(t: u64) -> String {
-    let Ok(ts) =
-        i64::try_from(t).map_err(|_| ()).and_then(|s| jiff::Timestamp::from_second(s).map_err(|_| ()))
-    else {
-        return format!("{t} (unix seconds)");
-    };
-    let utc = ts.strftime("%Y-%m-%d %H:%M:%S UTC");
-    let tz = jiff::tz::TimeZone::system();
-    match tz.iana_name() {
-        Some(name) if name != "UTC" && name != "Etc/UTC" => {
-            format!("{utc} = {} ({name})", ts.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M:%S %Z"))
-        }
-        _ => utc.to_string(),
-    }
-}
-
 /// Parses a time: unix seconds, RFC 3339 with its offset (`…Z` or `…+09:00`), or
 /// `+N[s|m|h|d]` from now; a time without a zone is refused.
 pub fn parse_time(s: &str) -> Result<u64, String> {
@@ -337,48 +340,132 @@ fn parse_time_at(s: &str, now: u64) -> Result<u64, String> {
     u64::try_from(t.as_second()).map_err(|_| format!("{s:?}: before 1970"))
 }
 
-/// The credentials of `target`: SigV4 from the AWS chain, or the bearer key (flag, env, or
-/// the local `vwr dev` state file).
+/// The credentials of `target`: SigV4 from the AWS chain (in `region` when given), or the
+/// bearer key (flag, env, or the local `vwr dev` state file, as resolved).
 pub async fn auth(target: &AdminTarget) -> Result<Auth, String> {
     if target.sigv4 {
-        return Ok(Auth::SigV4(Box::new(
-            aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await,
-        )));
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+        if let Some(region) = &target.region {
+            loader = loader.region(aws_config::Region::new(region.clone()));
+        }
+        return Ok(Auth::SigV4(Box::new(loader.load().await)));
     }
-    let key = match &target.key {
-        Some(k) => k.clone(),
-        None => state::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
-            "no admin key: pass --key, set VWR_ADMIN_KEY, or start `vwr dev` in this directory first",
-        )?,
-    };
+    let key = target.key.clone().ok_or_else(|| {
+        format!(
+            "no admin key for {} (from {}): pass --key, set VWR_ADMIN_KEY, use --sigv4 for a deployed stack, \
+             or start `vwr dev` in this directory first",
+            target.url, target.from
+        )
+    })?;
     Ok(Auth::Bearer(key))
 }
 
-async fn request(
+/// One call; an error names the method, the URL and what answered (docs/api.md#errors).
+pub async fn request(
     client: &HttpClient,
     auth: &Auth,
     url: &str,
     method: Method,
     body: Option<&Value>,
 ) -> Result<Value, String> {
-    let reply = client.send(method, url, body, auth).await.map_err(|e| e.to_string())?;
+    let reply = client.send(method.clone(), url, body, auth).await.map_err(|e| e.to_string())?;
     let json = reply.json();
     if reply.status.is_success() {
-        Ok(if json.is_null() { json!({"status": reply.status.as_u16()}) } else { json })
-    } else {
-        Err(format!(
-            "{} {}",
-            reply.status,
-            if json.is_null() { String::from_utf8_lossy(&reply.body).into_owned() } else { json.to_string() }
-        ))
+        return Ok(if json.is_null() { json!({"status": reply.status.as_u16()}) } else { json });
+    }
+    let what = match (json.get("error").and_then(Value::as_str), json.get("message").and_then(Value::as_str))
+    {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c.to_owned(),
+        (None, Some(m)) => m.to_owned(),
+        (None, None) => String::from_utf8_lossy(&reply.body).trim().chars().take(300).collect(),
+    };
+    let hint = match reply.status.as_u16() {
+        401 => " (wrong or missing admin key for this URL?)",
+        403 => " (not allowed: with --sigv4 the caller needs execute-api:Invoke on the admin API)",
+        404 if json.get("error").is_none() => " (no vwr admin API at this URL?)",
+        _ => "",
+    };
+    Err(format!("{method} {url}: {}{}{what}{hint}", reply.status, if what.is_empty() { "" } else { ": " }))
+}
+
+/// Runs one admin command; answers the text to print (the JSON with `json`, else the human
+/// form, docs/cli.md#output); `Err` carries the message to show.
+pub async fn run(target: AdminTarget, cmd: AdminCommand, json: bool) -> Result<String, String> {
+    let shown = cmd.clone();
+    let answer = call(&target, cmd).await.map_err(|e| {
+        if e.starts_with("could not reach") || e.starts_with("request timed out") {
+            format!("{e} (the address came from {})", target.from)
+        } else {
+            e
+        }
+    })?;
+    Ok(if json { serde_json::to_string_pretty(&answer).unwrap_or_default() } else { human(&shown, &answer) })
+}
+
+/// The human form of a command's answer.
+fn human(cmd: &AdminCommand, v: &Value) -> String {
+    use crate::human::{audit, key_values, list};
+    let event_figures = |v: &Value| {
+        let id = v.get("eventId").and_then(Value::as_str).unwrap_or("?");
+        let mut app = crate::watch::App::new(id);
+        app.on_status(v, vwr_core::time::now_secs() as f64);
+        format!("event {id}\n{}", app.figures_text())
+    };
+    match cmd {
+        AdminCommand::Audit { .. } => {
+            let entries = v.get("entries").or(Some(v)).and_then(Value::as_array);
+            audit(entries.map_or(&[][..], Vec::as_slice))
+        }
+        AdminCommand::Events => {
+            let list_of = |k: &str| -> String {
+                let ids: Vec<&str> = v
+                    .get(k)
+                    .and_then(Value::as_array)
+                    .map_or_else(Vec::new, |a| a.iter().filter_map(Value::as_str).collect());
+                if ids.is_empty() { "—".to_owned() } else { ids.join(", ") }
+            };
+            let revoked = v.get("revoked").and_then(Value::as_object).map_or(0, serde_json::Map::len);
+            format!("active  {}\ngated   {}\nrevoked passes  {revoked}", list_of("events"), list_of("gated"))
+        }
+        AdminCommand::QueueRemove { event_id } => {
+            format!("{event_id}: removed from tier 2 (everyone waiting or active in it)")
+        }
+        AdminCommand::Pass(PassCommand::Revoke { id }) if v.get("status").is_some() => {
+            format!("{id}: revoked")
+        }
+        AdminCommand::Pass(PassCommand::Create { .. }) => {
+            format!("{}\n(the pass is shown once: keep it now)", key_values(v))
+        }
+        _ if v.get("eventId").is_some() && v.get("state").is_some() && v.get("servingCounter").is_some() => {
+            event_figures(v)
+        }
+        _ => match v {
+            Value::Array(items) => list(items),
+            // `{eventId, passes: [...]}`: the other fields, then the list as a table.
+            Value::Object(m) if m.values().filter(|x| x.is_array()).count() == 1 => {
+                let (rest, items): (serde_json::Map<String, Value>, serde_json::Map<String, Value>) =
+                    m.clone().into_iter().partition(|(_, x)| !x.is_array());
+                let table =
+                    items.values().next().and_then(Value::as_array).map_or_else(String::new, |a| list(a));
+                if rest.is_empty() {
+                    table
+                } else {
+                    format!("{}\n\n{table}", key_values(&Value::Object(rest)))
+                }
+            }
+            Value::Object(m) if m.len() == 1 && m.contains_key("status") => "done".to_owned(),
+            other => key_values(other),
+        },
     }
 }
 
-/// Runs one admin command and prints the JSON answer; `Err` carries the message to show.
-pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String> {
-    let auth = auth(&target).await?;
+/// One admin call; the API's JSON answer.
+async fn call(target: &AdminTarget, cmd: AdminCommand) -> Result<Value, String> {
+    let auth = auth(target).await?;
     let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
     let base = target.url.trim_end_matches('/');
+    let tier2 = target.tier2_base();
     let (method, path, body) = match cmd {
         AdminCommand::Activate { event_id, config } => {
             let mut m = Map::new();
@@ -415,7 +502,7 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             for (what, t) in [("pre-queue", Some(prequeue_at)), ("open", Some(open_at)), ("close", close_at)]
             {
                 if let Some(t) = t {
-                    eprintln!("{what:>9}: {}", both_zones(t));
+                    eprintln!("{what:>9}: {}", crate::zone::both(t));
                 }
             }
             let mut m = Map::new();
@@ -504,16 +591,18 @@ pub async fn run(target: AdminTarget, cmd: AdminCommand) -> Result<Value, String
             if let Some(o) = line_order {
                 body["lineOrder"] = json!(o);
             }
-            (Method::PUT, format!("/api/queue/admin/threshold/{event_id}"), Some(body))
+            (Method::PUT, format!("{tier2}/api/queue/admin/threshold/{event_id}"), Some(body))
         }
         AdminCommand::QueueStatus { event_id } => {
-            (Method::GET, format!("/api/queue/admin/status/{event_id}"), None)
+            (Method::GET, format!("{tier2}/api/queue/admin/status/{event_id}"), None)
         }
         AdminCommand::QueueRemove { event_id } => {
-            (Method::DELETE, format!("/api/queue/admin/event/{event_id}"), None)
+            (Method::DELETE, format!("{tier2}/api/queue/admin/event/{event_id}"), None)
         }
     };
-    request(&client, &auth, &format!("{base}{path}"), method, body.as_ref()).await
+    // Tier-2 paths carry their own base already.
+    let url = if path.starts_with('/') { format!("{base}{path}") } else { path };
+    request(&client, &auth, &url, method, body.as_ref()).await
 }
 
 #[cfg(test)]
@@ -531,11 +620,6 @@ mod tests {
         // The issue's Seoul sale: 20:00 KST is 11:00 UTC, not 20:00 UTC.
         assert_eq!(parse_time_at("2027-01-15T17:00:00+09:00", 0), Ok(1_800_000_000));
         assert_eq!(parse_time_at("2027-01-15T03:00:00-05:00", 0), Ok(1_800_000_000));
-        assert!(
-            both_zones(1_800_000_000).starts_with("2027-01-15 08:00:00 UTC"),
-            "{}",
-            both_zones(1_800_000_000)
-        );
         for zoneless in ["2027-01-15 08:00:00", "2027-01-15T08:00:00", "2027-01-15"] {
             let e = parse_time_at(zoneless, 0).unwrap_err();
             assert!(e.contains("Give the zone"), "{zoneless}: {e}");

@@ -4,12 +4,21 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use vwr_cli::admin::{AdminCommand, AdminTarget};
+use vwr_cli::admin::AdminCommand;
 use vwr_cli::dev::DevOptions;
+use vwr_cli::target::Global;
 
 #[derive(Debug, Parser)]
-#[command(name = "vwr", version, about = "vwr — a serverless two-tier virtual waiting room")]
+#[command(
+    name = "vwr",
+    version,
+    about = "vwr — a serverless two-tier virtual waiting room",
+    after_help = "Exit codes: 0 ok; 1 what was checked fell short; 2 usage, bad input or nothing could be \
+                  checked; 3 a load-test safety counter is not zero (docs/cli.md#exit-codes)."
+)]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
 }
@@ -68,12 +77,19 @@ enum Command {
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell), e.g.
     /// `vwr completions bash > ~/.local/share/bash-completion/completions/vwr`.
     Completions { shell: clap_complete::Shell },
-    /// Call the admin API.
+    /// Call the admin API (answers as text; --json for the API's JSON).
     Admin {
-        #[command(flatten)]
-        target: AdminTarget,
+        /// Print the API's JSON answer instead of text.
+        #[arg(long, global = true)]
+        json: bool,
         #[command(subcommand)]
         command: AdminCommand,
+    },
+    /// Named stacks in the config file ($VWR_CONFIG, default ~/.config/vwr/config.toml):
+    /// `set`, `use`, `list`, `remove` (docs/cli.md#addressing-a-stack).
+    Context {
+        #[command(subcommand)]
+        command: vwr_cli::context::ContextCommand,
     },
 }
 
@@ -149,12 +165,47 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     Ok(())
 }
 
+/// Creates the table; a failure is one line naming its cause (no region, no credentials, the
+/// endpoint that did not answer), never a dump of the SDK's error.
 async fn bootstrap(table: String) -> Result<(), String> {
+    use aws_credential_types::provider::ProvideCredentials;
     let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    let store = vwr_tier1_store::dynamo::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone());
-    store.ensure_table().await.map_err(|e| format!("table {table}: {e}"))?;
-    println!("table {table} ready");
+    let Some(region) = sdk.region().map(ToString::to_string) else {
+        return Err("no AWS region: set AWS_REGION (or a profile's region)".into());
+    };
+    let creds = sdk.credentials_provider().ok_or("no AWS credentials: no credentials provider configured")?;
+    if let Err(e) = creds.provide_credentials().await {
+        return Err(format!("no AWS credentials: {}", root_cause(&e)));
+    }
+    let endpoint =
+        sdk.endpoint_url().map_or_else(|| format!("the DynamoDB endpoint of {region}"), str::to_owned);
+    let client = aws_sdk_dynamodb::Client::new(&sdk);
+    if let Err(e) = client.list_tables().limit(1).send().await {
+        use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+        return Err(match &e {
+            SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
+                format!("cannot reach {endpoint}: {}", root_cause(&e))
+            }
+            _ => format!(
+                "{endpoint} refused ListTables: {}: {}",
+                e.code().unwrap_or("error"),
+                e.message().map_or_else(|| root_cause(&e), str::to_owned)
+            ),
+        });
+    }
+    let store = vwr_tier1_store::dynamo::DynamoStore::new(client, table.clone());
+    store.ensure_table().await.map_err(|e| format!("table {table} at {endpoint}: {e}"))?;
+    println!("table {table} ready at {endpoint}");
     Ok(())
+}
+
+/// The innermost cause of an error chain ("Connection refused (os error 111)").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = e;
+    while let Some(inner) = last.source() {
+        last = inner;
+    }
+    last.to_string()
 }
 
 /// Prints a command's answer. A closed pipe (`vwr admin status e1 | head`) is not an error
@@ -165,17 +216,46 @@ fn print_out(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
+/// Bad input or a stack that cannot be named: said on stderr, exit 2 (docs/cli.md#exit-codes).
+fn usage(e: &str) -> ExitCode {
+    eprintln!("vwr: {e}");
+    ExitCode::from(2)
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     vwr_core::logging::init_pretty();
+    let tz = cli.global.tz.clone().or_else(|| std::env::var("VWR_TZ").ok().filter(|v| !v.is_empty()));
+    if let Some(name) = tz {
+        match vwr_cli::zone::parse(&name) {
+            Ok(zone) => vwr_cli::zone::set(zone),
+            Err(e) => {
+                eprintln!("vwr: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    // The stack, for the commands that talk to one (docs/cli.md#addressing-a-stack).
+    let target = || vwr_cli::target::from_process(&cli.global);
     let result = match cli.command {
         Command::Dev(opts) => vwr_cli::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
             vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
-        Command::Loadtest(lt) => {
+        Command::Loadtest(mut lt) => {
+            if lt.opts.base_url.is_none() || lt.opts.admin_key.is_none() {
+                match target() {
+                    Ok(t) => {
+                        lt.opts.base_url.get_or_insert(t.url);
+                        if let Some(key) = t.key {
+                            lt.opts.admin_key.get_or_insert(key);
+                        }
+                    }
+                    Err(e) => return usage(&e),
+                }
+            }
             let report = match lt.command {
                 Some(LoadtestCommand::Analyze(args)) => vwr_cli::loadtest::analyze::run(&args),
                 None => vwr_cli::loadtest::run(lt.opts).await,
@@ -198,8 +278,20 @@ async fn main() -> ExitCode {
             let _ = std::io::stdout().lock().write_all(&script);
             Ok(())
         }
-        Command::Watch(args) => vwr_cli::watch::run(args).await,
-        Command::Preview(args) => vwr_cli::preview::run(args).await,
+        Command::Watch(mut args) => match target() {
+            Ok(t) => {
+                args.target = t;
+                vwr_cli::watch::run(args).await
+            }
+            Err(e) => return usage(&e),
+        },
+        Command::Preview(mut args) => match target() {
+            Ok(t) => {
+                args.url = t.url;
+                vwr_cli::preview::run(args).await
+            }
+            Err(e) => return usage(&e),
+        },
         Command::Plan(args) => match vwr_cli::plan::run(args) {
             Ok(out) => {
                 print_out(&out);
@@ -220,11 +312,39 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Command::Report(args) => vwr_cli::report::run(args).await.map(|text| print_out(&text)),
+        Command::Report(mut args) => match target() {
+            Ok(t) => {
+                args.target = t;
+                vwr_cli::report::run(args).await.map(|text| print_out(&text))
+            }
+            Err(e) => return usage(&e),
+        },
         Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
-        Command::Admin { target, command } => vwr_cli::admin::run(target, command).await.map(|v| {
-            print_out(&serde_json::to_string_pretty(&v).unwrap_or_default());
-        }),
+        Command::Admin { json, command } => match target() {
+            Ok(t) => vwr_cli::admin::run(t, command, json).await.map(|text| print_out(&text)),
+            Err(e) => return usage(&e),
+        },
+        Command::Context { command } => {
+            let g = &cli.global;
+            let flags = vwr_cli::context::SetFlags {
+                url: g.url.clone(),
+                tier2_url: g.tier2_url.clone(),
+                sigv4: g.sigv4,
+                region: g.region.clone(),
+                key_given: g.key.is_some(),
+            };
+            let env = |k: &str| std::env::var(k).ok();
+            match vwr_cli::context::path(&env) {
+                Ok(path) => match vwr_cli::context::run(command, &flags, &path) {
+                    Ok(text) => {
+                        print_out(&text);
+                        return ExitCode::SUCCESS;
+                    }
+                    Err(e) => return usage(&e),
+                },
+                Err(e) => return usage(&e),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -232,5 +352,56 @@ async fn main() -> ExitCode {
             eprintln!("vwr: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn addressing_flags_go_anywhere() {
+        let cli =
+            Cli::try_parse_from(["vwr", "admin", "status", "e1", "--url", "http://u:1", "--json"]).unwrap();
+        assert_eq!(cli.global.url.as_deref(), Some("http://u:1"));
+        assert!(matches!(cli.command, Command::Admin { json: true, command: AdminCommand::Status { .. } }));
+        let cli = Cli::try_parse_from([
+            "vwr",
+            "--url",
+            "http://u:1",
+            "--sigv4",
+            "--region",
+            "eu-west-1",
+            "watch",
+            "e1",
+        ])
+        .unwrap();
+        assert!(cli.global.sigv4);
+        assert_eq!(cli.global.region.as_deref(), Some("eu-west-1"));
+        let cli = Cli::try_parse_from([
+            "vwr",
+            "report",
+            "e1",
+            "--tier2-url",
+            "http://t2",
+            "--context",
+            "prod",
+            "--tz",
+            "Asia/Seoul",
+        ])
+        .unwrap();
+        assert_eq!(
+            (cli.global.tier2_url.as_deref(), cli.global.context.as_deref(), cli.global.tz.as_deref()),
+            (Some("http://t2"), Some("prod"), Some("Asia/Seoul"))
+        );
+        let cli =
+            Cli::try_parse_from(["vwr", "context", "set", "prod", "--url", "https://x", "--sigv4"]).unwrap();
+        assert!(cli.global.sigv4);
     }
 }

@@ -24,8 +24,9 @@ pub struct PreviewArgs {
     /// Folder for the screenshots (`{state}-{lang}.png`); made if missing.
     #[arg(long)]
     pub out: PathBuf,
-    /// `vwr dev`'s address.
-    #[arg(long, env = "VWR_DEV_URL", default_value = "http://127.0.0.1:8080")]
+    /// `vwr dev`'s address: the global `--url` (docs/cli.md#addressing-a-stack), resolved by
+    /// `vwr`.
+    #[arg(skip)]
     pub url: String,
     /// States to show, comma-separated (default: all: prequeue, waiting, turn, paused, closed).
     #[arg(long, value_delimiter = ',')]
@@ -41,8 +42,9 @@ pub struct PreviewArgs {
     pub width: u32,
     #[arg(long, default_value_t = 780)]
     pub height: u32,
-    /// Run Chromium without its sandbox: needed where it runs as root (a container, CI); the
-    /// page shown is then not sandboxed, so use it only with a `vwr dev` you trust.
+    /// Run Chromium without its sandbox (as root, where Chromium refuses its sandbox, this is
+    /// done without asking, with a note); the page shown is then not sandboxed, so use it only
+    /// with a `vwr dev` you trust.
     #[arg(long)]
     pub no_sandbox: bool,
 }
@@ -92,10 +94,117 @@ fn chromium(named: Option<&Path>) -> Result<PathBuf, String> {
         })
 }
 
+/// The fontconfig language (`fc-list :lang=…`) whose fonts a page language needs, for the
+/// languages written in CJK characters; `None` for the others.
+fn cjk_font_lang(lang: &str) -> Option<&'static str> {
+    match lang {
+        "ja" => Some("ja"),
+        "ko" => Some("ko"),
+        "zh-Hans" => Some("zh-cn"),
+        "zh-Hant" => Some("zh-tw"),
+        l if l == "zh" || l.starts_with("zh-") => Some("zh"),
+        _ => None,
+    }
+}
+
+/// What `fc-list :lang=L family` said of one fontconfig language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fonts {
+    Installed,
+    Missing,
+    /// `fc-list` could not be run: fontconfig is not installed (nor, most likely, the fonts).
+    NoFcList,
+}
+
+/// The stderr warning for shots in CJK languages without a font to draw them (docs/brand.md#previews):
+/// Chromium then draws boxes ("tofu") in their place. `fonts` answers for one fontconfig language.
+fn cjk_font_warning(shots: &[(String, String)], mut fonts: impl FnMut(&str) -> Fonts) -> Option<String> {
+    let mut needed: Vec<(&str, &'static str)> =
+        shots.iter().filter_map(|(_, lang)| Some((lang.as_str(), cjk_font_lang(lang)?))).collect();
+    needed.sort_unstable();
+    needed.dedup();
+    let mut missing = Vec::new();
+    let mut no_fc_list = false;
+    for (lang, fc) in needed {
+        match fonts(fc) {
+            Fonts::Installed => {}
+            Fonts::Missing => missing.push(lang),
+            Fonts::NoFcList => {
+                no_fc_list = true;
+                missing.push(lang);
+            }
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let why = if no_fc_list {
+        "fc-list not found, so no CJK font either"
+    } else {
+        "fc-list finds no font for them"
+    };
+    Some(format!(
+        "warning: no CJK font installed ({why}): the {} shots will show boxes instead of text. Install one, e.g. on Debian or Ubuntu: apt-get install fonts-noto-cjk",
+        missing.join(", ")
+    ))
+}
+
+/// Asks fontconfig whether a font covers the language (`fc-list :lang=L family`).
+fn fc_list(fc_lang: &str) -> Fonts {
+    match std::process::Command::new("fc-list").arg(format!(":lang={fc_lang}")).arg("family").output() {
+        Ok(out) if out.status.success() && !out.stdout.iter().all(u8::is_ascii_whitespace) => {
+            Fonts::Installed
+        }
+        Ok(_) => Fonts::Missing,
+        Err(_) => Fonts::NoFcList,
+    }
+}
+
+/// The effective user id from the text of `/proc/self/status` (its `Uid:` line: real, effective,
+/// saved, filesystem).
+fn euid_from_status(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1)?.parse().ok())
+}
+
+/// The effective user id: `/proc/self/status` (Linux), else `id -u`; `None` if neither tells.
+fn euid() -> Option<u32> {
+    if let Some(id) = std::fs::read_to_string("/proc/self/status").ok().as_deref().and_then(euid_from_status)
+    {
+        return Some(id);
+    }
+    let out = std::process::Command::new("id").arg("-u").output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// Whether Chromium runs with `--no-sandbox`, and the note to print when vwr decided it: as root
+/// Chromium refuses to start with its sandbox (docs/brand.md#previews).
+fn sandbox(no_sandbox: bool, euid: Option<u32>) -> (bool, Option<&'static str>) {
+    match (no_sandbox, euid) {
+        (true, _) => (true, None),
+        (false, Some(0)) => (
+            true,
+            Some(
+                "note: running as root, where Chromium will not start with its sandbox: passing it --no-sandbox (the page shown is not sandboxed; use only with a vwr dev you trust)",
+            ),
+        ),
+        (false, _) => (false, None),
+    }
+}
+
 /// Takes every shot; prints one line per shot. Fails (after trying them all) if any failed.
 pub async fn run(args: PreviewArgs) -> Result<(), String> {
     let shots = shots(&args)?;
     let browser = chromium(args.chromium.as_deref())?;
+    let (no_sandbox, note) = sandbox(args.no_sandbox, euid());
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    if let Some(warning) = cjk_font_warning(&shots, fc_list) {
+        eprintln!("{warning}");
+    }
     let base = args.url.trim_end_matches('/').to_owned();
     let client = HttpClient::new(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     let health = format!("{base}/healthz");
@@ -111,7 +220,7 @@ pub async fn run(args: PreviewArgs) -> Result<(), String> {
         let file = args.out.join(format!("{state}-{lang}.png"));
         let url = format!("{base}/vwr/{}?preview={state}&lang={lang}", args.event_id);
         let n = i + 1;
-        match shoot(&browser, &url, &file, args.width, args.height, args.no_sandbox).await {
+        match shoot(&browser, &url, &file, args.width, args.height, no_sandbox).await {
             Ok(bytes) => progress(&format!(
                 "[{n}/{total}] {state} {lang} → {} ({} KB)",
                 file.display(),
@@ -228,6 +337,53 @@ mod tests {
         assert!(e.contains("unknown language \"fr\""), "{e}");
         let e = shots(&Cli::parse_from(["vwr", "../x", "--out", "o"]).args).unwrap_err();
         assert!(e.contains("event id"), "{e}");
+    }
+
+    fn pairs(langs: &[&str]) -> Vec<(String, String)> {
+        langs.iter().flat_map(|l| ["waiting", "turn"].map(|s| (s.to_owned(), (*l).to_owned()))).collect()
+    }
+
+    #[test]
+    fn cjk_shots_without_a_cjk_font_are_warned_of_once_each() {
+        let mut asked = Vec::new();
+        let w = cjk_font_warning(&pairs(&["en", "ja", "ko", "zh-Hans", "zh-Hant"]), |l| {
+            asked.push(l.to_owned());
+            if l == "ko" { Fonts::Installed } else { Fonts::Missing }
+        })
+        .unwrap();
+        assert_eq!(asked, ["ja", "ko", "zh-cn", "zh-tw"], "each CJK language asked once, en never");
+        assert!(w.contains("ja, zh-Hans, zh-Hant shots will show boxes"), "{w}");
+        assert!(w.contains("apt-get install fonts-noto-cjk"), "{w}");
+        assert!(!w.contains("ko"), "{w}");
+    }
+
+    #[test]
+    fn no_warning_with_fonts_or_without_cjk_shots_and_one_without_fc_list() {
+        let all = pairs(&["en", "ja", "ko", "zh-Hans", "zh-Hant"]);
+        assert_eq!(cjk_font_warning(&all, |_| Fonts::Installed), None);
+        assert_eq!(cjk_font_warning(&pairs(&["en"]), |_| Fonts::NoFcList), None, "latin only: not asked");
+        let w = cjk_font_warning(&pairs(&["ja"]), |_| Fonts::NoFcList).unwrap();
+        assert!(w.contains("fc-list not found") && w.contains("the ja shots"), "{w}");
+    }
+
+    #[test]
+    fn root_runs_chromium_without_its_sandbox_and_says_so() {
+        assert_eq!(sandbox(false, Some(1000)), (false, None));
+        assert_eq!(sandbox(false, None), (false, None), "unknown: as asked");
+        assert_eq!(sandbox(true, Some(1000)), (true, None), "asked: no note");
+        assert_eq!(sandbox(true, Some(0)), (true, None));
+        let (off, note) = sandbox(false, Some(0));
+        assert!(off);
+        assert!(note.is_some_and(|n| n.contains("root") && n.contains("--no-sandbox")));
+    }
+
+    #[test]
+    fn the_effective_uid_is_the_second_of_the_uid_line() {
+        let status = "Name:\tvwr\nUmask:\t0022\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+        assert_eq!(euid_from_status(status), Some(0));
+        assert_eq!(euid_from_status("Uid:\t1000\t1001\t1000\t1000\n"), Some(1001));
+        assert_eq!(euid_from_status("Name:\tx\n"), None);
+        assert_eq!(euid_from_status("Uid:\t1000\n"), None);
     }
 
     #[test]

@@ -21,7 +21,9 @@ use crate::loadtest::html::charts::{Line, bar_chart, esc, fmt_f, line_chart};
 pub struct ReportArgs {
     /// The sale's event.
     pub event_id: String,
-    #[command(flatten)]
+    /// The stack (the global flags, resolved by `vwr`; docs/cli.md#addressing-a-stack); tier
+    /// 2's part comes from `--tier2-url` when given, else `--url` (as `vwr dev` serves both).
+    #[arg(skip)]
     pub target: AdminTarget,
     /// Print the report's JSON (as `GET /api/admin/vwr/report/{eventId}` answers it).
     #[arg(long)]
@@ -29,9 +31,6 @@ pub struct ReportArgs {
     /// Write the report with its charts to this HTML file (one file, no network).
     #[arg(long)]
     pub html: Option<PathBuf>,
-    /// The tier-2 admin API, for tier 2's part (default: --url, as `vwr dev` serves both).
-    #[arg(long, env = "VWR_TIER2_ADMIN_URL")]
-    pub tier2_url: Option<String>,
 }
 
 /// Both tiers' reports of one event: tier 1's fields, and `tier2` when tier 2 holds the event.
@@ -55,7 +54,7 @@ pub async fn run(args: ReportArgs) -> Result<String, String> {
     }
     let tier1: SaleReport =
         serde_json::from_slice(&reply.body).map_err(|e| format!("{url}: not a report: {e}"))?;
-    let base2 = args.tier2_url.as_deref().unwrap_or(&args.target.url).trim_end_matches('/');
+    let base2 = args.target.tier2_base();
     let url2 = format!("{base2}/api/queue/admin/report/{}", args.event_id);
     let reply = client.send(http::Method::GET, &url2, None, &auth).await.map_err(|e| e.to_string())?;
     // 404: tier 2 does not hold this event (or is not deployed); anything else is an error.

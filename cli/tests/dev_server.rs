@@ -15,7 +15,7 @@ use vwr_cli::client::{Auth, HttpClient};
 
 fn admin(server: &Server, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_vwr"))
-        .args(["admin", "--url", &server.base])
+        .args(["admin", "--json", "--url", &server.base])
         .args(args)
         .env("VWR_DEV_DIR", &server.dir)
         .env_remove("VWR_ADMIN_KEY")

@@ -42,11 +42,9 @@ async fn compare(server: &common::Server, event: &str, visitors: u64, html: Opti
     let lt = loadtest::run(opts).await.unwrap();
     assert!(lt.safety.clean(), "safety: {:?}", lt.safety);
     assert_eq!(lt.flow.admitted_tier1, visitors, "everyone got through: {:?}", lt.flow);
-    let target = AdminTarget { url: server.base.clone(), key: Some(KEY.into()), sigv4: false };
+    let target = AdminTarget::bearer(&server.base, KEY);
     let json =
-        run(ReportArgs { event_id: event.into(), target, json: true, html: html.clone(), tier2_url: None })
-            .await
-            .unwrap();
+        run(ReportArgs { event_id: event.into(), target, json: true, html: html.clone() }).await.unwrap();
     let json = json.lines().skip_while(|l| !l.starts_with('{')).collect::<Vec<_>>().join("\n");
     let r: serde_json::Value = serde_json::from_str(&json).unwrap();
     let totals = &r["totals"];

@@ -120,10 +120,9 @@ async fn server() -> (String, Seen) {
 fn args(url: &str, event: &str, key: &str) -> WatchArgs {
     WatchArgs {
         event_id: event.to_owned(),
-        target: AdminTarget { url: url.to_owned(), key: Some(key.to_owned()), sigv4: false },
+        target: AdminTarget::bearer(url, key),
         interval: Duration::from_secs(1),
         once: true,
-        tier2_url: None,
     }
 }
 
@@ -190,7 +189,7 @@ async fn watch_once_shows_the_hold_and_the_outflow_figures() {
 async fn watch_once_uses_the_tier2_admin_status_when_given() {
     let (url, seen) = server().await;
     let mut a = args(&url, "sale1", KEY);
-    a.tier2_url = Some(url.clone());
+    a.target.tier2_url = Some(url.clone());
     let text = watch::snapshot(&a).await.unwrap();
     assert!(text.contains("active 321/500 · waiting 7 · held 2"), "{text}");
     assert!(text.contains("the tier-2 admin status"), "{text}");
@@ -199,7 +198,7 @@ async fn watch_once_uses_the_tier2_admin_status_when_given() {
     assert_eq!(seen[1], ("/api/queue/admin/status/sale1".to_owned(), Some(format!("Bearer {KEY}"))));
 
     // a tier-2 API that does not answer: the tier-1 figures and the error show
-    a.tier2_url = Some("http://127.0.0.1:1".to_owned());
+    a.target.tier2_url = Some("http://127.0.0.1:1".to_owned());
     let text = watch::snapshot(&a).await.unwrap();
     assert!(text.contains("active 80/100"), "{text}");
     assert!(text.contains("tier-2 error"), "{text}");

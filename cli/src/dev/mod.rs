@@ -303,6 +303,9 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
         .map_err(|source| DevError::Bind { addr: opts.addr, source })?;
+    // The address the other commands use when none is given (docs/cli.md#addressing-a-stack).
+    let bound = listener.local_addr().unwrap_or(opts.addr);
+    state::record_url(&state::reachable_url(bound))?;
     let advancer = tokio::spawn(vwr_tier1::advancer::run_forever(
         Arc::clone(&app.tier1),
         Duration::from_secs(opts.advancer_tick),

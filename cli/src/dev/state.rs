@@ -18,6 +18,10 @@ pub struct DevState {
     /// The keys the edge verifier gets (derived from `tier1_keys`), for the local edge proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edge_keys: Option<String>,
+    /// Where the last `vwr dev` of this directory listens: the address `vwr admin`, `watch`,
+    /// `report`, `preview` and `loadtest` use when none is given (docs/cli.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// A problem with the dev state file.
@@ -84,9 +88,31 @@ pub fn load_or_create() -> Result<DevState, DevStateError> {
         tier1_keys: ring.to_text(),
         tier2_keys: Some(tier2()?),
         edge_keys: Some(ring.edge_ring().to_text()),
+        url: None,
     };
     write(&state)?;
     Ok(state)
+}
+
+/// The URL a client on this machine reaches a listener at: `0.0.0.0`/`::` become loopback.
+pub fn reachable_url(addr: std::net::SocketAddr) -> String {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let ip = match addr.ip() {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
+}
+
+/// Records where `vwr dev` listens (the state exists: the server made it at start).
+pub fn record_url(url: &str) -> Result<(), DevStateError> {
+    let mut s = load_or_create()?;
+    if s.url.as_deref() != Some(url) {
+        s.url = Some(url.to_owned());
+        write(&s)?;
+    }
+    Ok(())
 }
 
 /// Writes the state with owner-only permissions.

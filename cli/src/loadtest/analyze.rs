@@ -253,8 +253,8 @@ pub fn report(records: &Records) -> Result<Report, String> {
     let now = Instant::now();
     let ctx = Ctx {
         client,
-        base: opts.base_url.clone(),
-        origin: opts.base_url.clone(),
+        base: opts.base_url().to_owned(),
+        origin: opts.base_url().to_owned(),
         event: event.clone(),
         counters: Counters::default(),
         latencies: Latencies::default(),

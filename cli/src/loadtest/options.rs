@@ -82,9 +82,10 @@ impl std::str::FromStr for Action {
 /// Options of `vwr loadtest`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LoadOptions {
-    /// Base URL of the vwr under test (the local server by default).
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
-    pub base_url: String,
+    /// Base URL of the vwr under test (default: the global --url, else the address `vwr dev`
+    /// recorded, else http://127.0.0.1:8080; docs/cli.md#addressing-a-stack).
+    #[arg(long)]
+    pub base_url: Option<String>,
     /// Virtual visitors.
     #[arg(long, default_value_t = 10_000)]
     pub visitors: u64,
@@ -242,6 +243,12 @@ pub(crate) fn tier1_config(opts: &LoadOptions) -> Value {
 }
 
 impl LoadOptions {
+    /// The vwr under test: `--base-url`, else the local default (`vwr` fills it from the global
+    /// address first).
+    pub fn base_url(&self) -> &str {
+        self.base_url.as_deref().unwrap_or(crate::target::DEFAULT_URL)
+    }
+
     /// Refuses options the run cannot go with (before anything is sent).
     pub fn validate(&self) -> Result<(), String> {
         if self.visitors == 0 {

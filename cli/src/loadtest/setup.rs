@@ -49,7 +49,7 @@ impl Harness {
     /// The admin key (`--admin-key`, else the local dev state), a client, the event id, and the
     /// AWS proxy's counters before the run.
     pub async fn new(opts: &LoadOptions) -> Result<Self, String> {
-        let base = opts.base_url.trim_end_matches('/').to_owned();
+        let base = opts.base_url().trim_end_matches('/').to_owned();
         let key = match &opts.admin_key {
             Some(k) => k.clone(),
             None => state::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(

@@ -127,7 +127,7 @@ pub(crate) fn report(opts: &LoadOptions, ctx: &Ctx, ran: Ran) -> Report {
     let target = opts.target_per_minute.filter(|_| opts.mode == Mode::TargetArrivals);
     Report {
         event,
-        base_url: opts.base_url.clone(),
+        base_url: opts.base_url().to_owned(),
         visitors: opts.visitors,
         scenario: opts.scenario,
         arrival: opts.arrival,

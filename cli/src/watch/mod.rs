@@ -42,7 +42,8 @@ pub use status::*;
 pub struct WatchArgs {
     /// The event to watch.
     pub event_id: String,
-    #[command(flatten)]
+    /// The stack (the global flags, resolved by `vwr`; docs/cli.md#addressing-a-stack).
+    #[arg(skip)]
     pub target: AdminTarget,
     /// Time between polls of the admin status: seconds, or with a unit (`500ms`, `2s`).
     #[arg(long, default_value = "1", value_parser = parse_interval)]
@@ -50,10 +51,6 @@ pub struct WatchArgs {
     /// Print one plain-text snapshot of the figures and exit (no terminal needed).
     #[arg(long)]
     pub once: bool,
-    /// Base URL of the tier-2 admin API (`GET /api/queue/admin/status/{eventId}`, same
-    /// credentials); without it, the `tier2` object of the tier-1 status is shown when present.
-    #[arg(long)]
-    pub tier2_url: Option<String>,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -95,14 +92,20 @@ impl Conn {
             client,
             auth,
             base: args.target.url.trim_end_matches('/').to_owned(),
-            tier2_base: args.tier2_url.as_ref().map(|u| u.trim_end_matches('/').to_owned()),
+            // The tier-2 admin status only with `--tier2-url` (or a context's): without it, the
+            // `tier2` object of the tier-1 status is shown when present.
+            tier2_base: args.target.tier2_url.as_ref().map(|u| u.trim_end_matches('/').to_owned()),
             event_id: args.event_id.clone(),
         })
     }
 
     async fn call(&self, method: Method, url: &str, body: Option<&Value>) -> Result<Value, String> {
         let reply = self.client.send(method, url, body, &self.auth).await.map_err(|e| e.to_string())?;
-        if reply.status.is_success() { Ok(reply.json()) } else { Err(describe_error(&reply)) }
+        if reply.status.is_success() {
+            Ok(reply.json())
+        } else {
+            Err(format!("{url}: {}", describe_error(&reply)))
+        }
     }
 
     async fn status(&self) -> Result<Value, String> {

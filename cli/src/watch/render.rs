@@ -38,13 +38,16 @@ impl App {
         }
         let msg_style = Style::default().fg(Color::Magenta);
         match (&s.message_en, &s.message_ko) {
-            (None, None) => rows.push(row("message", DASH)),
+            (None, None) if s.message_more.is_empty() => rows.push(row("message", DASH)),
             (en, ko) => {
                 if let Some(en) = en {
                     rows.push(Row { label: "message en", value: en.clone(), style: msg_style });
                 }
                 if let Some(ko) = ko {
                     rows.push(Row { label: "message ko", value: ko.clone(), style: msg_style });
+                }
+                for (label, text) in &s.message_more {
+                    rows.push(Row { label, value: text.clone(), style: msg_style });
                 }
             }
         }
@@ -216,9 +219,9 @@ impl App {
         rows
     }
 
-    /// The figures as plain text, one `label  value` per line (`--once`).
-    pub fn snapshot_text(&self) -> String {
-        let mut out = format!("vwr watch {}\n", self.event_id);
+    /// The figures as plain text, one `label  value` per line (`vwr admin status`).
+    pub fn figures_text(&self) -> String {
+        let mut out = String::new();
         let sections =
             [self.event_rows(), self.line_rows(), self.outflow_rows(), self.rate_rows(), self.tier2_rows()];
         for rows in sections {
@@ -226,6 +229,12 @@ impl App {
                 out.push_str(&format!("{:<20}{}\n", r.label, r.value));
             }
         }
+        out
+    }
+
+    /// The figures as plain text with when they were read (`--once`).
+    pub fn snapshot_text(&self) -> String {
+        let mut out = format!("vwr watch {}\n{}", self.event_id, self.figures_text());
         out.push_str(&format!(
             "{:<20}{}\n",
             "refreshed",
@@ -512,39 +521,23 @@ pub fn fmt_duration(secs: f64) -> String {
 pub(super) fn countdown(at: u64, now: f64) -> String {
     let left = at as f64 - now;
     // The date only when it is not within the next or last day.
-    let when = if left.abs() < 86_400.0 { fmt_clock(at as f64) } else { fmt_utc(at as f64) };
+    let when = if left.abs() < 86_400.0 { crate::zone::clock(at) } else { fmt_utc(at as f64) };
     if left > 0.0 {
-        format!("in {} (at {when})", fmt_duration(left))
+        format!("in {} · at {when}", fmt_duration(left))
     } else {
-        format!("due {} ago (at {when})", fmt_duration(-left))
+        format!("due {} ago · at {when}", fmt_duration(-left))
     }
 }
 
 /// Unix seconds as "YYYY-MM-DD hh:mm:ssZ" (UTC).
 pub fn fmt_utc(secs: f64) -> String {
-    let secs = secs.max(0.0) as u64;
-    let (y, mo, d) = civil_from_days(secs / 86_400);
-    format!("{y:04}-{mo:02}-{d:02} {}", fmt_clock(secs as f64))
+    crate::zone::short(secs.max(0.0) as u64)
 }
 
 /// Unix seconds as "hh:mm:ssZ" (UTC).
 pub(super) fn fmt_clock(secs: f64) -> String {
     let s = secs.max(0.0) as u64 % 86_400;
     format!("{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-pub(super) fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 pub(super) fn now_secs_f64() -> f64 {

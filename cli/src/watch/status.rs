@@ -76,6 +76,8 @@ pub struct Status {
     pub active: Option<bool>,
     pub message_en: Option<String>,
     pub message_ko: Option<String>,
+    /// The message in the page's other languages (label, text), e.g. `("message ja", …)`.
+    pub message_more: Vec<(&'static str, String)>,
     pub close_reason: Option<String>,
     pub prequeue_at: Option<u64>,
     pub open_at: Option<u64>,
@@ -119,6 +121,16 @@ impl Status {
             active: v.get("active").and_then(Value::as_bool),
             message_en: message.and_then(|m| text(m, "en")).filter(|s| !s.is_empty()),
             message_ko: message.and_then(|m| text(m, "ko")).filter(|s| !s.is_empty()),
+            message_more: [
+                ("ja", "message ja"),
+                ("zh-Hans", "message zh-Hans"),
+                ("zh-Hant", "message zh-Hant"),
+            ]
+            .into_iter()
+            .filter_map(|(lang, label)| {
+                message.and_then(|m| text(m, lang)).filter(|s| !s.is_empty()).map(|t| (label, t))
+            })
+            .collect(),
             close_reason: text(v, "closeReason"),
             prequeue_at: uint(v, "prequeueAt"),
             open_at: uint(v, "openAt").or_else(|| uint(v, "opensAt")),
