@@ -7,6 +7,7 @@
 //! `not checked` with its reason, never ok. Each test makes its own names; nothing global is reset.
 //!
 //! Skipped (with a message) unless `VWR_TEST_AWS_ENDPOINT` names the emulator.
+#![cfg(feature = "preflight")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
 
 use std::sync::atomic::{AtomicU64, Ordering};

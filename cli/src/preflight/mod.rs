@@ -3,12 +3,15 @@
 //! adapter that reads the account through the AWS SDK into its plain `Observations`. This module
 //! parses the flags, reads the plan file and answers the text to print and the exit code.
 
+#[cfg(feature = "preflight")]
 pub mod aws;
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use vwr_preflight::{DEFAULT_PREFIX, Names, PlanNeeds, PreflightError, Report, judge};
+#[cfg(feature = "preflight")]
+use vwr_preflight::judge;
+use vwr_preflight::{DEFAULT_PREFIX, Names, PlanNeeds, PreflightError, Report};
 
 /// Arguments of `vwr preflight`. The region, credentials and endpoint are the AWS SDK's own
 /// (`AWS_REGION`, `AWS_PROFILE`, `AWS_ENDPOINT_URL`, …).
@@ -62,6 +65,7 @@ pub fn read_plan(path: Option<&Path>) -> Result<Option<PlanNeeds>, PreflightErro
     PlanNeeds::from_json(&name, &text).map(Some)
 }
 
+#[cfg(feature = "preflight")]
 /// Reads the account and the stack named by `names` and judges them against `plan`.
 pub async fn preflight(sdk: &aws_config::SdkConfig, names: &Names, plan: Option<&PlanNeeds>) -> Report {
     let seen = aws::observe(sdk, names).await;
@@ -80,6 +84,14 @@ pub fn render(report: &Report, json: bool) -> Result<String, PreflightError> {
 /// What `vwr preflight` prints and its exit code (1 on a blocking shortfall, 2 when nothing
 /// could be checked), or why it cannot run (the caller exits 2): no region, no credentials —
 /// said once, not once per row.
+#[cfg(not(feature = "preflight"))]
+pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
+    read_plan(args.plan.as_deref())?;
+    Err(PreflightError::NotBuilt)
+}
+
+/// What `vwr preflight` prints and its exit code (see above).
+#[cfg(feature = "preflight")]
 pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
     use aws_credential_types::provider::ProvideCredentials;
     let needs = read_plan(args.plan.as_deref())?;
@@ -92,8 +104,14 @@ pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
         return Err(PreflightError::NoCredentials("no credentials provider".into()));
     };
     if let Err(e) = creds.provide_credentials().await {
-        return Err(PreflightError::NoCredentials(e.to_string()));
+        // The innermost cause says why ("IMDS is disabled…"); the outer one only that it failed.
+        let mut cause: &(dyn std::error::Error + 'static) = &e;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        return Err(PreflightError::NoCredentials(cause.to_string()));
     }
+    aws::reachable(&sdk).await?;
     let report = preflight(&sdk, &names, needs.as_ref()).await;
     Ok((render(&report, args.json)?, report.exit_code(args.strict)))
 }

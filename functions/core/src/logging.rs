@@ -20,7 +20,10 @@ pub fn init_json() {
 
 /// Installs a human-readable subscriber on stderr (for the CLI and `vwr dev`).
 pub fn init_pretty() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The AWS SDK's own warnings (a credentials provider that failed, with its whole `Debug`
+    // chain) are said once, in one line, by the command that needed them (docs/cli.md).
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,aws_config=error,aws_smithy_runtime=error"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .compact()

@@ -25,6 +25,24 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest()).timeout_config(timeouts).load().await
 }
 
+/// One call first: when AWS does not answer at all, that is one line, not twenty rows of the
+/// same cause (docs/rehearsal.md#preflight). An answer of any kind (even a refusal) goes on.
+pub async fn reachable(sdk: &aws_config::SdkConfig) -> Result<(), vwr_preflight::PreflightError> {
+    match aws_sdk_lambda::Client::new(sdk).get_account_settings().send().await {
+        Err(e @ (SdkError::DispatchFailure(_) | SdkError::TimeoutError(_))) => {
+            let region = sdk.region().map_or_else(String::new, ToString::to_string);
+            let endpoint =
+                sdk.endpoint_url().map_or_else(|| format!("the {region} endpoints"), str::to_owned);
+            let mut cause: &(dyn std::error::Error + 'static) = &e;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            Err(vwr_preflight::PreflightError::Unreachable { endpoint, cause: cause.to_string() })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Everything preflight reads, the services asked side by side.
 pub async fn observe(sdk: &aws_config::SdkConfig, names: &Names) -> Observations {
     let alarm_prefix = format!("{}-", names.prefix);
