@@ -4,10 +4,10 @@
 #   - moto server (DynamoDB/SQS emulator) and Locust (the rehearsal test) in tests/.venv, on a free loopback port, one request
 #     at a time (tests/moto_serial.py: DynamoDB serialises writes to an item, moto does not);
 #   - Redis on 127.0.0.1:6379 if it is not already answering;
-#   - npm packages of the edge build (edge/: its minifier) and of the browser test, and Debian's Chromium (apt-get, when run as root or
-#     with sudo) if it is missing.
+#   - npm packages of the edge build (edge/: its minifier) and of the browser test, and Debian's Chromium and jq (apt-get, when run as root or
+#     with sudo) if they are missing.
 # `tests/run.sh --quick` is the inner loop (docs/testing.md): fmt, clippy, the Rust unit tests
-# and the node tests only — no servers, browser, infrastructure or load test.
+# and the node tests only — no servers, browser, infrastructure, tutorial or load test.
 # Environment knobs: VWR_SKIP_LINT=1 skips fmt/clippy; VWR_MOTO_PORT picks the moto port;
 # VWR_MODEL_CASES sets the property-test case count.
 set -euo pipefail
@@ -133,6 +133,9 @@ if [[ "${VWR_SKIP_LINT:-}" != "1" ]]; then
   cargo fmt --all -- --check
   step "cargo clippy (all targets, warnings are errors)"
   cargo clippy --workspace --all-targets --quiet -- -D warnings
+  # The README's first command builds `vwr` without the AWS checks (docs/testing.md#build-times).
+  step "cargo clippy: vwr without the AWS checks (--no-default-features)"
+  cargo clippy -p vwr-cli --no-default-features --all-targets --quiet -- -D warnings
 fi
 
 step "Rust tests"
@@ -146,6 +149,21 @@ else
 fi
 
 node_tests
+
+step "The tutorial as a reader types it (docs/tutorial.md's marked blocks against a fresh vwr dev; tests/tutorial/run.sh)"
+# Its commands use curl, jq and node; jq is installed here when we may, as Chromium below.
+if ! command -v jq >/dev/null; then
+  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="$(command -v sudo || true)"
+  if command -v apt-get >/dev/null && { [[ $(id -u) -eq 0 ]] || [[ -n "$SUDO" ]]; }; then
+    echo "installing jq with apt-get"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq \
+      || die "could not install jq: apt-get install -y jq"
+  fi
+fi
+command -v jq >/dev/null || die "jq is required for the tutorial test: apt-get install -y jq"
+# target/debug/vwr was built by the Rust tests step above.
+VWR="$ROOT/target/debug/vwr" tests/tutorial/run.sh
 
 step "Rehearsal visitor: its rules and requests (python unittest, rehearsal/test_*.py)"
 "$VENV/bin/python" -m unittest discover -s rehearsal -p 'test_*.py'
