@@ -111,29 +111,30 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::panic)]
 
 mod common;
+#[path = "seeds_cost/measure.rs"]
+mod measure;
+#[path = "seeds_cost/report.rs"]
+mod report;
+#[path = "seeds_cost/sides.rs"]
+mod sides;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{
-    FRONT_HEARTBEAT_AGE_MS, HOUR_MS, RedisServer, command_stats, connect, cpu_model, cpu_secs, env_u64, info,
-    round2, run_all,
-};
+use common::{FRONT_HEARTBEAT_AGE_MS, HOUR_MS, RedisServer, connect, env_u64, info, run_all, spread, user};
+use measure::{Cost, fill, measure, top_up_rate};
+use redis::Script;
 use redis::aio::MultiplexedConnection;
-use redis::{Script, Value};
-use serde_json::json;
+use report::{Run, report};
+use sides::{Seeds, Set, Side, read_seeds};
 use vwr_core::EventId;
-use vwr_tier2::model::{Cleaned, LineOrder, Place, RegisterMode, Tier2Settings};
-use vwr_tier2::store::AdmissionStore;
+use vwr_tier2::model::{Cleaned, Tier2Settings};
 use vwr_tier2_store::redis::keys::event_keys;
 use vwr_tier2_store::redis::{RedisConfig, RedisStore};
 
 /// Users each side admits in the warm-up (in one step of 5), before the rounds.
 const WARM_ADMISSIONS: u64 = 5;
-/// Where their scripts are in a checkout of their repository.
-const URR_SCRIPTS: &str = "services-spring/queue-service/src/main/resources/redis";
 
 /// vwr's waiting timeout in the bench (`VWR_BENCH_WAITING_TIMEOUT`, seconds): 0 (none, the
 /// default and as deployed by default), or the mode of before ADR 0026.
@@ -157,371 +158,6 @@ fn settings() -> Tier2Settings {
         ..Tier2Settings::default()
     }
 }
-
-// ---------------------------------------------------------------------------------------------
-// The throwaway Redis.
-
-// ---------------------------------------------------------------------------------------------
-// The two sides.
-
-/// Their two scripts, as read from the checkout, and a connection to call them on.
-struct Seeds {
-    check: Script,
-    admit: Script,
-    conn: MultiplexedConnection,
-}
-
-/// Reads their scripts from `$VWR_BENCH_URR_DIR`, or says why not.
-fn read_seeds() -> Result<(String, String), String> {
-    const HOW: &str = "set VWR_BENCH_URR_DIR to the root of a checkout of github.com/cchriscode/URR \
-                       (their scripts are read at run time, never copied into vwr)";
-    let dir = std::env::var("VWR_BENCH_URR_DIR").map_err(|_| format!("seeds_cost skipped: {HOW}"))?;
-    let read = |name: &str| {
-        let path = PathBuf::from(&dir).join(URR_SCRIPTS).join(format!("{name}.lua"));
-        std::fs::read_to_string(&path)
-            .map_err(|e| format!("seeds_cost skipped: cannot read {} ({e}); {HOW}", path.display()))
-    };
-    Ok((read("queue_check")?, read("admission_control")?))
-}
-
-/// The seeds' keys of event `e`, in the order of their poll script's keys (the admission
-/// script takes the first three).
-fn seeds_keys(e: &str) -> [String; 5] {
-    ["queue", "active", "seen", "active-seen", "threshold"].map(|s| format!("{{{e}}}:{s}"))
-}
-
-enum Side {
-    Seeds(Seeds),
-    Vwr(RedisStore),
-}
-
-struct Set {
-    name: &'static str,
-    event: EventId,
-    side: Side,
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        other => panic!("not an integer: {other:?}"),
-    }
-}
-
-impl Set {
-    /// The key of the line and of the waiting heartbeats.
-    fn line_keys(&self) -> (String, String) {
-        match &self.side {
-            Side::Seeds(_) => {
-                let k = seeds_keys(self.event.as_str());
-                (k[0].clone(), k[2].clone())
-            }
-            Side::Vwr(_) => {
-                let k = event_keys(&self.event);
-                (k[0].clone(), k[2].clone())
-            }
-        }
-    }
-
-    /// Sets the event's threshold (vwr registers the event).
-    async fn register(&self, threshold: u64, admin: &mut MultiplexedConnection) {
-        match &self.side {
-            Side::Vwr(st) => {
-                st.register(&self.event, threshold, LineOrder::Arrival, RegisterMode::Admin).await.unwrap();
-            }
-            Side::Seeds(_) => {
-                let key = &seeds_keys(self.event.as_str())[4];
-                let _: () = redis::cmd("SET").arg(key).arg(threshold).query_async(admin).await.unwrap();
-            }
-        }
-    }
-
-    async fn waiting(&self, admin: &mut MultiplexedConnection) -> u64 {
-        redis::cmd("ZCARD").arg(self.line_keys().0).query_async(admin).await.unwrap()
-    }
-
-    /// Whether the store keeps waiting users' heartbeats: the seeds always (their poll is the
-    /// heartbeat), vwr only with a waiting timeout.
-    fn keeps_waiting_heartbeats(&self) -> bool {
-        !self.is_vwr() || *WAITING_TIMEOUT_MS > 0
-    }
-
-    /// A waiting user's status poll; whether they were found in the line. vwr: as
-    /// `Tier2Service::status` calls it (the heartbeat of `Tier2Settings::touch`).
-    async fn poll(&self, user: &str, token_ttl_ms: u64, threshold: u64) -> bool {
-        match &self.side {
-            Side::Vwr(st) => matches!(
-                st.status(&self.event, user, settings().touch(), token_ttl_ms).await.unwrap(),
-                Some(Place::Queued { .. })
-            ),
-            Side::Seeds(s) => {
-                let mut inv = s.check.prepare_invoke();
-                for k in seeds_keys(self.event.as_str()) {
-                    inv.key(k);
-                }
-                inv.arg(user).arg(vwr_core::time::now_millis()).arg(threshold).arg(settings().active_ttl_ms);
-                match inv.invoke_async::<Value>(&mut s.conn.clone()).await.unwrap() {
-                    Value::Array(a) if a.len() == 6 => int(&a[0]) == 1,
-                    other => panic!("bad queue_check reply {other:?}"),
-                }
-            }
-        }
-    }
-
-    /// One worker step of at most `batch` users; how many it admitted.
-    async fn admit(&self, prefix: &str, batch: u64, threshold: u64) -> u64 {
-        match &self.side {
-            Side::Vwr(st) => {
-                let s = Tier2Settings { batch_max: batch, ..settings() };
-                st.admit(&self.event, prefix, &s).await.unwrap().admitted.len() as u64
-            }
-            Side::Seeds(s) => {
-                let mut inv = s.admit.prepare_invoke();
-                for k in &seeds_keys(self.event.as_str())[..3] {
-                    inv.key(k);
-                }
-                inv.arg(batch).arg(vwr_core::time::now_millis()).arg(settings().active_ttl_ms).arg(threshold);
-                match inv.invoke_async::<Value>(&mut s.conn.clone()).await.unwrap() {
-                    Value::Array(a) if a.len() == 2 => int(&a[0]) as u64,
-                    other => panic!("bad admission_control reply {other:?}"),
-                }
-            }
-        }
-    }
-
-    /// vwr: the line document; how many are in line.
-    async fn line(&self) -> u64 {
-        let Side::Vwr(st) = &self.side else { unreachable!() };
-        st.line(&self.event).await.unwrap().figures.queue_size
-    }
-
-    /// vwr: one cleanup pass with these settings.
-    async fn cleanup(&self, s: &Tier2Settings) -> Cleaned {
-        let Side::Vwr(st) = &self.side else { unreachable!() };
-        st.cleanup(&self.event, s).await.unwrap()
-    }
-
-    fn is_vwr(&self) -> bool {
-        matches!(self.side, Side::Vwr(_))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Measuring.
-
-#[derive(Debug, Clone, Default)]
-struct Cost {
-    ops: u64,
-    script_calls: u64,
-    script_usec: u64,
-    cpu_usec: f64,
-    wall_secs: f64,
-    /// Every command of the sample (the scripts' own calls included): name -> (calls, usec).
-    commands: BTreeMap<String, (u64, u64)>,
-}
-
-impl Cost {
-    fn per_op(&self) -> f64 {
-        self.script_usec as f64 / self.ops.max(1) as f64
-    }
-    fn cpu_per_op(&self) -> f64 {
-        self.cpu_usec / self.ops.max(1) as f64
-    }
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "ops": self.ops,
-            "script_calls": self.script_calls,
-            "script_usec": self.script_usec,
-            "script_usec_per_op": round2(self.per_op()),
-            "server_cpu_usec_per_op": round2(self.cpu_per_op()),
-            "wall_secs": round2(self.wall_secs),
-        })
-    }
-}
-
-/// The samples of one phase on one side.
-struct Stats {
-    best: f64,
-    median: f64,
-    min_cpu: f64,
-    median_cpu: f64,
-    /// Over all samples: command -> (calls, usec) per operation.
-    commands: BTreeMap<String, (f64, f64)>,
-    samples: Vec<serde_json::Value>,
-}
-
-impl Stats {
-    fn of(v: &[Cost]) -> Self {
-        let median = |f: &dyn Fn(&Cost) -> f64| {
-            let mut xs: Vec<f64> = v.iter().map(f).collect();
-            xs.sort_by(f64::total_cmp);
-            xs[xs.len() / 2]
-        };
-        let ops: u64 = v.iter().map(|c| c.ops).sum();
-        let mut commands: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-        for c in v {
-            for (name, (calls, usec)) in &c.commands {
-                let e = commands.entry(name.clone()).or_default();
-                e.0 += *calls as f64 / ops.max(1) as f64;
-                e.1 += *usec as f64 / ops.max(1) as f64;
-            }
-        }
-        Self {
-            best: v.iter().map(Cost::per_op).fold(f64::INFINITY, f64::min),
-            median: median(&Cost::per_op),
-            min_cpu: v.iter().map(Cost::cpu_per_op).fold(f64::INFINITY, f64::min),
-            median_cpu: median(&Cost::cpu_per_op),
-            commands,
-            samples: v.iter().map(Cost::json).collect(),
-        }
-    }
-
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "script_usec_per_op": round2(self.best),
-            "median_script_usec_per_op": round2(self.median),
-            "min_server_cpu_usec_per_op": round2(self.min_cpu),
-            "median_server_cpu_usec_per_op": round2(self.median_cpu),
-            "commands_per_op": self.commands.iter().map(|(name, (calls, usec))| {
-                (name.clone(), json!({ "calls": round2(*calls), "usec": round2(*usec) }))
-            }).collect::<serde_json::Map<_, _>>(),
-            "samples": self.samples,
-        })
-    }
-}
-
-/// The script commands, whose `usec` includes the commands they run.
-const SCRIPT_COMMANDS: [&str; 6] = ["evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"];
-
-/// (calls, usec) summed over the script commands.
-fn script_stats(commands: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
-    SCRIPT_COMMANDS.iter().filter_map(|n| commands.get(*n)).fold((0, 0), |(c, u), (c2, u2)| (c + c2, u + u2))
-}
-
-/// Runs `work` (which returns how many operations it did) between `CONFIG RESETSTAT` and
-/// `INFO commandstats`.
-async fn measure<F, Fut>(admin: &mut MultiplexedConnection, work: F) -> Cost
-where
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = u64>,
-{
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(admin).await.unwrap();
-    let cpu0 = cpu_secs(&info(admin, "cpu").await);
-    let start = Instant::now();
-    let ops = work().await;
-    let wall_secs = start.elapsed().as_secs_f64();
-    let mut commands = command_stats(&info(admin, "commandstats").await);
-    let cpu1 = cpu_secs(&info(admin, "cpu").await);
-    // The bench's own calls between RESETSTAT and here are not the sides' work.
-    commands.retain(|name, _| !name.starts_with("config") && !name.starts_with("info"));
-    let (script_calls, script_usec) = script_stats(&commands);
-    Cost { ops, script_calls, script_usec, cpu_usec: (cpu1 - cpu0) * 1e6, wall_secs, commands }
-}
-
-fn user(i: u64, len: usize) -> String {
-    let base = format!("u{i:x}-");
-    let pad = len.saturating_sub(base.len());
-    format!("{base}{}", "0".repeat(pad))
-}
-
-/// Fills the line of `set` with users `0..n`: arrival stamps before now, in order and distinct
-/// (µs for vwr, ms for the seeds), and, where the store keeps them (the seeds; vwr with a
-/// waiting timeout), heartbeats in ms spread over the last minute (all heartbeats
-/// in one millisecond would make the heartbeat set a list ordered by user id, where every step
-/// compares ids: a cost no real line has). The first `front` users, the ones the rounds admit,
-/// have heartbeats ten minutes older: the cleanup after the rounds can then tell vwr's leftover
-/// heartbeats of admitted users from those of the users still waiting. `now_ms` is the same for
-/// every side, so that both get the same heartbeats.
-async fn fill(conn: &mut MultiplexedConnection, set: &Set, n: u64, front: u64, id_len: usize, now_ms: u64) {
-    let (line, seen) = set.line_keys();
-    let heartbeats = set.keeps_waiting_heartbeats();
-    let first = if set.is_vwr() { (now_ms - 60_000) * 1000 - n } else { now_ms - 60_000 - n };
-    let chunk = 1000u64;
-    let mut i = 0;
-    while i < n {
-        let mut pipe = redis::pipe();
-        for _ in 0..50 {
-            if i >= n {
-                break;
-            }
-            let end = (i + chunk).min(n);
-            let mut w = redis::cmd("ZADD");
-            let mut ws = redis::cmd("ZADD");
-            w.arg(&line);
-            ws.arg(&seen);
-            for j in i..end {
-                let u = user(j, id_len);
-                w.arg(first + j).arg(&u);
-                let older = if j < front { FRONT_HEARTBEAT_AGE_MS } else { 0 };
-                ws.arg(now_ms - older - (j * 7_919) % 60_000).arg(&u);
-            }
-            pipe.add_command(w).ignore();
-            if heartbeats {
-                pipe.add_command(ws).ignore();
-            }
-            i = end;
-        }
-        let _: () = pipe.query_async(conn).await.unwrap();
-    }
-}
-
-/// Picks `from..from + count` of a fixed walk over `lo..hi` that visits every user once (a
-/// stride coprime with the span): spread over the line, never twice.
-fn spread(lo: u64, hi: u64, from: u64, count: u64, id_len: usize) -> Vec<String> {
-    fn gcd(a: u64, b: u64) -> u64 {
-        if b == 0 { a } else { gcd(b, a % b) }
-    }
-    let span = (hi - lo).max(1);
-    let mut stride = 1_000_003 % span;
-    while gcd(stride, span) != 1 {
-        stride += 1;
-    }
-    (from..(from + count).min(span)).map(|k| user(lo + (k * stride) % span, id_len)).collect()
-}
-
-/// Gives vwr's events' admission-rate hashes one bucket for each of the last `buckets` seconds
-/// (what a worker admitting every second leaves: its sweep keeps 121), then waits for the next
-/// second, so that nothing derived from the hash in this second is reused.
-async fn top_up_rate(conn: &mut MultiplexedConnection, sets: &[Set], buckets: u64) {
-    if buckets == 0 {
-        return;
-    }
-    let now_s = vwr_core::time::now_secs();
-    let mut pipe = redis::pipe();
-    for set in sets.iter().filter(|s| s.is_vwr()) {
-        let rate = &event_keys(&set.event)[6];
-        for sec in now_s + 1 - buckets..=now_s {
-            pipe.cmd("HSETNX").arg(rate).arg(sec).arg(5).ignore();
-        }
-    }
-    let _: () = pipe.query_async(conn).await.unwrap();
-    let ms = vwr_core::time::now_millis();
-    tokio::time::sleep(Duration::from_millis(1000 - ms % 1000 + 5)).await;
-}
-
-fn out_path() -> PathBuf {
-    std::env::var("VWR_BENCH_OUT").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench/seeds-cost.json")
-    })
-}
-
-const PHASES: [(&str, &str); 6] = [
-    ("poll", "**poll**: status of a waiting user"),
-    ("admission", "**admission**, steps of 500, per admitted user"),
-    ("admission_small", "**admission**, steps of 5, per admitted user"),
-    ("admission_cleanup", "vwr's deferred cleanup of admitted users' waiting heartbeats, per admitted user"),
-    (
-        "admission_collect",
-        "vwr's judging of its admissions at the collect window (a later step's cleanup), per admitted user",
-    ),
-    (
-        "line",
-        "**line document build**: `line(event)`, per call (serves every waiting visitor of the event for a second)",
-    ),
-];
-
-/// What to print where a side has no figure (the seeds have no line document).
-const NONE: &str = "—";
 
 #[tokio::main]
 async fn main() {
@@ -791,7 +427,7 @@ async fn main() {
             let mut z = redis::cmd("ZADD");
             z.arg(&k[3]);
             for &j in part {
-                z.arg(now).arg(user(j, id_len));
+                z.arg(now).arg(user('u', j, id_len));
             }
             let _: () = z.query_async(&mut admin).await.unwrap();
         }
@@ -864,147 +500,24 @@ async fn main() {
     }
 
     // Report.
-    let stats = |set: &str, phase: &str| results.get(&(set, phase)).map(|v| Stats::of(v));
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let cpu = cpu_model();
-    println!("\nMode of vwr: {mode}.");
-    println!(
-        "Redis time per operation, vwr against the seeds' scripts: {waiting} waiting ({line} before the admissions), \
-         ids of {id_len} chars; Redis {redis_version}; {cpu}, {cores} cores; {rounds} rounds × {samples} samples \
-         of {ops} polls / {admissions} + {small} admissions / {line_calls} line documents; {conc} clients. µs/op: script time (INFO commandstats), \
-         lowest sample; server CPU: used_cpu_user+sys, lowest sample.\n"
-    );
-    println!(
-        "| operation | seeds µs | vwr µs | vwr ÷ seeds (lowest) | vwr ÷ seeds (medians) | vwr as scripts µs | server CPU seeds | server CPU vwr |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    let f1 = |x: Option<f64>| x.map_or(NONE.to_owned(), |x| format!("{x:.1}"));
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
-        _ => NONE.into(),
+    let run = Run {
+        mode,
+        waiting_timeout_ms,
+        touch: s.touch(),
+        redis_version,
+        waiting,
+        line,
+        ops,
+        line_calls,
+        admissions,
+        small,
+        rounds,
+        samples,
+        conc,
+        id_len,
+        rate_buckets,
+        threshold,
     };
-    let mut table = serde_json::Map::new();
-    for (phase, label) in PHASES {
-        let (seeds, vwr, scr) = (stats("seeds", phase), stats("vwr", phase), stats("vwr_scripts", phase));
-        if seeds.is_none() && vwr.is_none() && scr.is_none() {
-            continue; // not run in this mode
-        }
-        println!(
-            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
-            f1(seeds.as_ref().map(|s| s.best)),
-            f1(vwr.as_ref().map(|s| s.best)),
-            ratio(vwr.as_ref().map(|s| s.best), seeds.as_ref().map(|s| s.best)),
-            ratio(vwr.as_ref().map(|s| s.median), seeds.as_ref().map(|s| s.median)),
-            f1(scr.as_ref().map(|s| s.best)),
-            f1(seeds.as_ref().map(|s| s.min_cpu)),
-            f1(vwr.as_ref().map(|s| s.min_cpu)),
-        );
-        let mut entry = serde_json::Map::new();
-        entry.insert("label".into(), json!(label));
-        for (name, st) in [("seeds", &seeds), ("vwr", &vwr), ("vwr_scripts", &scr)] {
-            if let Some(st) = st {
-                entry.insert(name.into(), st.json());
-            }
-        }
-        if let (Some(v), Some(sd)) = (&vwr, &seeds) {
-            entry.insert("ratio_vwr_over_seeds".into(), json!(round2(v.best / sd.best)));
-            entry.insert("ratio_of_medians".into(), json!(round2(v.median / sd.median)));
-            entry.insert("ratio_server_cpu".into(), json!(round2(v.min_cpu / sd.min_cpu)));
-        }
-        table.insert(phase.into(), serde_json::Value::Object(entry));
-    }
-    // An admission's whole cost on vwr: the step, and what it leaves to later cleanups (lowest
-    // samples added, medians added): the judging at the collect window, and with a waiting
-    // timeout the admitted users' waiting heartbeats. The seeds leave nothing.
-    let deferred: Vec<&str> = ["admission_cleanup", "admission_collect"]
-        .into_iter()
-        .filter(|p| stats("vwr", p).is_some())
-        .collect();
-    let what = if deferred.len() == 2 {
-        "the collect judging and the heartbeat cleanup"
-    } else {
-        "the collect judging"
-    };
-    let mut totals = serde_json::Map::new();
-    for (phase, label) in [("admission", "steps of 500"), ("admission_small", "steps of 5")] {
-        let with_cleanup = |set: &str| -> Option<(f64, f64)> {
-            let a = stats(set, phase)?;
-            deferred.iter().try_fold((a.best, a.median), |(b, m), p| {
-                let c = stats(set, p)?;
-                Some((b + c.best, m + c.median))
-            })
-        };
-        if deferred.is_empty() {
-            continue;
-        }
-        let (Some(sd), Some((v, vm))) = (stats("seeds", phase), with_cleanup("vwr")) else { continue };
-        let scr = with_cleanup("vwr_scripts").map(|(s, _)| s);
-        println!(
-            "| **admission** with vwr's deferred part ({what}), {label} | {:.1} | {v:.1} | {:.2}× | {:.2}× | {} | | |",
-            sd.best,
-            v / sd.best,
-            vm / sd.median,
-            f1(scr),
-        );
-        totals.insert(
-            phase.into(),
-            json!({ "deferred": deferred, "seeds": round2(sd.best), "vwr": round2(v), "vwr_scripts": scr.map(round2),
-                    "ratio_vwr_over_seeds": round2(v / sd.best), "ratio_of_medians": round2(vm / sd.median) }),
-        );
-    }
-    if !totals.is_empty() {
-        table.insert("admission_with_cleanup".into(), serde_json::Value::Object(totals));
-    }
-
-    // Where the time goes: every command's calls (per script call) and µs (per operation), over
-    // all samples; what the script command's µs holds beyond its commands is the call itself and
-    // the Lua around the commands.
-    println!(
-        "\nWhere the time goes, per operation over all samples: script µs = its commands' µs + the call and \
-         its Lua; each command as calls per script call / µs per operation:\n"
-    );
-    for (phase, _) in PHASES {
-        for set in sets.iter() {
-            let Some(st) = stats(set.name, phase) else { continue };
-            let script: (f64, f64) = SCRIPT_COMMANDS
-                .iter()
-                .filter_map(|n| st.commands.get(*n))
-                .fold((0.0, 0.0), |(c, u), (c2, u2)| (c + c2, u + u2));
-            let nested: Vec<(&String, &(f64, f64))> =
-                st.commands.iter().filter(|(name, _)| !SCRIPT_COMMANDS.contains(&name.as_str())).collect();
-            let nested_usec: f64 = nested.iter().map(|(_, (_, u))| u).sum();
-            let parts: Vec<String> = nested
-                .iter()
-                .map(|(name, (calls, usec))| format!("{name} {:.2}/{usec:.2}", calls / script.0.max(1e-9)))
-                .collect();
-            println!(
-                "- {phase} {}: {:.2} = {nested_usec:.2} + {:.2}; {:.3} calls per operation; {}",
-                set.name,
-                script.1,
-                script.1 - nested_usec,
-                script.0,
-                parts.join(", ")
-            );
-        }
-    }
-
-    let doc = json!({
-        "bench": "seeds_cost",
-        "machine": { "cpu": cpu, "cores": cores, "redis_version": redis_version },
-        "config": {
-            "mode": mode, "waiting_timeout_ms": waiting_timeout_ms, "touch": format!("{:?}", s.touch()),
-            "line_calls_per_round": line_calls,
-            "waiting": waiting, "line": line, "ops_per_round": ops, "admissions_per_round": admissions,
-            "small_admissions_per_round": small, "rounds": rounds, "samples_per_round": samples,
-            "concurrency": conc, "user_id_len": id_len, "rate_buckets": rate_buckets, "threshold": threshold,
-            "fill": "pipelined ZADD of the line and heartbeat sets; the same members on every side, the same heartbeats where the store keeps them (vwr: with a waiting timeout only); heartbeats spread over the last minute, those of the users the rounds admit ten minutes older",
-            "figure": "script usec (INFO commandstats evalsha+eval+fcall) per operation (poll, admitted user, line document); lowest and median sample",
-        },
-        "phases": table,
-    });
-    let path = out_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    println!("\nwritten: {}", path.display());
+    report(&run, &sets, &results);
     drop(server);
 }

@@ -1,6 +1,7 @@
-//! What the Redis benches share: their throwaway `redis-server`, the readings of `INFO`, the
-//! clients that run operations at a given concurrency, and the environment knobs. Each bench
-//! uses part of it.
+//! What the Redis benches share: their throwaway `redis-server`, the readings of `INFO` (and
+//! which commands are the scripts), the clients that run operations at a given concurrency,
+//! the users' ids and the walk over the line that picks them, and the environment knobs. Each
+//! bench uses part of it. A bench's own parts are in `benches/<bench>/` (modules, not benches).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -140,4 +141,33 @@ pub fn cpu_model() -> String {
             })
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// A user id of `len` characters: `prefix`, `i` in hex, a dash, zeros.
+pub fn user(prefix: char, i: u64, len: usize) -> String {
+    let base = format!("{prefix}{i:x}-");
+    let pad = len.saturating_sub(base.len());
+    format!("{base}{}", "0".repeat(pad))
+}
+
+/// Picks `from..from + count` of a fixed walk over `lo..hi` that visits every user once (a
+/// stride coprime with the span): spread over the line, never twice.
+pub fn spread(lo: u64, hi: u64, from: u64, count: u64, id_len: usize) -> Vec<String> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let span = (hi - lo).max(1);
+    let mut stride = 1_000_003 % span;
+    while gcd(stride, span) != 1 {
+        stride += 1;
+    }
+    (from..(from + count).min(span)).map(|k| user('u', lo + (k * stride) % span, id_len)).collect()
+}
+
+/// The script commands, whose `usec` includes the commands they run.
+pub const SCRIPT_COMMANDS: [&str; 6] = ["evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"];
+
+/// (calls, usec) summed over the script commands.
+pub fn script_stats(commands: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
+    SCRIPT_COMMANDS.iter().filter_map(|n| commands.get(*n)).fold((0, 0), |(c, u), (c2, u2)| (c + c2, u + u2))
 }
