@@ -248,9 +248,10 @@ WAF_QUEUE_NAT_VISITORS = 100
 # Requests one tier-2 poll makes: `status` (docs/api.md: also the heartbeat).
 TIER2_REQUESTS_PER_POLL = 1
 # Where the tier-2 poll hints live: the queued hint (vwr_core::hints::next_poll_seconds, whose
-# doc also states the clients' jitter) and the active one (Tier2Service::answer's refresh clamp).
+# doc also states the clients' jitter) and the active one (Tier2Service::answer's refresh clamp,
+# in the visitor's operations).
 TIER2_QUEUED_HINTS = "functions/core/src/hints.rs"
-TIER2_ANSWERS = "tier2/tier2/src/service.rs"
+TIER2_ANSWERS = "tier2/tier2/src/service/visitor.rs"
 
 # Actions a policy may grant because a needed action implies them (a customer managed KMS key on
 # the queue: SendMessage needs the key).

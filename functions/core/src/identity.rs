@@ -1,5 +1,7 @@
 //! Who is calling, as established upstream (API Gateway authorizers). Library crates read
 //! these request extensions; only the Lambda glue creates them from the request context.
+//! And the token cookies that identify a visitor to both tiers: [`cookie`] reads one from the
+//! `Cookie` header, [`set_cookie`] and [`cleared_cookie`] write the `Set-Cookie` values.
 
 /// The subject set by an upstream authorizer (JWT or Lambda authorizer) — the site's own
 /// notion of the logged-in user.
@@ -40,9 +42,48 @@ pub fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
+/// The attributes of the waiting room's token cookies — the tier-1 cookie `vwr_t1_{eventId}`
+/// and the tier-2 identity cookie `vwr_t2_{eventId}` (docs/tokens.md): sent back on every path
+/// of the site, over HTTPS only, never to scripts, and on top-level navigations from other
+/// sites. Written by [`set_cookie`] and [`cleared_cookie`] only.
+const COOKIE_ATTRIBUTES: &str = "Path=/; Secure; HttpOnly; SameSite=Lax";
+
+/// The `Set-Cookie` value of the token cookie `name` holding `value` for `max_age` seconds;
+/// [`cookie`] reads it back from the `Cookie` header. Both tiers write their cookies with it.
+pub fn set_cookie(name: &str, value: &str, max_age: u64) -> String {
+    format!("{name}={value}; Max-Age={max_age}; {COOKIE_ATTRIBUTES}")
+}
+
+/// The `Set-Cookie` value that removes the token cookie `name` (`release`, `leave`).
+pub fn cleared_cookie(name: &str) -> String {
+    set_cookie(name, "", 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attributes of both tiers' cookies, exactly as docs/tokens.md and docs/openapi.yaml
+    /// give them.
+    #[test]
+    fn token_cookies_keep_their_wire_format() {
+        assert_eq!(
+            set_cookie("vwr_t1_e1", "h.p.s", 600),
+            "vwr_t1_e1=h.p.s; Max-Age=600; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        assert_eq!(
+            cleared_cookie("vwr_t1_e1"),
+            "vwr_t1_e1=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        assert_eq!(
+            set_cookie("vwr_t2_e1", "h.p.s", 210),
+            "vwr_t2_e1=h.p.s; Max-Age=210; Path=/; Secure; HttpOnly; SameSite=Lax"
+        );
+        // What the writer writes, the reader reads.
+        let set = set_cookie("vwr_t1_e1", "h.p.s", 600);
+        let pair = set.split(';').next().unwrap_or_default();
+        assert_eq!(cookie(&format!("other=1; {pair}"), "vwr_t1_e1"), Some("h.p.s"));
+    }
 
     #[test]
     fn cookie_parsing_is_forgiving() {

@@ -1,7 +1,8 @@
 //! Axum routers of tier 1: the public API (`/vwr/...`) and the admin API
 //! (`/api/admin/vwr/...`), docs/api.md#tier-1. The same routers run under `lambda_http` and in
 //! `vwr dev`. The only place where tier-1 errors become HTTP answers, and where the service's
-//! typed answers become headers and cookies (the tier-1 cookie is made here).
+//! typed answers become headers and cookies (the tier-1 cookie is set here, written by
+//! `vwr_core::identity::set_cookie`).
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use crate::lifecycle::LifecycleError;
 use crate::model::{CloseReason, ConfigPatch, Message, PageSettings, PassError, StoreError};
 use crate::service::{CheckOutcome, JoinProof, Presented, ScheduleRequest, Tier1Error, Tier1Service};
 use vwr_core::hold::IDENTITY_COOKIE_PREFIX;
+use vwr_core::identity::{cleared_cookie, set_cookie};
 
 /// Largest request body the tier-1 routes read.
 pub const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -275,7 +277,7 @@ async fn check(
             // it (docs/tokens.md#tier-2-holds).
             let max_age = a.expires_at.saturating_sub(a.answered_at).max(TOKEN_COOKIE_LIFE_SECS);
             let cookie =
-                HeaderValue::from_str(&token_cookie(&token_cookie_name(&svc, &event), &a.token, max_age))
+                HeaderValue::from_str(&set_cookie(&token_cookie_name(&svc, &event), &a.token, max_age))
                     .map_err(|_| ApiError::internal("bad cookie"))?;
             let mut res = no_store(Json(a).into_response());
             res.headers_mut().insert(header::SET_COOKIE, cookie);
@@ -294,17 +296,6 @@ pub const TOKEN_HEADER: &str = "x-vwr-token";
 /// the settings (`VWR_COOKIE_PREFIX`).
 pub fn token_cookie_name(svc: &Tier1Service, event: &vwr_core::EventId) -> String {
     format!("{}{}", svc.settings().cookie_prefix, event)
-}
-
-/// The `Set-Cookie` value of an admission: the tier-1 token, for the `max_age` seconds it is
-/// valid, sent back on every path of the site.
-fn token_cookie(name: &str, token: &str, max_age: u64) -> String {
-    format!("{name}={token}; Max-Age={max_age}; Path=/; Secure; HttpOnly; SameSite=Lax")
-}
-
-/// The `Set-Cookie` value that clears the tier-1 cookie `name`.
-fn cleared_cookie(name: &str) -> String {
-    format!("{name}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax")
 }
 
 /// The tier-1 tokens a request carries: `x-vwr-token`, then the cookie `{prefix}{eventId}`.
@@ -725,21 +716,4 @@ async fn list_active(State(AdminState { svc, .. }): State<AdminState>) -> Result
     Ok(no_store(
         Json(serde_json::json!({ "events": ids, "gated": gated, "revoked": revoked })).into_response(),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{cleared_cookie, token_cookie};
-
-    #[test]
-    fn tier1_cookies_keep_their_wire_format() {
-        assert_eq!(
-            token_cookie("vwr_t1_e1", "h.p.s", 600),
-            "vwr_t1_e1=h.p.s; Max-Age=600; Path=/; Secure; HttpOnly; SameSite=Lax"
-        );
-        assert_eq!(
-            cleared_cookie("vwr_t1_e1"),
-            "vwr_t1_e1=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"
-        );
-    }
 }

@@ -1,7 +1,7 @@
 //! Axum routers of tier 2: `/api/queue/...` (public), the JWKS, and the tier-2 admin routes.
 //! The only place where tier-2 errors become HTTP answers, and where the service's typed
 //! answers become headers and cookies (the identity cookie and the renewed tier-1 cookie are
-//! made here).
+//! set here, written by `vwr_core::identity::set_cookie` as tier 1 writes its cookie).
 
 use std::sync::Arc;
 
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use vwr_core::admin_auth::{AdminAuth, require_admin};
 use vwr_core::hold::Held;
 use vwr_core::http::{EventPath, json_body, no_store};
+use vwr_core::identity::{cleared_cookie, set_cookie};
 use vwr_core::{ApiError, ErrorCode, EventId};
 
 use crate::identity::{Caller, IDENTITY_COOKIE_PREFIX, Identity, IdentityError, Source};
@@ -134,12 +135,6 @@ fn with_cookie(mut res: Response, cookie: Option<String>) -> Result<Response, Ap
     Ok(res)
 }
 
-/// The `Set-Cookie` value of a token cookie `name` for `max_age` seconds, sent back on every
-/// path of the site (the tier-2 identity cookie, the renewed tier-1 cookie).
-fn token_cookie(name: &str, token: &str, max_age: u64) -> String {
-    format!("{name}={token}; Max-Age={max_age}; Path=/; Secure; HttpOnly; SameSite=Lax")
-}
-
 /// The name of the tier-2 identity cookie of `event`.
 fn identity_cookie_name(event: &EventId) -> String {
     format!("{IDENTITY_COOKIE_PREFIX}{event}")
@@ -147,7 +142,7 @@ fn identity_cookie_name(event: &EventId) -> String {
 
 /// The `Set-Cookie` value that removes the identity cookie of `event` (after `leave`).
 fn cleared_identity_cookie(event: &EventId) -> String {
-    format!("{}=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax", identity_cookie_name(event))
+    cleared_cookie(&identity_cookie_name(event))
 }
 
 /// A successful answer (tier 2 holds the caller) refreshes the caller's tier-2 identity
@@ -166,7 +161,7 @@ fn answered(
 ) -> Result<Response, ApiError> {
     let held = held.or_else(|| st.identity.proof(&parts.headers, event, &caller.user).map(|p| p.held));
     let identity = st.svc.identity_token(event, caller, held.as_ref())?;
-    let identity = identity.map(|i| token_cookie(&identity_cookie_name(event), &i.token, i.ttl_secs));
+    let identity = identity.map(|i| set_cookie(&identity_cookie_name(event), &i.token, i.ttl_secs));
     let res = with_cookie(no_store(res), identity)?;
     // The renewed token lasts the window; its cookie as long as the identity, so that after a
     // long quiet wait in line the browser still sends it, expired, and the call at the turn
@@ -174,7 +169,7 @@ fn answered(
     let window = st.svc.settings().identity_ttl_ms() / 1000;
     let cookie_life = st.svc.settings().identity_life_ms() / 1000;
     let renewed = st.identity.renewed_tier1_token(&parts.headers, event, &caller.user, window);
-    let renewed = renewed.map(|t| token_cookie(&st.identity.tier1_cookie_name(event), &t, cookie_life));
+    let renewed = renewed.map(|t| set_cookie(&st.identity.tier1_cookie_name(event), &t, cookie_life));
     with_cookie(res, renewed)
 }
 
@@ -327,22 +322,18 @@ async fn unregister(
 
 #[cfg(test)]
 mod tests {
-    use super::{cleared_identity_cookie, identity_cookie_name, token_cookie};
+    use super::{cleared_identity_cookie, identity_cookie_name, set_cookie};
 
     #[test]
     fn tier2_cookies_keep_their_wire_format() {
         let e1 = vwr_core::EventId::parse("e1").unwrap();
         assert_eq!(
-            token_cookie(&identity_cookie_name(&e1), "h.p.s", 210),
+            set_cookie(&identity_cookie_name(&e1), "h.p.s", 210),
             "vwr_t2_e1=h.p.s; Max-Age=210; Path=/; Secure; HttpOnly; SameSite=Lax"
         );
         assert_eq!(
             cleared_identity_cookie(&e1),
             "vwr_t2_e1=; Max-Age=0; Path=/; Secure; HttpOnly; SameSite=Lax"
-        );
-        assert_eq!(
-            token_cookie("vwr_t1_e1", "h.p.s", 210),
-            "vwr_t1_e1=h.p.s; Max-Age=210; Path=/; Secure; HttpOnly; SameSite=Lax"
         );
     }
 }

@@ -21,7 +21,6 @@ pub mod memory;
 pub mod model;
 pub mod notices;
 pub mod protect;
-pub mod ranked;
 pub mod registry;
 pub mod report;
 pub mod service;

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
+use super::ranked::ZSet;
 use crate::model::{Admission, Cleaned, Figures, LineOrder, PendingNotice, Place, Tier2Settings};
-use crate::ranked::ZSet;
 
 /// What a timeout took from a user (`:gh`), kept for their return (docs/invariants.md#23).
 #[derive(Clone)]

@@ -17,6 +17,7 @@ use crate::report::Tier2Minute;
 use crate::store::{AdmissionStore, Retire};
 
 mod event;
+mod ranked;
 
 use event::{Event, Ghost};
 

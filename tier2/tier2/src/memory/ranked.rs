@@ -18,10 +18,6 @@ impl RankedSet {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     fn chunk_for(&self, key: &(u64, String)) -> usize {
         // First chunk whose last element is >= key (or the last chunk).
         let i = self.chunks.partition_point(|c| c.last().is_some_and(|l| l < key));
