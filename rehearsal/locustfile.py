@@ -19,7 +19,7 @@ the line document until its front passes the visitor, `check` again, the booking
 entry token, heartbeats while it dwells, leave. A refusal that is no verdict on the place (a
 WAF's or API Gateway's 403 or 429, a 5xx, a network error) keeps the place and backs off as the
 page does; only the tier-1 API's verdicts on the ticket make it join again. The same rules as
-`vwr loadtest`'s visitors (cli/src/loadtest/visitor/), so that the two reports compare; the
+`vwr loadtest`'s visitors (cli/loadtest/src/visitor/), so that the two reports compare; the
 page's rules are in `vwr_page.py`, the settings and the records file in `vwr_records.py`.
 
 Env: VWR_EVENT (an active event; required), VWR_RECORDS_DIR (required: one JSON line per

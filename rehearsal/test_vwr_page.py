@@ -1,5 +1,5 @@
 """The rehearsal visitor's rules against the load test's (the vectors of
-cli/src/loadtest/visitor/tier2.rs and line.rs): `python -m unittest discover -s rehearsal`."""
+cli/loadtest/src/visitor/tier2.rs and line.rs): `python -m unittest discover -s rehearsal`."""
 
 import random
 import unittest

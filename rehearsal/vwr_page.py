@@ -1,7 +1,7 @@
 """The waiting page's rules as a rehearsal visitor follows them (rehearsal/locustfile.py): its
 pacing, its back-off, how it reads the line document's marks and the tier-1 API's verdicts, and
 a reply as the visitor reads it. The same rules as `vwr loadtest`'s visitors
-(cli/src/loadtest/visitor/), so that the two reports compare.
+(cli/loadtest/src/visitor/), so that the two reports compare.
 """
 
 import base64

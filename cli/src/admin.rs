@@ -6,7 +6,7 @@ use clap::Subcommand;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use crate::client::{Auth, HttpClient};
+use vwr_loadtest::client::{Auth, HttpClient};
 
 /// The stack a command talks to, resolved from the global flags, the environment, the config
 /// file's contexts and `vwr dev`'s state (`crate::target`, docs/cli.md#addressing-a-stack).

@@ -98,7 +98,7 @@ struct Loadtest {
     #[command(subcommand)]
     command: Option<LoadtestCommand>,
     #[command(flatten)]
-    opts: vwr_cli::loadtest::LoadOptions,
+    opts: vwr_loadtest::LoadOptions,
 }
 
 #[derive(Debug, Subcommand)]
@@ -106,7 +106,7 @@ enum LoadtestCommand {
     /// The load test's report (flow, fairness, safety, costs) from the per-visitor records of
     /// a rehearsal on Locust (`rehearsal/locustfile.py`); exit code 3 when a safety counter is
     /// not zero.
-    Analyze(vwr_cli::loadtest::analyze::AnalyzeArgs),
+    Analyze(vwr_loadtest::analyze::AnalyzeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -242,7 +242,7 @@ async fn main() -> ExitCode {
         Command::Dev(opts) => vwr_cli::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
-            vwr_cli::loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
+            vwr_loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
         }
         Command::Loadtest(mut lt) => {
             if lt.opts.base_url.is_none() || lt.opts.admin_key.is_none() {
@@ -257,8 +257,8 @@ async fn main() -> ExitCode {
                 }
             }
             let report = match lt.command {
-                Some(LoadtestCommand::Analyze(args)) => vwr_cli::loadtest::analyze::run(&args),
-                None => vwr_cli::loadtest::run(lt.opts).await,
+                Some(LoadtestCommand::Analyze(args)) => vwr_loadtest::analyze::run(&args),
+                None => vwr_loadtest::run(lt.opts).await,
             };
             match report {
                 Ok(report) if report.safety.clean() => Ok(()),

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::client::HttpClient;
 use crate::dev::site::{PREVIEW_STATES, languages};
+use vwr_loadtest::client::HttpClient;
 
 /// Where Chromium is looked for when neither `--chromium` nor `VWR_CHROMIUM` says.
 const CHROMIUM_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
@@ -208,7 +208,7 @@ pub async fn run(args: PreviewArgs) -> Result<(), String> {
     let base = args.url.trim_end_matches('/').to_owned();
     let client = HttpClient::new(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     let health = format!("{base}/healthz");
-    match client.send(http::Method::GET, &health, None, &crate::client::Auth::None).await {
+    match client.send(http::Method::GET, &health, None, &vwr_loadtest::client::Auth::None).await {
         Ok(r) if r.status.is_success() => {}
         Ok(r) => return Err(format!("{health} answered {}: is this vwr dev?", r.status)),
         Err(e) => return Err(format!("no vwr dev at {base} ({e}): start `vwr dev` or pass --url")),

@@ -12,9 +12,8 @@ use vwr_tier1::report::SaleReport;
 use vwr_tier2::report::Tier2Report;
 
 use crate::admin::AdminTarget;
-use crate::client::HttpClient;
-use crate::loadtest::html::STYLE;
-use crate::loadtest::html::charts::{Line, bar_chart, esc, fmt_f, line_chart};
+use vwr_loadtest::client::HttpClient;
+use vwr_loadtest::html::charts::{Line, STYLE, bar_chart, esc, fmt_f, line_chart};
 
 /// Arguments of `vwr report`.
 #[derive(Debug, clap::Args)]

@@ -8,8 +8,7 @@ use std::path::Path;
 use crate::admin::AdminTarget;
 use crate::context::{self, Config, Context};
 
-/// The local server's default address.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:8080";
+pub use vwr_loadtest::client::DEFAULT_URL;
 
 /// Flags every command takes, before or after its subcommand.
 #[derive(Debug, Clone, Default, clap::Args)]

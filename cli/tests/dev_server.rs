@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::{Server, start};
 use http::Method;
 use serde_json::Value;
-use vwr_cli::client::{Auth, HttpClient};
+use vwr_loadtest::client::{Auth, HttpClient};
 
 fn admin(server: &Server, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_vwr"))

@@ -6,7 +6,6 @@
 
 mod common;
 
-use vwr_cli::loadtest;
 use vwr_core::EcKeyring;
 
 const KEY: &str = "loadtest-bots-admin-key-0123456789abcd";
@@ -45,7 +44,7 @@ async fn bots_obtain_nothing_with_the_defences_on() {
         "--enqueue-key",
         &site_key,
     ]);
-    let report = loadtest::run(opts).await.unwrap();
+    let report = vwr_loadtest::run(opts).await.unwrap();
     assert!(report.safety.clean(), "safety: {:?}", report.safety);
     assert_eq!(report.flow.done, 120, "every visitor got through: {:?}", report.flow);
     let b = report.bots.as_ref().unwrap();

@@ -8,8 +8,8 @@
 mod common;
 
 use clap::Parser;
-use vwr_cli::loadtest::report::{Mode, Polling};
-use vwr_cli::loadtest::{self, LoadOptions, Report};
+use vwr_loadtest::report::{Mode, Polling};
+use vwr_loadtest::{LoadOptions, Report};
 
 const KEY: &str = "loadtest-costs-admin-key-0123456789abc";
 
@@ -44,7 +44,7 @@ async fn run(server: &common::Server, extra: &[&str]) -> Report {
     ];
     argv.extend_from_slice(extra);
     let args = Args::try_parse_from(argv).unwrap();
-    let report = loadtest::run(args.opts).await.unwrap();
+    let report = vwr_loadtest::run(args.opts).await.unwrap();
     assert!(report.safety.clean(), "safety: {:?}", report.safety);
     let flow = &report.flow;
     let (done, no_shows) = (flow.done, flow.no_shows);

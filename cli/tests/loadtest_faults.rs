@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use vwr_cli::loadtest::{self, Report};
+use vwr_loadtest::Report;
 
 const KEY: &str = "loadtest-faults-admin-key-0123456789ab";
 
@@ -35,7 +35,7 @@ async fn a_run_ended_by_max_seconds_reports_the_visitors_still_in_line_as_unfini
         "--max-seconds",
         "6",
     ]);
-    let report = loadtest::run(opts).await.unwrap();
+    let report = vwr_loadtest::run(opts).await.unwrap();
     let s = &report.safety;
     assert_eq!(s.lost, 0, "nobody was lost, they were still in line: {s:?} {:?}", report.flow);
     let (done, unfinished) = (report.flow.done, report.flow.unfinished);
@@ -73,7 +73,7 @@ async fn visitors_keep_their_tickets_through_a_burst_of_403s_on_check() {
         "--fault",
         "check403@1+5",
     ]);
-    let report = loadtest::run(opts).await.unwrap();
+    let report = vwr_loadtest::run(opts).await.unwrap();
     let fault = &report.faults[0];
     assert_eq!(fault.kind, "check403", "{fault:?}");
     let forbidden = fault.responses.unwrap();
@@ -172,7 +172,7 @@ async fn run_with_redis_fault(name: &str, redis: &Redis, stop: &str, start: &str
         "--redis-start-cmd",
         start,
     ]);
-    loadtest::run(opts).await.unwrap()
+    vwr_loadtest::run(opts).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

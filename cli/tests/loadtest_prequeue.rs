@@ -8,10 +8,10 @@ mod common;
 use std::sync::Arc;
 
 use clap::Parser;
-use vwr_cli::loadtest::report::{Positions, Scenario};
-use vwr_cli::loadtest::{self, LoadOptions, Report};
 use vwr_core::EventId;
 use vwr_core::time::ManualClock;
+use vwr_loadtest::report::{Positions, Scenario};
+use vwr_loadtest::{LoadOptions, Report};
 use vwr_tier1::service::{AssignResponse, CheckOutcome, ScheduleRequest, StepOutcome};
 
 const KEY: &str = "loadtest-prequeue-admin-key-0123456789";
@@ -58,7 +58,7 @@ async fn a_small_prequeue_run_draws_1_to_p_and_reports_the_open() {
     ])
     .unwrap();
     assert_eq!(args.opts.before_open_share, 0.7, "the default share");
-    let report = loadtest::run(args.opts).await.unwrap();
+    let report = vwr_loadtest::run(args.opts).await.unwrap();
     assert!(report.safety.clean(), "safety: {:?}", report.safety);
     assert_eq!(report.safety.prequeue_violations, Some(0));
     assert_eq!(report.flow.done, 150, "{:?}", report.flow);

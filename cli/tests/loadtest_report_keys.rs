@@ -28,14 +28,14 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use http_body_util::Full;
 use serde_json::Value;
-use vwr_cli::client::HttpClient;
-use vwr_cli::loadtest::report::{
+use vwr_loadtest::client::HttpClient;
+use vwr_loadtest::report::{
     Bots, CallCounts, Config, Costs, Curve, Defences, Degraded, Drawn, ErrorHistogram, ErrorSummary,
     Estimate, Fairness, FaultRecord, FirstChecks, Flow, Histogram, KindReport, Mode, NotCounted, Open,
     OpenRates, Order, Outage, Outflow, Percentiles, PlacesLost, Polling, Positions, Safety, Scenario, Series,
     Steady, Throughput, Tier2, Tier2Waiting, TimeToAdmission, WholeRun,
 };
-use vwr_cli::loadtest::{self, Report, faults};
+use vwr_loadtest::{Report, faults};
 
 const KEY: &str = "loadtest-keys-admin-key-0123456789abcdef";
 const FIXTURE: &str = include_str!("fixtures/loadtest-report-keys.txt");
@@ -185,7 +185,7 @@ fn shape_of<T: serde::Serialize>(report: &T) -> BTreeMap<String, BTreeSet<&'stat
 async fn run(args: &[&str], json: &std::path::Path) -> Value {
     let mut all = args.to_vec();
     all.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    loadtest::run(common::load_options(&all)).await.unwrap();
+    vwr_loadtest::run(common::load_options(&all)).await.unwrap();
     serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
 }
 

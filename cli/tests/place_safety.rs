@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use common::Server;
 use http::Method;
 use serde_json::{Value, json};
-use vwr_cli::client::{Auth, HttpClient};
 use vwr_core::HmacKeyring;
 use vwr_core::keys::EcKeyring;
 use vwr_core::token::{Tier1Claims, Tier1Link, Tier1Tokens};
+use vwr_loadtest::client::{Auth, HttpClient};
 
 const KEY: &str = "place-safety-admin-key-0123456789";
 

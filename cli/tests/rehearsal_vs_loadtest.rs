@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vwr_cli::loadtest::{self, Report, analyze, records::Records};
+use vwr_loadtest::{Report, analyze, records::Records};
 
 const KEY: &str = "rehearsal-vs-loadtest-admin-key-0123456789";
 const VISITORS: u64 = 300;
@@ -109,7 +109,7 @@ async fn a_locust_rehearsal_reports_as_the_load_test_of_the_same_shape() {
         ]
         .concat(),
     );
-    let lt = loadtest::run(opts).await.unwrap();
+    let lt = vwr_loadtest::run(opts).await.unwrap();
     through(&lt, "load test");
 
     let (ours, theirs) = (&rehearsal.costs, &lt.costs);

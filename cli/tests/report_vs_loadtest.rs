@@ -8,7 +8,6 @@
 mod common;
 
 use vwr_cli::admin::AdminTarget;
-use vwr_cli::loadtest;
 use vwr_cli::report::{ReportArgs, run};
 
 const KEY: &str = "report-vs-loadtest-admin-key-0123456789";
@@ -39,7 +38,7 @@ async fn compare(server: &common::Server, event: &str, visitors: u64, html: Opti
         "--max-seconds",
         "180",
     ]);
-    let lt = loadtest::run(opts).await.unwrap();
+    let lt = vwr_loadtest::run(opts).await.unwrap();
     assert!(lt.safety.clean(), "safety: {:?}", lt.safety);
     assert_eq!(lt.flow.admitted_tier1, visitors, "everyone got through: {:?}", lt.flow);
     let target = AdminTarget::bearer(&server.base, KEY);

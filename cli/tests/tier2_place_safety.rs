@@ -15,9 +15,9 @@ use axum::body::Bytes;
 use http::Method;
 use http_body_util::Full;
 use serde_json::{Value, json};
-use vwr_cli::client::{Auth, HttpClient, Reply};
 use vwr_core::HmacKeyring;
 use vwr_core::token::{Tier1Claims, Tier1Link};
+use vwr_loadtest::client::{Auth, HttpClient, Reply};
 
 const KEY: &str = "place-safety-admin-key-0123456789";
 

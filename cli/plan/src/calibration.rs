@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::PlanError;
 
 const EMBEDDED: &str = include_str!("../calibration.json");
-/// The load test's visitors heartbeat every `min(dwell, 5 s)` (`cli/src/loadtest/visitor`).
+/// The load test's visitors heartbeat every `min(dwell, 5 s)` (`cli/loadtest/src/visitor`).
 const LOADTEST_HEARTBEAT_SECONDS: f64 = 5.0;
 /// The load test's name for a heartbeat in `latency`.
 const HEARTBEAT: &str = "tier2.heartbeat";
@@ -341,7 +341,7 @@ mod tests {
 
     use super::*;
 
-    /// A report as `vwr loadtest --json` writes it (the keys of `cli/src/loadtest/report.rs`
+    /// A report as `vwr loadtest --json` writes it (the keys of `cli/loadtest/src/report.rs`
     /// and `cost.rs`), trimmed to the sections a calibration reads and a few it does not.
     fn report() -> Value {
         json!({

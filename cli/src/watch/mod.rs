@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::admin::AdminTarget;
-use crate::client::{Auth, HttpClient, Reply};
+use vwr_loadtest::client::{Auth, HttpClient, Reply};
 
 mod actions;
 mod app;

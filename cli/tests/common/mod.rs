@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use http::Method;
-use vwr_cli::client::{Auth, HttpClient};
-use vwr_cli::loadtest::LoadOptions;
 use vwr_core::HmacKeyring;
 use vwr_core::config::Env;
 use vwr_core::time::Clock;
 use vwr_core::token::Tier1Tokens;
+use vwr_loadtest::LoadOptions;
+use vwr_loadtest::client::{Auth, HttpClient};
 use vwr_tier1::config::Tier1Config;
 use vwr_tier1::memory::MemoryStore;
 use vwr_tier1::{Tier1Clients, Tier1Service};

@@ -1,5 +1,6 @@
-//! The page's charts: inline SVG drawn from numbers (line charts over the run's seconds,
-//! grouped bars, histograms), and the escaping and number formatting the page shares.
+//! The pages' charts and style: inline SVG drawn from numbers (line charts over the run's
+//! seconds, grouped bars, histograms), the escaping and number formatting, and the style sheet
+//! shared by the load test's page (`--html`) and `vwr report`'s (docs/performance.md).
 
 use std::fmt::Write as _;
 
@@ -12,8 +13,20 @@ const TOP: f64 = 14.0;
 const BOTTOM: f64 = 64.0;
 const PALETTE: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"];
 
+/// The style sheet of both pages.
+pub const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}\
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
+p{line-height:1.45}.meta{color:#555}table{border-collapse:collapse;margin:.5em 0;font-size:.92em}\
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f5f5f5;font-weight:600}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b00020;font-weight:700}.ok{color:#1b7a1b;font-weight:700}\
+.key{margin-right:14px;white-space:nowrap}.sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}\
+figure{margin:0}figcaption{font-size:.85em;color:#444;margin-top:2px}svg{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}\
+svg text{font-size:11px;fill:#444}.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:14px 18px}\
+h3{font-size:1em;margin:.2em 0}.row{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}.row p{flex:1 1 380px;margin:.5em 0}.grid{stroke:#e4e4e4}.axis{stroke:#999}.cards{display:flex;flex-wrap:wrap;gap:10px}\
+.card{border:1px solid #ddd;border-radius:6px;padding:8px 12px;min-width:190px}.card b{display:block;font-size:1.4em}";
+
 /// Escapes text for HTML and SVG.
-pub(crate) fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -29,7 +42,7 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 /// A number for people: integers as they are, others to at most 3 decimals.
-pub(crate) fn fmt_f(x: f64) -> String {
+pub fn fmt_f(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {
@@ -59,7 +72,7 @@ fn nice_step(range: f64, ticks: f64) -> f64 {
 }
 
 /// 0..=hi rounded up to a step, and the step.
-pub(crate) fn axis(max: f64) -> (f64, f64) {
+pub fn axis(max: f64) -> (f64, f64) {
     if max.is_nan() || max <= 0.0 {
         return (1.0, 1.0);
     }
@@ -114,14 +127,14 @@ fn legend(series: &[(&str, &str)]) -> String {
 }
 
 /// One named series of a line chart.
-pub(crate) struct Line<'a> {
+pub struct Line<'a> {
     pub name: &'a str,
     pub ys: Vec<Option<f64>>,
 }
 
 /// A line chart of series over `xs` (named `x_label`); gaps where a value is missing; `marks` are
 /// labelled vertical lines at given seconds.
-pub(crate) fn line_chart(
+pub fn line_chart(
     title: &str,
     x_label: &str,
     xs: &[Option<f64>],
@@ -204,7 +217,7 @@ pub(crate) fn line_chart(
 }
 
 /// Grouped bars: one group of bars per category, one bar per series.
-pub(crate) fn bar_chart(
+pub fn bar_chart(
     title: &str,
     categories: &[String],
     series: &[(&str, Vec<f64>)],
@@ -262,7 +275,7 @@ pub(crate) fn bar_chart(
 }
 
 /// A histogram of `counts` in bins of `width` from 0 (the last bin open-ended when `open_end`).
-pub(crate) fn histogram(
+pub fn histogram(
     title: &str,
     width: f64,
     counts: &[u64],

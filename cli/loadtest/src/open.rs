@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 use vwr_tier1::draw::Seed;
 
 use super::admin::admin_call;
+use super::arrival::Waves;
 use super::ctx::{self, Ctx};
-use super::options::{Curve, LoadOptions, arrival_of, tier1_config};
+use super::options::{LoadOptions, tier1_config};
 use super::stats::{quantile, spearman};
 use super::visitor::Outcome;
 use crate::client::{Auth, HttpClient};
@@ -38,31 +39,12 @@ pub fn unix_now() -> f64 {
 pub struct OpenPlan {
     pub prequeue_at: u64,
     pub open_at: u64,
-    /// Seconds from the start to `openAt`.
-    pub open_offset: f64,
-    /// Pre-queue arrivals spread over these seconds since the start: from when the status
-    /// document said `prequeue` to a second before `openAt`.
-    pub window: (f64, f64),
-    /// Visitors arriving in the pre-queue window (the first ones), and after `openAt`.
-    pub before_open: u64,
-    pub after_open: u64,
+    /// Who arrives when: in the pre-queue window, and after `openAt`.
+    pub waves: Waves,
     /// `seedCommitment` of the schedule answer, and of the status document before the open.
     pub commitment_scheduled: Option<String>,
     pub commitment: Option<String>,
     pub start: Instant,
-}
-
-impl OpenPlan {
-    /// When visitor `i` arrives, after the start.
-    pub fn arrival(&self, curve: Curve, i: u64, window_seconds: f64, salt: f64) -> Duration {
-        if i < self.before_open {
-            let (from, to) = self.window;
-            Duration::from_secs_f64(from) + arrival_of(Curve::Uniform, i, self.before_open, to - from, salt)
-        } else {
-            Duration::from_secs_f64(self.open_offset)
-                + arrival_of(curve, i - self.before_open, self.after_open, window_seconds, salt)
-        }
-    }
 }
 
 async fn public_status(client: &HttpClient, base: &str, event: &str) -> Result<Value, String> {
@@ -130,10 +112,12 @@ pub async fn schedule(
     Ok(OpenPlan {
         prequeue_at,
         open_at,
-        open_offset,
-        window: (from, (open_offset - 1.0).max(from)),
-        before_open,
-        after_open: opts.visitors - before_open,
+        waves: Waves {
+            open_offset,
+            window: (from, (open_offset - 1.0).max(from)),
+            before_open,
+            after_open: opts.visitors - before_open,
+        },
         commitment_scheduled: st["seedCommitment"].as_str().map(str::to_owned),
         commitment,
         start,
@@ -157,7 +141,7 @@ pub struct OpenWatch {
 /// it reveals the seed, for at most a minute after `openAt`. Not counted as visitor load.
 pub async fn watch(client: HttpClient, base: String, event: String, plan: OpenPlan) -> OpenWatch {
     let mut w = OpenWatch::default();
-    let open = plan.start + Duration::from_secs_f64(plan.open_offset.max(0.0));
+    let open = plan.start + Duration::from_secs_f64(plan.waves.open_offset.max(0.0));
     let give_up = open + Duration::from_secs(60);
     loop {
         if let Ok(d) = public_status(&client, &base, &event).await {
@@ -360,25 +344,25 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
 
     // The load at the open against the mean of the run.
     let tl = &ctx.timeline;
-    let per_second = tl.buckets(&TIER1, plan.open_offset, OPEN_WINDOW_SECONDS);
-    let checks_per_second = tl.buckets(&CHECKS, plan.open_offset, OPEN_WINDOW_SECONDS);
+    let per_second = tl.buckets(&TIER1, plan.waves.open_offset, OPEN_WINDOW_SECONDS);
+    let checks_per_second = tl.buckets(&CHECKS, plan.waves.open_offset, OPEN_WINDOW_SECONDS);
     let peak = per_second.iter().copied().max().unwrap_or(0);
     let peak_checks = checks_per_second.iter().copied().max().unwrap_or(0);
     let elapsed = elapsed.max(1e-3);
     let mean = tl.count(&TIER1) as f64 / elapsed;
     let mean_checks = tl.count(&CHECKS) as f64 / elapsed;
     let mut first: Vec<f64> =
-        pre.iter().filter_map(|o| o.first_check_s.map(|t| t - plan.open_offset)).collect();
+        pre.iter().filter_map(|o| o.first_check_s.map(|t| t - plan.waves.open_offset)).collect();
     first.sort_by(f64::total_cmp);
     let q = |x: f64| quantile(&first, x).map(|v| round(v, 2));
 
     Open {
         prequeue_at: plan.prequeue_at,
         open_at: plan.open_at,
-        open_at_seconds: round(plan.open_offset, 2),
-        open_seen_after_seconds: w.opened_s.map(|t| round(t - plan.open_offset, 2)),
-        before_open_visitors: plan.before_open,
-        after_open_visitors: plan.after_open,
+        open_at_seconds: round(plan.waves.open_offset, 2),
+        open_seen_after_seconds: w.opened_s.map(|t| round(t - plan.waves.open_offset, 2)),
+        before_open_visitors: plan.waves.before_open,
+        after_open_visitors: plan.waves.after_open,
         prequeue_joins: pre.len() as u64,
         prequeue_size_before_open: w.size_before_open,
         prequeue_size: w.prequeue_size,
@@ -404,33 +388,5 @@ pub fn report(plan: &OpenPlan, w: &OpenWatch, ctx: &Ctx, outcomes: &[Outcome], e
         },
         status_reads: pre.iter().map(|o| o.status_polls).sum::<u64>(),
         violations,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pre_queue_arrivals_fall_in_the_window_and_the_rest_after_the_open() {
-        let plan = OpenPlan {
-            prequeue_at: 1,
-            open_at: 20,
-            open_offset: 19.5,
-            window: (1.5, 18.5),
-            before_open: 70,
-            after_open: 30,
-            commitment_scheduled: None,
-            commitment: None,
-            start: Instant::now(),
-        };
-        for i in 0..100 {
-            let a = plan.arrival(Curve::Uniform, i, 10.0, 0.5).as_secs_f64();
-            if i < 70 {
-                assert!((1.5..18.5).contains(&a), "{i}: {a}");
-            } else {
-                assert!((19.5..29.5).contains(&a), "{i}: {a}");
-            }
-        }
     }
 }

@@ -106,7 +106,7 @@ pub(crate) fn report(opts: &LoadOptions, ctx: &Ctx, ran: Ran) -> Report {
     let checks = ctx.latencies.count(CHECK) + ctx.latencies.count(RECHECK);
     let open = open.map(|(plan, watched)| {
         let o = open::report(&plan, &watched, ctx, &outcomes, elapsed);
-        (plan.open_offset, o)
+        (plan.waves.open_offset, o)
     });
     let safety = Safety {
         lost,

@@ -8,8 +8,8 @@ use http::Method;
 use serde_json::Value;
 
 use super::{End, Outcome, Stop, Visitor, pos_of, ticket_verdict};
-use crate::loadtest::ctx::{CHECK, Ctx, Rng, STATUS, Step};
-use crate::loadtest::stats::Counters;
+use crate::ctx::{CHECK, Ctx, Rng, STATUS, Step};
+use crate::stats::Counters;
 
 /// The waiting page reads the status document every ~10 s before the open.
 const STATUS_POLL_SECONDS: f64 = 10.0;

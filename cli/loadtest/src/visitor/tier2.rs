@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{End, Stop, Visitor, cause, jti_of};
 use crate::client::Reply;
-use crate::loadtest::ctx::{LINE, Step};
-use crate::loadtest::stats::Counters;
+use crate::ctx::{LINE, Step};
+use crate::stats::Counters;
 
 /// A visitor's place in line from the line document's marks (`[place, score]`, in order): the
 /// mark at or below its score, moved on in proportion to the scores up to the next mark.

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
+use super::arrival::arrival_of;
 use super::bots::{self, BotKind, BotOutcome};
 use super::ctx::{Ctx, Rng};
 use super::open::OpenPlan;
-use super::options::{LoadOptions, arrival_of};
+use super::options::LoadOptions;
 use super::stats::Counters;
 use super::visitor::{Outcome, visit};
 
@@ -33,7 +34,7 @@ pub(crate) async fn run(opts: &LoadOptions, ctx: &Arc<Ctx>, plan: Option<&OpenPl
         let salt = Rng::new(i ^ 0xABCD).next_f64();
         let arrival = match plan {
             None => arrival_of(opts.arrival, i, opts.visitors, opts.arrival_seconds, salt),
-            Some(p) => p.arrival(opts.arrival, i, opts.arrival_seconds, salt),
+            Some(p) => p.waves.arrival(opts.arrival, i, opts.arrival_seconds, salt),
         };
         set.spawn(visit(Arc::clone(ctx), i, arrival));
     }

@@ -14,7 +14,7 @@
 //! `--html` draws the run as one self-contained page.
 //!
 //! The rooms, as a run goes through them:
-//! - `options`: the command line and its checks.
+//! - `options`: the command line and its checks; `arrival`: when each visitor arrives.
 //! - The phases of [`run`]: `setup` (admin access, the event gated, the visitors' context),
 //!   `timers` (faults and operator actions), `sample` (what the harness watches meanwhile),
 //!   `crowd` (the visitors and the bots), `tally` (the report built).
@@ -29,7 +29,9 @@
 
 mod admin;
 pub mod analyze;
+pub mod arrival;
 pub mod bots;
+pub mod client;
 pub mod cost;
 mod crowd;
 pub mod ctx;
@@ -51,7 +53,8 @@ pub mod visitor;
 
 use std::io::IsTerminal;
 
-pub use self::options::{Action, ActionKind, Curve, LoadOptions, Mode, Scenario};
+pub use self::arrival::Curve;
+pub use self::options::{Action, ActionKind, LoadOptions, Mode, Scenario};
 pub use self::report::{Report, Safety};
 use self::setup::Harness;
 use self::tally::Ran;

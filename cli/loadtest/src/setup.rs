@@ -17,7 +17,6 @@ use super::open::{self, OpenPlan};
 use super::options::{LoadOptions, Scenario, tier1_config};
 use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{Auth, HttpClient};
-use crate::dev::state;
 
 /// What the harness reaches vwr with.
 pub(crate) struct Harness {
@@ -46,16 +45,14 @@ pub(crate) struct Front {
 }
 
 impl Harness {
-    /// The admin key (`--admin-key`, else the local dev state), a client, the event id, and the
+    /// The admin key (`--admin-key`; `vwr loadtest` fills it from the stack it addresses,
+    /// docs/cli.md#addressing-a-stack), a client, the event id, and the
     /// AWS proxy's counters before the run.
     pub async fn new(opts: &LoadOptions) -> Result<Self, String> {
         let base = opts.base_url().trim_end_matches('/').to_owned();
-        let key = match &opts.admin_key {
-            Some(k) => k.clone(),
-            None => state::read().map_err(|e| e.to_string())?.map(|s| s.admin_key).ok_or(
-                "no admin key: pass --admin-key, set VWR_ADMIN_KEY, or run in the directory of `vwr dev`",
-            )?,
-        };
+        let key = opts.admin_key.clone().ok_or(
+            "no admin key: pass --admin-key, set VWR_ADMIN_KEY, or run in the directory of `vwr dev`",
+        )?;
         let client = HttpClient::new(Duration::from_secs(20)).map_err(|e| e.to_string())?;
         let event = opts.event.clone().unwrap_or_else(|| format!("lt{}", vwr_core::time::now_millis()));
         let proxy = match &opts.aws_proxy {

@@ -1,5 +1,5 @@
 //! The options of `vwr loadtest`, their checks, and what follows from them alone: the event's
-//! tier-1 configuration and when each visitor arrives.
+//! tier-1 configuration (when each visitor arrives is `arrival`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,21 +7,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::arrival::Curve;
 use super::bots;
 use super::faults::{Fault, FaultKind};
-
-/// How visitors arrive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Curve {
-    /// Everyone within the first second (the sale opens).
-    #[default]
-    Burst,
-    /// Evenly over `--arrival-seconds`.
-    Uniform,
-    /// Few at first, most towards the end of `--arrival-seconds`.
-    Late,
-}
 
 /// What the load test drives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -246,7 +234,7 @@ impl LoadOptions {
     /// The vwr under test: `--base-url`, else the local default (`vwr` fills it from the global
     /// address first).
     pub fn base_url(&self) -> &str {
-        self.base_url.as_deref().unwrap_or(crate::target::DEFAULT_URL)
+        self.base_url.as_deref().unwrap_or(crate::client::DEFAULT_URL)
     }
 
     /// Refuses options the run cannot go with (before anything is sent).
@@ -292,29 +280,16 @@ impl LoadOptions {
     }
 }
 
-pub(crate) fn arrival_of(curve: Curve, i: u64, n: u64, window: f64, salt: f64) -> Duration {
-    let f = (i as f64 + salt) / n.max(1) as f64;
-    let secs = match curve {
-        Curve::Burst => f,
-        Curve::Uniform => f * window,
-        Curve::Late => f.sqrt() * window,
-    };
-    Duration::from_secs_f64(secs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn parses_actions_and_curves() {
+    fn parses_actions() {
         let a: Action = "30:advance=1000".parse().unwrap();
         assert_eq!(a.what, ActionKind::Advance(1000));
         assert_eq!(a.at, Duration::from_secs(30));
         assert!("x:advance=1".parse::<Action>().is_err());
         assert!("1:open=1".parse::<Action>().is_err());
-        assert!(arrival_of(Curve::Burst, 999, 1000, 30.0, 0.9) <= Duration::from_secs(1));
-        assert!(arrival_of(Curve::Late, 500, 1000, 30.0, 0.0) > Duration::from_secs(15));
-        assert!(arrival_of(Curve::Uniform, 500, 1000, 30.0, 0.0) == Duration::from_secs(15));
     }
 }

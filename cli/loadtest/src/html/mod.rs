@@ -13,24 +13,13 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use self::charts::{Line, bar_chart, esc, fmt_f, histogram, line_chart};
+use self::charts::{Line, STYLE, bar_chart, esc, fmt_f, histogram, line_chart};
 use super::options::Mode;
 use super::report::Report;
 
-pub(crate) mod charts;
+pub mod charts;
 #[cfg(test)]
 mod tests;
-
-pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;background:#fff}\
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
-p{line-height:1.45}.meta{color:#555}table{border-collapse:collapse;margin:.5em 0;font-size:.92em}\
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f5f5f5;font-weight:600}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b00020;font-weight:700}.ok{color:#1b7a1b;font-weight:700}\
-.key{margin-right:14px;white-space:nowrap}.sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}\
-figure{margin:0}figcaption{font-size:.85em;color:#444;margin-top:2px}svg{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}\
-svg text{font-size:11px;fill:#444}.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:14px 18px}\
-h3{font-size:1em;margin:.2em 0}.row{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}.row p{flex:1 1 380px;margin:.5em 0}.grid{stroke:#e4e4e4}.axis{stroke:#999}.cards{display:flex;flex-wrap:wrap;gap:10px}\
-.card{border:1px solid #ddd;border-radius:6px;padding:8px 12px;min-width:190px}.card b{display:block;font-size:1.4em}";
 
 /// A JSON value for people (escaped).
 fn show(v: &Value) -> String {

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use super::charts::axis;
 use super::*;
-use crate::loadtest::options::{Curve, Scenario};
-use crate::loadtest::report::{
+use crate::arrival::Curve;
+use crate::options::Scenario;
+use crate::report::{
     CallCounts, Config, Costs, ErrorHistogram, ErrorSummary, Estimate, Fairness, Flow, Histogram, NotCounted,
     Order, Outflow, Percentiles, Safety, Series, Steady, Throughput, TimeToAdmission, WholeRun,
 };

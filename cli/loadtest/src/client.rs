@@ -11,6 +11,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+/// The local server's default address (where `vwr dev` listens unless told otherwise).
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8080";
+
 /// How requests are authenticated.
 #[derive(Clone)]
 pub enum Auth {

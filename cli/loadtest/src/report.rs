@@ -15,11 +15,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::arrival::Curve;
 pub use super::bots::{Bots, Defences, KindReport};
 pub use super::cost::{CallCounts, Costs, ErrorHistogram, ErrorSummary, Estimate, NotCounted, Polling};
 pub use super::faults::{FaultRecord, Outage};
 pub use super::open::{Drawn, FirstChecks, Open, OpenRates, Positions};
-pub use super::options::{Curve, Mode, Scenario};
+pub use super::options::{Mode, Scenario};
 pub use super::outflow::{Outflow, Steady, WholeRun};
 pub use super::series::Series;
 pub use super::stats::Percentiles;
