@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Infrastructure checks (no cloud, no Terraform providers needed):
-#   1. contract.py: every .tf file parses; code, packaging and Terraform agree (environment,
-#      IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip reasons), and
-#      so do the docs (the README's routes map and size, docs/settings.md's variables,
+#   1. the contract check, the package contract/ (python -m contract, one file per subject;
+#      contract.py runs it too): every .tf file parses; code, packaging and Terraform agree
+#      (environment, IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip
+#      reasons), and so do the docs (the README's routes map and size, docs/settings.md's variables,
 #      docs/openapi.yaml against the routers, validated as OpenAPI 3.1);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
@@ -50,7 +51,7 @@ if [[ ! -x "$VENV/bin/checkov" ]] || ! cmp -s "$HERE/requirements.txt" "$VENV/.r
 fi
 
 step "contract: code ⇄ packaging ⇄ Terraform ⇄ docs"
-if "$VENV/bin/python" "$HERE/contract.py" --root "$ROOT"; then ok; else fail "contract"; fi
+if (cd "$HERE" && "$VENV/bin/python" -m contract --root "$ROOT"); then ok; else fail "contract"; fi
 
 step "contract: HCL evaluation (dynamic blocks, for_each maps)"
 if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract HCL evaluation"; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The contract check's HCL evaluation (contract.py, "HCL evaluation"): dynamic blocks over the
-module's maps, iterator references, and the keys of for_each maps, on the forms the modules use.
+"""The contract check's HCL evaluation (contract/terraform.py, "HCL evaluation"): dynamic
+blocks over the module's maps, iterator references, and the keys of for_each maps, on the forms
+the modules use.
 
     python3 tests/infra/test_contract_hcl.py     (tests/infra/run.sh runs it)
 """

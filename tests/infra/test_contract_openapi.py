@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The contract check of docs/openapi.yaml (contract.py, check_openapi): how it reads the routers'
-routes, and that it fails when the file and the routers disagree — a route missing from the file,
-a path or method of the file that no router serves, an admin route without its security scheme —
-or when the file is not valid OpenAPI 3.1.
+"""The contract check of docs/openapi.yaml (contract/openapi.py, check_openapi): how it reads
+the routers' routes, and that it fails when the file and the routers disagree — a route missing
+from the file, a path or method of the file that no router serves, an admin route without its
+security scheme — or when the file is not valid OpenAPI 3.1.
 
     python3 tests/infra/test_contract_openapi.py     (tests/infra/run.sh runs it)
 """

@@ -1,0 +1,453 @@
+"""The edge: CloudFront behaviours and origins, the origin lock, throttling, the waiting and
+booking pages, the status and line documents, early release, where the verifier runs."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+
+from .common import Checks, rel
+from .tables import (
+    FORWARD_ALL_POLICIES,
+    FRONTED,
+    ORIGIN_HEADER,
+    RELEASE_HEADER,
+    RELEASE_PATH,
+    RELEASE_ROUTE,
+    STATUS_PATTERN,
+    STATUS_ROUTE,
+)
+from .terraform import (
+    blocks,
+    calls_of,
+    first,
+    flat,
+    integration_binaries,
+    locals_of,
+    module_calls,
+    module_dir,
+    origins,
+    outputs_of,
+    tf_routes,
+    var_default,
+)
+
+
+def check_edge(root: str, checks: Checks, layout: list[str]) -> None:
+    problems = []
+    fn = os.path.join(root, "edge/dist/cloudfront-function.js")
+    with open(fn, encoding="utf-8") as fh:
+        code = fh.read()
+    for placeholder in ("__VWR_KVS_ID__", "__VWR_FAIL_MODE__"):
+        if code.count(placeholder) != 1:
+            problems.append(f"edge/dist/cloudfront-function.js has {code.count(placeholder)} {placeholder} (Terraform replaces exactly one)")
+    with open(os.path.join(root, "terraform/modules/edge/main.tf"), encoding="utf-8") as fh:
+        tf = fh.read()
+    for placeholder in ("__VWR_KVS_ID__", "__VWR_FAIL_MODE__"):
+        if f'"{placeholder}"' not in tf:
+            problems.append(f"terraform/modules/edge does not fill {placeholder}")
+    # A KeyValueStore id is a UUID (36 characters); "closed" is the longer fail mode.
+    filled = code.replace("__VWR_KVS_ID__", "0" * 36).replace("__VWR_FAIL_MODE__", "closed")
+    size = len(filled.encode("utf-8"))
+    if size > 10240:
+        problems.append(f"the filled CloudFront Function is {size} bytes > 10240")
+    others = [os.path.join(root, "edge/dist/waiting-page-rewrite.js"), os.path.join(root, "terraform/modules/edge/functions/strip-prefix.js")]
+    sizes = [size]
+    for path in others:
+        n = os.path.getsize(path)
+        sizes.append(n)
+        if n > 10240:
+            problems.append(f"{rel(root, path)} is {n} bytes > 10240")
+    checks.check(f"CloudFront Functions ≤ 10 KB once filled (verifier {size} bytes)", problems)
+
+
+def check_origin_lock(checks: Checks, modules: dict, deployments: list[dict]) -> None:
+    """Every CloudFront origin gets the origin secret; every Lambda behind an API CloudFront
+    forwards to can check it (VWR_ORIGIN_SECRET_ID), and no other Lambda refuses its callers."""
+    problems = []
+    dists = 0
+    for dirname, mod in modules.items():
+        for name, dist in blocks(mod, "resource", "aws_cloudfront_distribution").items():
+            dists += 1
+            for o in origins(dist):
+                headers = {first(h.get("name")): first(h.get("value")) for h in o.get("custom_header", [])}
+                if not headers.get(ORIGIN_HEADER):
+                    problems.append(f"{dirname} aws_cloudfront_distribution.{name}: origin {first(o.get('origin_id'))} does not send {ORIGIN_HEADER}")
+    if not dists:
+        problems.append("no aws_cloudfront_distribution found")
+
+    # The APIs the edge module gets as origins (…_api_domain), followed to their Lambdas.
+    fronted: set[str] = set()
+    edge_calls = calls_of(modules, "terraform/modules/edge")
+    if not edge_calls:
+        problems.append("nothing calls terraform/modules/edge")
+    for caller, call_name, call in edge_calls:
+        where = f"{caller} module.{call_name}"
+        siblings = module_calls(modules[caller])
+        secret = re.fullmatch(r"\$\{module\.(\w+)\.origin_secret\}", str(first(call.get("origin_secret"))))
+        if not secret:
+            problems.append(f"{where}: origin_secret must be a tier1 module's origin_secret output")
+        else:
+            want = f"${{module.{secret.group(1)}.origin_secret_arn}}"
+            for n, c in siblings.items():
+                if "origin_secret_arn" in c and str(first(c["origin_secret_arn"])) != want:
+                    problems.append(f"{caller} module.{n}: origin_secret_arn is not module.{secret.group(1)}.origin_secret_arn, the secret CloudFront sends")
+        for arg, value in call.items():
+            if not arg.endswith("_api_domain"):
+                continue
+            m = re.fullmatch(r"\$\{module\.(\w+)\.(\w+)\}", str(first(value)))
+            if not m or m.group(1) not in siblings:
+                problems.append(f"{where}: {arg} is not a module output; cannot follow it to its Lambda")
+                continue
+            src_dir = module_dir(caller, siblings[m.group(1)])
+            src = modules.get(src_dir, {})
+            out_value = str(first(outputs_of(src).get(m.group(2), {}).get("value")))
+            http = re.search(r"aws_apigatewayv2_api\.(\w+)", out_value)
+            if http:
+                api_id = f"${{aws_apigatewayv2_api.{http.group(1)}.id}}"
+                found, p = integration_binaries(src_dir, src, deployments, lambda _n, i: str(first(i.get("api_id"))) == api_id)
+                problems += p
+                if not found:
+                    problems.append(f"{where}: {arg} → {src_dir} aws_apigatewayv2_api.{http.group(1)} has no Lambda integration")
+                fronted |= found
+            elif not re.search(r"aws_api_gateway_rest_api\.", out_value):
+                problems.append(f"{where}: {arg} = module.{m.group(1)}.{m.group(2)}, which names no API")
+            # A REST API (the protected-API gate) proxies to the operator's backend: no Lambda of
+            # ours serves it; the backend checks the header (terraform/README.md).
+    for b in sorted(FRONTED - fronted):
+        problems.append(f"{b} is in FRONTED but the Terraform wiring does not put it behind CloudFront (derivation broken?)")
+    for d in deployments:
+        env = d["env"] if isinstance(d["env"], dict) else {}
+        if d["binary"] in fronted and "VWR_ORIGIN_SECRET_ID" not in env:
+            problems.append(f"{d['where']}: {d['binary']} serves a CloudFront-fronted API without VWR_ORIGIN_SECRET_ID")
+        if d["binary"] not in fronted and "VWR_ORIGIN_SECRET_ID" in env:
+            problems.append(f"{d['where']}: {d['binary']} is not behind CloudFront; VWR_ORIGIN_SECRET_ID would refuse its callers")
+    checks.check(f"origins locked to CloudFront: {ORIGIN_HEADER} on every origin, VWR_ORIGIN_SECRET_ID on {', '.join(sorted(fronted))}", problems)
+
+
+def check_throttling(checks: Checks, modules: dict) -> None:
+    """Every API Gateway stage has a rate and a burst limit (positive, defaults included)."""
+    problems = []
+    count = 0
+
+    def positive(mod_dir: str, mod: dict, where: str, key: str, value) -> None:
+        v = first(value)
+        ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(v))
+        if ref:
+            v = var_default(mod, ref.group(1))
+            if v is None:
+                problems.append(f"{mod_dir} {where}: {key} = var.{ref.group(1)}, which has no default")
+                return
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+            problems.append(f"{mod_dir} {where}: {key} is {v!r}, not a positive number")
+
+    for mod_dir, mod in modules.items():
+        for name, stage in blocks(mod, "resource", "aws_apigatewayv2_stage").items():
+            count += 1
+            where = f"aws_apigatewayv2_stage.{name}"
+            settings = stage.get("default_route_settings", [])
+            if not settings:
+                problems.append(f"{mod_dir} {where}: no default_route_settings (unthrottled)")
+                continue
+            for key in ("throttling_rate_limit", "throttling_burst_limit"):
+                if key in settings[0]:
+                    positive(mod_dir, mod, where, key, settings[0][key])
+                else:
+                    problems.append(f"{mod_dir} {where}: no {key}")
+        method_settings = blocks(mod, "resource", "aws_api_gateway_method_settings")
+        for name in blocks(mod, "resource", "aws_api_gateway_stage"):
+            count += 1
+            ms = {
+                n: m
+                for n, m in method_settings.items()
+                if re.search(rf"aws_api_gateway_stage\.{name}\b", str(first(m.get("stage_name")))) and first(m.get("method_path")) == "*/*"
+            }
+            if not ms:
+                problems.append(f'{mod_dir} aws_api_gateway_stage.{name}: no aws_api_gateway_method_settings with method_path "*/*" (unthrottled)')
+            for n, m in ms.items():
+                settings = (m.get("settings") or [{}])[0]
+                for key in ("throttling_rate_limit", "throttling_burst_limit"):
+                    if key in settings:
+                        positive(mod_dir, mod, f"aws_api_gateway_method_settings.{n}", key, settings[key])
+                    else:
+                        problems.append(f"{mod_dir} aws_api_gateway_method_settings.{n}: no {key}")
+        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument).
+        for call_name, call in module_calls(mod).items():
+            for arg, value in call.items():
+                v = first(value)
+                if "throttle" in arg and isinstance(v, (int, float)) and v <= 0:
+                    problems.append(f"{mod_dir} module.{call_name}: {arg} = {v}")
+    if not count:
+        problems.append("no API Gateway stage found")
+    checks.check(f"every API Gateway stage is throttled ({count} stages)", problems)
+
+
+CSP_REQUIRED = ("default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'")
+
+
+def check_waiting_page_headers(checks: Checks, modules: dict) -> None:
+    """The /vwr/* behavior answers with a strict CSP (nothing inline, no eval) and no framing."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    policies = blocks(edge, "resource", "aws_cloudfront_response_headers_policy")
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    if len(behaviors) != 1:
+        problems.append(f"expected one /vwr/* behavior in terraform/modules/edge, found {len(behaviors)}")
+    for b in behaviors:
+        m = re.fullmatch(r"\$\{aws_cloudfront_response_headers_policy\.(\w+)\.id\}", str(first(b.get("response_headers_policy_id"))))
+        policy = policies.get(m.group(1)) if m else None
+        if policy is None:
+            problems.append("the /vwr/* behavior has no response headers policy of the module")
+            continue
+        sec = (policy.get("security_headers_config") or [{}])[0]
+        csp = (sec.get("content_security_policy") or [{}])[0]
+        text = str(first(csp.get("content_security_policy")))
+        problems += [f"CSP lacks {d!r}: {text!r}" for d in CSP_REQUIRED if d not in text]
+        problems += [f"CSP allows {w!r}" for w in ("unsafe-inline", "unsafe-eval", "*") if w in text]
+        if first(csp.get("override")) is not True:
+            problems.append("the CSP must override (override = true)")
+        if first((sec.get("frame_options") or [{}])[0].get("frame_option")) != "DENY":
+            problems.append("frame_options must be DENY")
+        if not sec.get("strict_transport_security") or not sec.get("content_type_options"):
+            problems.append("HSTS and X-Content-Type-Options must be set")
+    checks.check("the waiting page (/vwr/*) has its Content-Security-Policy and DENY framing", problems)
+
+
+BOOKING_FILES = ("static/vwr/queue/index.html", "static/vwr/queue/tier2.js")
+
+
+def check_booking_page(root: str, checks: Checks, modules: dict, layout: list[str]) -> None:
+    """The booking page is deployed beside the waiting page (docs/adr/0027-booking-page-path.md):
+    its files are packaged under vwr/queue/ (uploaded with the waiting page's), every file it
+    loads is packaged too, the /vwr/* behaviour's viewer-request function is the rewrite that
+    maps /vwr/queue/{eventId} to it, and `vwr dev` serves the same path."""
+    problems = [f"scripts/package.sh does not package {f}" for f in BOOKING_FILES if f not in layout]
+    with open(os.path.join(root, "static/queue/index.html"), encoding="utf-8") as fh:
+        page = fh.read()
+    for ref in re.findall(r'(?:src|href)="(/vwr/[^"]+)"', page):
+        if f"static{ref}" not in layout:
+            problems.append(f"static/queue/index.html loads {ref}, which is not packaged")
+    edge = modules.get("terraform/modules/edge", {})
+    fns = blocks(edge, "resource", "aws_cloudfront_function")
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    for b in behaviors:
+        arns = [str(first(f.get("function_arn"))) for f in b.get("function_association", []) if first(f.get("event_type")) == "viewer-request"]
+        names = [m.group(1) for a in arns for m in [re.fullmatch(r"\$\{aws_cloudfront_function\.(\w+)\.arn\}", a)] if m]
+        codes = [str(first(fns.get(n, {}).get("code"))) for n in names]
+        if not any("edge/waiting-page-rewrite.js" in c for c in codes):
+            problems.append(f"the /vwr/* behaviour's viewer-request function is not edge/dist/waiting-page-rewrite.js ({arns})")
+    with open(os.path.join(root, "edge/dist/waiting-page-rewrite.js"), encoding="utf-8") as fh:
+        rewrite = fh.read()
+    if '"/vwr/queue/index.html"' not in rewrite or "\\/vwr\\/queue\\/" not in rewrite:
+        problems.append("edge/dist/waiting-page-rewrite.js does not map /vwr/queue/{eventId} to /vwr/queue/index.html")
+    with open(os.path.join(root, "cli/src/dev/site.rs"), encoding="utf-8") as fh:
+        site = fh.read()
+    if '"/vwr/queue/{name}"' not in site:
+        problems.append("vwr dev (cli/src/dev/site.rs) does not serve /vwr/queue/…")
+    checks.check("the booking page: packaged under vwr/queue/, mapped by the /vwr/* rewrite, served by vwr dev at the same path", problems)
+
+
+def check_status_document(checks: Checks, modules: dict) -> None:
+    """The public status document: its own CloudFront behavior before /vwr-api/*, cached 1 s on
+    the path alone, nothing of the viewer's request forwarded, treated like /vwr-api/* at the edge
+    (prefix stripped, never the verifier), and a tier-1 public route behind it."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
+    patterns = [first(b.get("path_pattern")) for b in ordered]
+    dynamic_patterns = [
+        str(first(body.get("for_each")))
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+    if patterns.count(STATUS_PATTERN) != 1:
+        problems.append(f"expected one {STATUS_PATTERN} behavior in terraform/modules/edge, found {patterns.count(STATUS_PATTERN)}")
+    elif "/vwr-api/*" not in patterns:
+        problems.append("no /vwr-api/* behavior in terraform/modules/edge")
+    else:
+        if patterns.index(STATUS_PATTERN) > patterns.index("/vwr-api/*"):
+            problems.append(f"{STATUS_PATTERN} comes after /vwr-api/*, which would take its requests (first match wins)")
+        if any(STATUS_PATTERN in p for p in dynamic_patterns):
+            problems.append(f"{STATUS_PATTERN} is a dynamic behavior: its order against /vwr-api/* cannot be checked")
+        status = ordered[patterns.index(STATUS_PATTERN)]
+        api = ordered[patterns.index("/vwr-api/*")]
+        if first(status.get("target_origin_id")) != first(api.get("target_origin_id")):
+            problems.append(f"{STATUS_PATTERN} goes to {first(status.get('target_origin_id'))}, /vwr-api/* to {first(api.get('target_origin_id'))}")
+
+        def edge_functions(b: dict) -> list[str]:
+            out = [f"{first(f.get('event_type'))} {first(f.get('function_arn'))}" for f in b.get("function_association", [])]
+            out += [f"{first(f.get('event_type'))} {first(f.get('lambda_arn'))}" for f in b.get("lambda_function_association", [])]
+            out += [f"dynamic {name}" for dyn in b.get("dynamic", []) for name in dyn]
+            return out
+
+        if edge_functions(status) != edge_functions(api):
+            problems.append(f"{STATUS_PATTERN} runs {edge_functions(status)} at the edge, /vwr-api/* runs {edge_functions(api)}: treat them alike")
+        if any("verifier" in f or "lambda_edge" in f or f.startswith("dynamic") for f in edge_functions(status)):
+            problems.append(f"{STATUS_PATTERN} must never be gated by the edge verifier")
+        if "${local.all_methods}" in str(status.get("allowed_methods")):
+            problems.append(f"{STATUS_PATTERN} allows every method: GET and HEAD suffice for a cached document")
+
+        cache_ref = re.fullmatch(r"\$\{aws_cloudfront_cache_policy\.(\w+)\.id\}", str(first(status.get("cache_policy_id"))))
+        cache = blocks(edge, "resource", "aws_cloudfront_cache_policy").get(cache_ref.group(1)) if cache_ref else None
+        if cache is None:
+            problems.append(f"{STATUS_PATTERN} has no cache policy of the module")
+        else:
+            # An error is cached by the distribution's error TTL (10 s unless set), not the policy.
+            for d in dists:
+                ttl404 = [first(e.get("error_caching_min_ttl")) for e in d.get("custom_error_response", []) if first(e.get("error_code")) == 404]
+                if not ttl404 or not isinstance(ttl404[0], (int, float)) or ttl404[0] > 1:
+                    problems.append(f"a 404 of {STATUS_PATTERN} (an event not active yet) is cached {ttl404 or 'the default 10 s'}: want custom_error_response 404 with error_caching_min_ttl <= 1")
+            ttls = tuple(first(cache.get(k)) for k in ("min_ttl", "default_ttl", "max_ttl"))
+            if ttls != (0, 1, 1):
+                problems.append(f"cache policy {cache_ref.group(1)}: min/default/max TTL {ttls}, want (0, 1, 1)")
+            key = (cache.get("parameters_in_cache_key_and_forwarded_to_origin") or [{}])[0]
+            for cfg, field in (("cookies_config", "cookie_behavior"), ("headers_config", "header_behavior"), ("query_strings_config", "query_string_behavior")):
+                v = first((key.get(cfg) or [{}])[0].get(field))
+                if v != "none":
+                    problems.append(f"cache policy {cache_ref.group(1)}: {field} is {v!r}: the key must be the path alone")
+        orp = status.get("origin_request_policy_id")
+        if orp is not None:
+            orp_ref = re.fullmatch(r"\$\{aws_cloudfront_origin_request_policy\.(\w+)\.id\}", str(first(orp)))
+            policy = blocks(edge, "resource", "aws_cloudfront_origin_request_policy").get(orp_ref.group(1)) if orp_ref else None
+            if policy is None:
+                problems.append(f"{STATUS_PATTERN}: origin request policy {first(orp)!r} is not one of the module (a managed one forwards viewer data)")
+            else:
+                for cfg, field in (("cookies_config", "cookie_behavior"), ("headers_config", "header_behavior"), ("query_strings_config", "query_string_behavior")):
+                    v = first((policy.get(cfg) or [{}])[0].get(field))
+                    if v != "none":
+                        problems.append(f"origin request policy {orp_ref.group(1)}: {field} is {v!r}: nothing of the viewer's request may vary the answer")
+    if STATUS_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+        problems.append(f"the tier-1 public API has no route {STATUS_ROUTE} for {STATUS_PATTERN}")
+    checks.check(f"public status document: {STATUS_PATTERN} before /vwr-api/*, cached 1 s on the path alone, never gated", problems)
+
+
+LINE_PATTERN = "/api/queue/line/*"
+LINE_ROUTE = "GET /api/queue/line/{}"
+
+
+def check_line_document(checks: Checks, modules: dict) -> None:
+    """Tier 2's line document (docs/api.md#the-line-document, ADR 0026) has its own CloudFront
+    behaviour before /api/queue/*'s, cached 1 s on the path alone with the status document's
+    cache and origin request policies (nothing of the viewer's reaches the origin), to the
+    tier-2 API, and the tier-2 public API has the route."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    dyns = [
+        (str(first(body.get("for_each"))), (body.get("content") or [{}])[0])
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+    line = [i for i, (fe, _) in enumerate(dyns) if f"'{LINE_PATTERN}'" in fe]
+    queue = [i for i, (fe, _) in enumerate(dyns) if "'/api/queue/*'" in fe]
+    if not line:
+        problems.append(f"no CloudFront behaviour for {LINE_PATTERN}")
+    elif queue and line[0] > queue[0]:
+        problems.append(f"{LINE_PATTERN} comes after /api/queue/*, which would take it uncached")
+    else:
+        content = dyns[line[0]][1]
+        want = {
+            "cache_policy_id": "${aws_cloudfront_cache_policy.status.id}",
+            "origin_request_policy_id": "${aws_cloudfront_origin_request_policy.status.id}",
+            "target_origin_id": "tier2-api",
+        }
+        for field, value in want.items():
+            got = str(first(content.get(field)))
+            if got != value:
+                problems.append(f"{LINE_PATTERN}: {field} is {got!r}, not {value!r}")
+    if LINE_ROUTE not in tf_routes(modules.get("terraform/modules/tier2", {}), "public_routes"):
+        problems.append(f"the tier-2 public API has no route {LINE_ROUTE}")
+    checks.check(f"tier-2 line document: {LINE_PATTERN} before /api/queue/*, cached 1 s on the path alone", problems)
+
+
+def check_release(checks: Checks, modules: dict) -> None:
+    """POST /vwr-api/vwr/release/{eventId} reaches the tier-1 release route: the first
+    CloudFront behaviour that matches it is /vwr-api/*'s, allows POST, and forwards the
+    visitor's tier-1 cookie and x-vwr-token to the origin."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    local = locals_of(edge)
+    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
+    dynamic_patterns = [
+        str(first(body.get("for_each")))
+        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
+    ]
+
+    def resolve(v):
+        ref = re.fullmatch(r"\$\{local\.(\w+)\}", str(first(v)))
+        return local.get(ref.group(1)) if ref else first(v)
+
+    matching = [b for b in ordered if fnmatch.fnmatchcase(RELEASE_PATH, str(first(b.get("path_pattern"))))]
+    if any("/vwr-api" in p for p in dynamic_patterns):
+        problems.append(f"a dynamic behaviour may take /vwr-api paths ({dynamic_patterns}): its order cannot be checked")
+    if not matching:
+        problems.append(f"no CloudFront behaviour matches {RELEASE_PATH}")
+    else:
+        b = matching[0]
+        pattern = first(b.get("path_pattern"))
+        if pattern != "/vwr-api/*":
+            problems.append(f"{RELEASE_PATH} is taken by {pattern!r} before /vwr-api/*")
+        methods = resolve(b.get("allowed_methods"))
+        if "POST" not in flat(methods):
+            problems.append(f"{pattern}: allowed_methods {methods!r} lack POST")
+        policy_id = str(resolve(b.get("origin_request_policy_id")))
+        orp = re.fullmatch(r"\$\{aws_cloudfront_origin_request_policy\.(\w+)\.id\}", policy_id)
+        if policy_id in FORWARD_ALL_POLICIES:
+            pass
+        elif orp:
+            policy = blocks(edge, "resource", "aws_cloudfront_origin_request_policy").get(orp.group(1))
+            if policy is None:
+                problems.append(f"{pattern}: origin request policy {orp.group(1)} is not in terraform/modules/edge")
+            else:
+                cookies = (policy.get("cookies_config") or [{}])[0]
+                headers = (policy.get("headers_config") or [{}])[0]
+                if first(cookies.get("cookie_behavior")) != "all":
+                    problems.append(f"{pattern}: origin request policy {orp.group(1)} does not forward all cookies (the tier-1 cookie is named per event)")
+                hb = first(headers.get("header_behavior"))
+                items = [str(i).lower() for i in flat((headers.get("headers") or [{}])[0].get("items", []))]
+                if hb not in ("allViewer", "allViewerAndWhitelistCloudFront") and RELEASE_HEADER not in items:
+                    problems.append(f"{pattern}: origin request policy {orp.group(1)} does not forward {RELEASE_HEADER}")
+        else:
+            problems.append(f"{pattern}: origin request policy {policy_id!r} is neither a module policy nor one known to forward every cookie and header")
+    if RELEASE_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+        problems.append(f"the tier-1 public API has no route {RELEASE_ROUTE}")
+    checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
+
+
+def check_verifier_behaviours(root: str, checks: Checks, modules: dict) -> None:
+    """The edge verifier deletes the viewer's x-vwr-* headers (docs/invariants.md#25), so it
+    runs on the default behaviour and every ordered one except those whose origins read viewer
+    x-vwr-* headers (the waiting page, /vwr-api/*, /api/queue/*), which must never run it, in both
+    verifier variants; and `vwr dev` and the local proxy skip exactly those prefixes."""
+    problems = []
+    edge = modules.get("terraform/modules/edge", {})
+    variants = ("aws_cloudfront_function.verifier", "aws_lambda_function.lambda_edge")
+    free: set[str] = set()
+    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+        behaviours = [("default", b) for b in dist.get("default_cache_behavior", [])]
+        behaviours += [(str(first(b.get("path_pattern"))), b) for b in dist.get("ordered_cache_behavior", [])]
+        for dyn in dist.get("dynamic", []):
+            body = dyn.get("ordered_cache_behavior")
+            if body:
+                for pattern in re.findall(r"'(/[^']*)'|\"(/[^\"]*)\"", str(first(body.get("for_each")))):
+                    behaviours += [(pattern[0] or pattern[1], c) for c in body.get("content", [])]
+        for pattern, b in behaviours:
+            text = str(b)
+            runs = [v for v in variants if v in text]
+            if pattern != "default" and pattern.endswith("*") and any(pattern.startswith(p) for p in ("/vwr/", "/vwr-api/", "/api/queue/")):
+                free.add(pattern[:-1])
+                if runs:
+                    problems.append(f"{name} behaviour {pattern} runs the verifier ({runs}): it would delete the x-vwr-* headers its origin reads")
+            elif len(runs) != len(variants):
+                problems.append(f"{name} behaviour {pattern} runs {runs or 'no verifier'}: want both variants {list(variants)} (x-vwr-* viewer headers must be deleted there)")
+    minimal = sorted(p for p in free if not any(p != q and p.startswith(q) for q in free))
+    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/dev/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
+        with open(os.path.join(root, path), encoding="utf-8") as fh:
+            m = re.search(pat, fh.read())
+        got = sorted(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1))) if m else None
+        if got != minimal:
+            problems.append(f"{path}: NO_VERIFIER_PREFIXES is {got}, the behaviours without the verifier are {minimal}")
+    checks.check(f"the edge verifier (x-vwr-* viewer headers deleted) on every behaviour but {', '.join(p + '*' for p in minimal)}, and vwr dev and the local proxy agree", problems)

@@ -1,0 +1,445 @@
+"""Reading the Terraform: the .tf files parsed (python-hcl2); modules, blocks, locals and the
+Lambda deployments; the evaluation of dynamic blocks and for_each maps; checkov skip reasons."""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import re
+
+import hcl2
+
+from .common import Checks, rel
+from .rust import normalize_path
+
+
+def parse_tf(root: str, on_doc=None) -> tuple[dict[str, dict], list[str], int]:
+    """Directory (relative) -> merged parse of its .tf files, the parse problems, and how many
+    files; `on_doc(path, doc)` sees each file's parse first (tf_schema.py tags its blocks)."""
+    problems = []
+    modules: dict[str, dict] = {}
+    files = sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True))
+    files = [f for f in files if "/.terraform/" not in f]
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = hcl2.load(fh)
+        except Exception as e:  # noqa: BLE001 - any parser error is a finding
+            problems.append(f"{rel(root, path)}: {e}")
+            continue
+        if on_doc is not None:
+            on_doc(path, doc)
+        d = modules.setdefault(rel(root, os.path.dirname(path)), {})
+        for key, blocks in doc.items():
+            d.setdefault(key, []).extend(blocks)
+    if not files:
+        problems.append("no .tf files under terraform/")
+    return modules, problems, len(files)
+
+
+def load_tf(root: str, checks: Checks) -> dict[str, dict]:
+    """Directory (relative) -> merged parse of its .tf files."""
+    modules, problems, files = parse_tf(root)
+    checks.check(f"every .tf file parses ({files} files)", problems)
+    return modules
+
+
+def first(v):
+    return v[0] if isinstance(v, list) and len(v) == 1 else v
+
+
+def locals_of(mod: dict) -> dict:
+    out = {}
+    for block in mod.get("locals", []):
+        out.update({k: first(v) for k, v in block.items()})
+    return out
+
+
+def blocks(mod: dict, kind: str, type_: str) -> dict[str, dict]:
+    """resource/data blocks of one type: name -> body."""
+    out = {}
+    for block in mod.get(kind, []):
+        for t, named in block.items():
+            if t == type_:
+                out.update(named)
+    return out
+
+
+def module_calls(mod: dict) -> dict[str, dict]:
+    out = {}
+    for block in mod.get("module", []):
+        out.update(block)
+    return out
+
+
+REF = re.compile(r"^\$\{(local|data\.aws_iam_policy_document)\.([A-Za-z0-9_]+)(?:\.json)?\}$")
+
+
+def policy_statements(doc: dict) -> list[dict]:
+    """Statements of an aws_iam_policy_document, dynamic ones included (as if enabled)."""
+    out = [s for s in doc.get("statement", [])]
+    for dyn in doc.get("dynamic", []):
+        for name, body in dyn.items():
+            if name == "statement":
+                content = body.get("content", [])
+                out.extend(content if isinstance(content, list) else [content])
+    return out
+
+
+def flat(v) -> list:
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(flat(x))
+        return out
+    return [v]
+
+
+def lambda_deployments(modules: dict) -> list[dict]:
+    """Every call of terraform/modules/lambda: binary, env, IAM statements, settings."""
+    out = []
+    for dirname, mod in modules.items():
+        local = locals_of(mod)
+        docs = blocks(mod, "data", "aws_iam_policy_document")
+        for name, call in module_calls(mod).items():
+            if first(call.get("source")) != "../lambda":
+                continue
+            binary = first(call.get("binary"))
+            env_ref = REF.match(str(first(call.get("environment"))))
+            pol_ref = REF.match(str(first(call.get("policy_json"))))
+            env = local.get(env_ref.group(2)) if env_ref and env_ref.group(1) == "local" else None
+            doc = docs.get(pol_ref.group(2)) if pol_ref else None
+            out.append(
+                {
+                    "where": f"{dirname} module.{name}",
+                    "module_dir": dirname,
+                    "binary": binary,
+                    "env": env,
+                    "env_ref": first(call.get("environment")),
+                    "statements": policy_statements(doc) if doc else None,
+                    "policy_ref": first(call.get("policy_json")),
+                    "timeout": first(call.get("timeout_seconds")),
+                    "call": name,
+                }
+            )
+    return out
+
+
+def tf_routes(mod: dict, local_name: str) -> set[str]:
+    routes = locals_of(mod).get(local_name, {})
+    return {f"{v.split(' ', 1)[0]} {normalize_path(v.split(' ', 1)[1])}" for v in routes.values()}
+
+
+def module_dir(caller_dir: str, call: dict) -> str:
+    """The relative directory of a module call's (local) source."""
+    return os.path.normpath(os.path.join(caller_dir, str(first(call.get("source")))))
+
+
+def calls_of(modules: dict, target: str) -> list[tuple[str, str, dict]]:
+    """(caller dir, call name, call) of every call of the module in directory `target`."""
+    out = []
+    for dirname, mod in modules.items():
+        for name, call in module_calls(mod).items():
+            if module_dir(dirname, call) == target:
+                out.append((dirname, name, call))
+    return out
+
+
+def outputs_of(mod: dict) -> dict:
+    return {k: v for block in mod.get("output", []) for k, v in block.items()}
+
+
+def var_default(mod: dict, name: str):
+    for block in mod.get("variable", []):
+        if name in block:
+            return first(block[name].get("default"))
+    return None
+
+
+def origins(dist: dict) -> list[dict]:
+    """Static and dynamic `origin` blocks of an aws_cloudfront_distribution."""
+    out = list(dist.get("origin", []))
+    for dyn in dist.get("dynamic", []):
+        body = dyn.get("origin")
+        if body:
+            content = body.get("content", [])
+            out.extend(content if isinstance(content, list) else [content])
+    return out
+
+
+def integration_binaries(mod_dir: str, mod: dict, deployments: list[dict], select) -> tuple[set[str], list[str]]:
+    """Binaries of the Lambda integrations (aws_apigatewayv2_integration) for which
+    select(name, body) holds, in one module."""
+    found, problems = set(), []
+    by_call = {d["call"]: d for d in deployments if d["module_dir"] == mod_dir}
+    for name, integ in blocks(mod, "resource", "aws_apigatewayv2_integration").items():
+        if not select(name, integ):
+            continue
+        m = re.search(r"module\.(\w+)\.invoke_arn", str(first(integ.get("integration_uri"))))
+        if not m or m.group(1) not in by_call:
+            problems.append(f"{mod_dir} aws_apigatewayv2_integration.{name}: cannot tell which Lambda it invokes")
+            continue
+        found.add(by_call[m.group(1)]["binary"])
+    return found, problems
+
+
+# --- HCL evaluation: dynamic blocks and for_each maps --------------------------------------------
+# python-hcl2 gives a block's `dynamic "x" { for_each, content }` as {"x": {"for_each": […],
+# "content": […]}} and every expression that is not a literal as "${…}" text. The checks want the
+# blocks Terraform makes, so these helpers evaluate exactly the forms the modules use, and leave
+# anything else unevaluated (a dynamic block stays dynamic; an expression stays text):
+#   * for_each = local.NAME (a literal map or list of the module's locals), or an iterator's
+#     value (`rule.value.list`);
+#   * for_each = X == null ? [] : [Y] (or != null, or the branches the other way round), X and Y
+#     iterator references (`rule.value.method`);
+#   * in the content, `${it.key}`, `${it.value}`, `${it.value.field…}` for an iterator `it` in
+#     scope (the dynamic block's label or its `iterator`), alone (the value itself: a number,
+#     null, "${var.x}" stays an expression) or inside a string template;
+#   * each.key / each.value.field of a resource whose for_each is a map the same way (for_each_keys
+#     reads its keys).
+
+HCL_PURE_REF = re.compile(r"^\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}$")
+HCL_TEMPLATE_REF = re.compile(r"\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}")
+HCL_NULL_TEST = re.compile(r"^\$\{(\S+) (==|!=) None \? (\[\]|\[(.+)\]) : (\[\]|\[(.+)\])\}$")
+
+
+class HclError(Exception):
+    """An expression of a form these helpers read, that does not evaluate (a missing field)."""
+
+
+def hcl_lookup(path: str, env: dict):
+    """(True, value) of an iterator reference `it.key`, `it.value`, `it.value.a.b` with `it` in
+    env; (False, None) for any other reference (var.*, local.*, …)."""
+    parts = path.split(".")
+    if parts[0] not in env or len(parts) < 2 or parts[1] not in ("key", "value"):
+        return False, None
+    v = env[parts[0]][parts[1]]
+    for p in parts[2:]:
+        if not isinstance(v, dict) or p not in v:
+            raise HclError(f"{path}: no field {p!r} in {v!r}")
+        v = v[p]
+    return True, v
+
+
+def hcl_operand(text: str, env: dict):
+    """(True, value) of a for_each operand: an iterator reference, bare or as '${…}'."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    m = HCL_PURE_REF.match(text)
+    return hcl_lookup(m.group(1) if m else text, env)
+
+
+def hcl_subst(v, env: dict):
+    """v with the iterator references of env replaced, recursively."""
+    if isinstance(v, dict):
+        return {k: hcl_subst(x, env) for k, x in v.items()}
+    if isinstance(v, list):
+        return [hcl_subst(x, env) for x in v]
+    if not isinstance(v, str) or "${" not in v:
+        return v
+    m = HCL_PURE_REF.match(v)
+    if m:
+        found, value = hcl_lookup(m.group(1), env)
+        return value if found else v
+
+    def one(m: re.Match) -> str:
+        found, value = hcl_lookup(m.group(1), env)
+        if not found:
+            return m.group(0)
+        if value is None or isinstance(value, (dict, list)):
+            raise HclError(f"{v!r}: {m.group(1)} is {value!r}, not text")
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return HCL_TEMPLATE_REF.sub(one, v)
+
+
+def hcl_items(v) -> list[tuple]:
+    """(key, value) pairs of a map, (index, value) of a list; None for anything else."""
+    if isinstance(v, dict):
+        return [(k, x) for k, x in v.items() if not k.startswith("__")]
+    if isinstance(v, list):
+        return list(enumerate(v))
+    return None
+
+
+def for_each_items(expr, env: dict, local: dict) -> list[tuple] | None:
+    """What a for_each iterates over, as (key, value) pairs, or None when it is not a form
+    these helpers read."""
+    expr = first(expr)
+    if not isinstance(expr, str):
+        return hcl_items(expr)
+    m = HCL_PURE_REF.match(expr)
+    if m:
+        ref = m.group(1).split(".")
+        if ref[0] == "local" and len(ref) == 2 and ref[1] in local:
+            return hcl_items(local[ref[1]])
+        found, value = hcl_lookup(m.group(1), env)
+        return hcl_items(value) if found else None
+    m = HCL_NULL_TEST.match(expr)
+    if m:
+        found, value = hcl_operand(m.group(1), env)
+        if not found:
+            return None
+        branch = (m.group(3), m.group(4)) if (value is None) == (m.group(2) == "==") else (m.group(5), m.group(6))
+        if branch[0] == "[]":
+            return []
+        found, item = hcl_operand(branch[1], env)
+        return [(0, item)] if found else None
+    return None
+
+
+def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
+    """body with every dynamic block whose for_each these helpers read replaced by the blocks it
+    makes (after the static blocks of the same name), nested ones included; other dynamic blocks
+    stay, their content evaluated as far as the iterators in scope go."""
+    env = env or {}
+    out: dict = {}
+    made: dict[str, list] = {}
+    kept = []
+    for key, v in body.items():
+        if key == "dynamic":
+            for dyn in v:
+                for name, spec in dyn.items():
+                    items = for_each_items(spec.get("for_each"), env, local)
+                    contents = spec.get("content", [])
+                    contents = contents if isinstance(contents, list) else [contents]
+                    if items is None:
+                        kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env), "content": [expand_dynamic(c, local, env) for c in contents]}})
+                        continue
+                    it = re.sub(r"^\$\{(\w+)\}$", r"\1", str(first(spec.get("iterator")) or name))
+                    for k, value in items:
+                        for c in contents:
+                            made.setdefault(name, []).append(expand_dynamic(c, local, {**env, it: {"key": k, "value": value}}))
+        elif isinstance(v, list) and v and all(isinstance(b, dict) for b in v):
+            out[key] = [expand_dynamic(b, local, env) for b in v]
+        else:
+            out[key] = hcl_subst(v, env)
+    for name, blocks_ in made.items():
+        out[name] = out.get(name, []) + blocks_
+    if kept:
+        out["dynamic"] = kept
+    return out
+
+
+def hcl_scan(text: str):
+    """(index, bracket depth) of each character of an expression outside quotes; the depth
+    goes below 0 where a bracket closes that text did not open."""
+    depth, quote, escaped = 0, None, False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in ")]}":
+            depth -= 1
+        yield i, depth
+        if ch in "([{":
+            depth += 1
+
+
+def hcl_split(text: str, sep: str) -> list[str]:
+    """text cut at each `sep` outside brackets and quotes."""
+    cuts = [i for i, depth in hcl_scan(text) if depth == 0 and text.startswith(sep, i)]
+    parts, start = [], 0
+    for i in cuts:
+        if i >= start:
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return parts + [text[start:]]
+
+
+def hcl_wrapped(text: str) -> bool:
+    """Whether text is one bracketed expression: `{…}` or `(…)` whose first bracket closes last."""
+    depths = [d for _i, d in hcl_scan(text)]
+    return len(text) >= 2 and text[0] in "([{" and text[-1] in ")]}" and depths[-1] == 0 and min(depths[1:-1] or [1]) >= 1
+
+
+def hcl_keys(v, local: dict) -> list[str] | None:
+    """The keys of a map expression as python-hcl2 gives it, or None when they cannot be read:
+    a literal map, local.NAME, merge(…) of maps, `cond ? A : B` (both, as if either held),
+    `{ for k, v in MAP : KEY => … }` (any `if`, as if it held) with KEY `k` or a template of
+    it. An operand that cannot be read makes the whole None."""
+    if isinstance(v, dict):
+        return [k for k in v if not k.startswith("__")]
+    if not isinstance(v, str):
+        return None
+    t = v.strip()
+    if t.startswith("${") and hcl_wrapped(t[1:]):
+        t = t[2:-1].strip()
+    m = re.fullmatch(r"local\.(\w+)", t)
+    if m:
+        return hcl_keys(local[m.group(1)], local) if m.group(1) in local else None
+    m = re.fullmatch(r"merge(\(.*\))", t, re.S)
+    if m and hcl_wrapped(m.group(1)):
+        out: list[str] = []
+        for arg in hcl_split(m.group(1)[1:-1], ","):
+            keys = hcl_keys(arg, local)
+            if keys is None:
+                return None
+            out += [k for k in keys if k not in out]
+        return out
+    cond = hcl_split(t, " ? ")
+    if len(cond) == 2 and len(hcl_split(cond[1], " : ")) == 2:
+        a, b = (hcl_keys(x, local) for x in hcl_split(cond[1], " : "))
+        return None if a is None or b is None else a + [k for k in b if k not in a]
+    m = re.fullmatch(r"\{for (\w+) , \w+ in (.*)\}", t, re.S)
+    if m:
+        head = hcl_split(m.group(2), " : ")
+        arrow = hcl_split(" : ".join(head[1:]), " => ")
+        source = hcl_keys(head[0], local)
+        if len(head) < 2 or len(arrow) < 2 or source is None:
+            return None
+        key = arrow[0].strip()
+        if key == m.group(1):
+            return source
+        if len(key) >= 2 and key[0] == key[-1] == '"':
+            return [key[1:-1].replace("${" + m.group(1) + "}", k) for k in source]
+        return None
+    if t.startswith("{") and t.endswith("}"):
+        inner = t[1:-1].strip()
+        if not inner:
+            return []
+        out = []
+        for item in hcl_split(inner, ","):
+            kv = hcl_split(item, ": ")
+            try:
+                out.append(str(ast.literal_eval(kv[0].strip())))
+            except (ValueError, SyntaxError):
+                return None
+        return out
+    return None
+
+
+# --- checkov skip reasons -------------------------------------------------------------------------
+
+SKIP = re.compile(r"#\s*checkov:skip=([A-Z0-9_]+)(?::(.*))?")
+
+
+def check_checkov_skips(root: str, checks: Checks) -> None:
+    """Every checkov suppression is inline, names one check and says why (≥ 20 characters)."""
+    problems = []
+    count = 0
+    for path in sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True)):
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if "checkov" not in line:
+                    continue
+                m = SKIP.search(line)
+                if not m:
+                    problems.append(f"{rel(root, path)}:{n}: unrecognised checkov comment")
+                    continue
+                count += 1
+                if len((m.group(2) or "").strip()) < 20:
+                    problems.append(f"{rel(root, path)}:{n}: {m.group(1)} skipped without a written reason")
+    for cfg in (".checkov.yml", ".checkov.yaml", "terraform/.checkov.yml", "terraform/.checkov.yaml"):
+        if os.path.exists(os.path.join(root, cfg)):
+            problems.append(f"{cfg}: suppressions belong inline, next to the resource, with a reason")
+    checks.check(f"every checkov skip is inline with a written reason ({count} skips)", problems)
