@@ -2,7 +2,7 @@
 //! `--max-seconds` reports the visitors still in line as `unfinished`, not `lost`; visitors keep
 //! their tickets through a burst of 403s on `check` (a WAF's and API Gateway's, injected by the
 //! front proxy); a Redis fault drops requests (Redis stopped), and a paused Redis is told apart
-//! (README "Load testing").
+//! (docs/performance.md#load-testing).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

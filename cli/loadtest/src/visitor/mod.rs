@@ -17,7 +17,7 @@
 //! the public status document, every ~10 s, until `opensAt`; waits a random 0–5 s; and learns
 //! its drawn position from its first `check`.
 //!
-//! Place safety (README "Load testing"): a visitor forgets its ticket
+//! Place safety (docs/performance.md#load-testing): a visitor forgets its ticket
 //! only on the tier-1 API's verdicts on it ([`TICKET_VERDICTS`]) and then joins again; any
 //! other refusal (a WAF's or API Gateway's 403 or 429, `origin_forbidden`, a non-JSON body, a
 //! 5xx, a network error) keeps the ticket and backs off as the page does (2, 4 … 60 s). Sent

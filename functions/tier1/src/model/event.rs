@@ -90,7 +90,7 @@ impl CloseReason {
 pub const MAX_MESSAGE_CHARS: usize = 500;
 
 /// The operator's message to the visitors, per language of the page (plain text); the page
-/// shows the visitor's language, else English, else any (docs/api.md#message).
+/// shows the visitor's language, else English, else any (docs/api.md#post-vwrassigneventid).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Message {
