@@ -4,9 +4,12 @@
 #      contract.py runs it too): every .tf file parses; code, packaging and Terraform agree
 #      (environment, IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip
 #      reasons), and so do the docs (the README's routes map and size, docs/settings.md's variables,
-#      docs/openapi.yaml against the routers, validated as OpenAPI 3.1);
+#      docs/openapi.yaml against the routers, validated as OpenAPI 3.1, citations of a Markdown
+#      section, the count of the invariants);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
+#      test_contract_docs.py: the citation and invariant-count checks fail on a broken citation
+#      of a Markdown section and on a wrong count of the invariants;
 #   2. tf_schema.py: terraform/ against the providers' schemas (resource and data types,
 #      arguments and blocks, required ones, module inputs, provider version constraints), read
 #      from the prebuilt CDKTF bindings pinned in tests/infra/tf-schema.lock.json: downloaded
@@ -58,6 +61,9 @@ if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract
 
 step "contract: docs/openapi.yaml check (routes read from Rust, missing and extra operations)"
 if "$VENV/bin/python" "$HERE/test_contract_openapi.py"; then ok; else fail "contract openapi check"; fi
+
+step "contract: citations of a Markdown section and the count of the invariants"
+if "$VENV/bin/python" "$HERE/test_contract_docs.py"; then ok; else fail "contract docs checks"; fi
 
 step "Terraform against the providers' schemas (tests/infra/tf-schema.lock.json)"
 if "$VENV/bin/python" "$HERE/tf_schema.py" --root "$ROOT" --cache "$ROOT/target/tf-schema"; then ok; else fail "terraform schema check"; fi

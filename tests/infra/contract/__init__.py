@@ -54,7 +54,10 @@ Fails when they disagree:
     lines); docs/settings.md has exactly one row for every VWR_* variable the Rust code reads;
     docs/data.md has one row for every DynamoDB key and Redis key the key builders make (naming
     the builder; for Redis, the Lua header's KEYS[i], name and type) and none for a key no builder
-    makes, and no other Rust source builds a key;
+    makes, and no other Rust source builds a key; every citation of a Markdown section in the code
+    and the docs (`….md#…`, `README.md, "…"`, `README's "…"`) names a file and a
+    heading (GitHub's slug) or bold run-in label that exist; a count of the invariants stated in
+    Markdown ("the N rules", digits or words) is the number of `## N` rules of docs/invariants.md;
   * docs/openapi.yaml is the routers' API: every `.route(…)` of the non-test Rust sources under
     functions/ and tier2/ (each method of a `get(…).post(…)` chain, `on(MethodFilter::…)`) is an
     operation of the file and every operation of the file is a route (paths compared with the
@@ -72,8 +75,8 @@ Rust sources: reads, calls, key builders, the routers' routes), terraform.py (th
 parsed, and dynamic blocks and for_each maps evaluated), lambdas.py (binaries, packaging,
 environment, timeouts, table, routes, the LocalStack kit), iam.py (IAM and keys), edge.py
 (CloudFront behaviours and origins), waf.py (the web ACL), observability.py (the alarms),
-docs.py (README, docs/settings.md, docs/data.md), openapi.py (docs/openapi.yaml), main.py (runs
-them all, in this order). Every name is re-exported here: `import contract` (tf_schema.py and the
+docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count), openapi.py
+(docs/openapi.yaml), main.py (runs them all, in this order). Every name is re-exported here: `import contract` (tf_schema.py and the
 self-tests test_contract_*.py do) sees them all.
 
 Usage: python3 -m contract [--root DIR]   (from tests/infra; tests/infra/contract.py runs it too)

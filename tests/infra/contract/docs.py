@@ -1,11 +1,12 @@
 """The docs: the README's routes map and size, docs/settings.md's variables, docs/data.md's
-stored keys."""
+stored keys, citations of a Markdown section, the count of invariants stated in prose."""
 
 from __future__ import annotations
 
 import glob
 import os
 import re
+import unicodedata
 
 from .common import Checks, rel
 from .rust import (
@@ -20,7 +21,10 @@ from .rust import (
 from .tables import (
     DATA_DOC,
     DYNAMO_KEY_FILES,
+    INVARIANTS_DOC,
     KEY_CODE_DIRS,
+    PROSE_EXTS,
+    PROSE_SKIP_DIRS,
     PROTECT_RS,
     README,
     README_MAX_BYTES,
@@ -257,3 +261,187 @@ def check_data_doc(root: str, checks: Checks) -> None:
                 if not line.lstrip().startswith("//") and KEY_LITERAL.search(line):
                     problems.append(f"{where}:{n} builds a stored key outside the key builders: {line.strip()}")
     checks.check(f"{DATA_DOC} names every stored key and its builder ({len(built)} DynamoDB items, {len(redis_keys)} Redis keys), and nothing else builds one", problems)
+
+
+def prose_files(root: str) -> list[str]:
+    """Every text file the docs checks read (PROSE_EXTS, outside PROSE_SKIP_DIRS), sorted."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in PROSE_SKIP_DIRS)
+        out += [os.path.join(d, f) for f in sorted(files) if f.endswith(PROSE_EXTS)]
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading's text: links and tags reduced to their text, lowercase,
+    every character but letters, marks, digits, `_`, `-` and spaces dropped, spaces → `-`."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text).strip().lower()
+    keep = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in "LMN")
+    return keep.replace(" ", "-")
+
+
+def markdown_anchors(text: str) -> tuple[set[str], set[str]]:
+    """The anchors GitHub gives a Markdown file — each heading's slug (a repeated one gets -1,
+    -2, …; fenced code skipped), and explicit `<a id|name="…">` — and the slugs of its bold
+    run-in labels (a line opening with `**Label**`), which a citation by name may name too."""
+    out: set[str] = set()
+    labels: set[str] = set()
+    seen: dict[str, int] = {}
+    fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        m = re.match(r"^#{1,6}\s+(.*?)(?:\s+#+)?\s*$", line)
+        if m:
+            s = slug(m.group(1))
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            out.add(s if n == 0 else f"{s}-{n}")
+        label = re.match(r"^\s*(?:[-*+]\s+)?\*\*([^*]+)\*\*", line)
+        if label:
+            labels.add(slug(label.group(1)))
+    out |= set(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    return out, labels
+
+
+# A citation of a section: a Markdown link `[…](….md#…)` (relative to the citing file); a bare
+# `….md#…` or `README#…`; or a heading by its name, `….md, "…"`, `README "…"`, `README's "…"`,
+# `README.md ("…")`, which names a heading or a bold run-in label by its first words (a quote may
+# wrap to the next line of a comment).
+CITE_LINK = re.compile(r"\]\(([^()\s#]*\.md)#([^)\s]+)\)")
+CITE_PATH = r"(?<![\w./-])(?<!\]\()((?:[\w.-]+/)*(?:[\w.-]+\.md|README))"
+CITE_BARE = re.compile(rf"{CITE_PATH}#([\w-]+)")
+CITE_NAME = re.compile(rf"{CITE_PATH}(?:'s)?(?:,\s*|\s+\(?|\()[\"“]([^\"”\n]+)([\"”]?)")
+
+
+def resolve_cited(root: str, citing: str, target: str, bare: bool) -> str | None:
+    """The file a citation names: a link's target is relative to the citing file; a bare name is
+    relative to the repository's root, else to the citing file's directory or one above it."""
+    if not target.endswith(".md"):
+        target += ".md"
+    here = os.path.dirname(citing)
+    if not bare:
+        path = os.path.normpath(os.path.join(here, target))
+        return path if os.path.isfile(path) else None
+    tries = [root]
+    while True:
+        tries.append(here)
+        if os.path.normpath(here) == os.path.normpath(root) or here in ("", os.sep):
+            break
+        here = os.path.dirname(here)
+    for base in tries:
+        path = os.path.normpath(os.path.join(base, target))
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def citation_problems(root: str, files: list[str]) -> tuple[list[str], int]:
+    """Each citation of a Markdown section in `files` whose file or section does not exist, and
+    how many citations were read. An anchor or name without a letter or digit, or of one capital
+    letter (`#N`), is a placeholder, not a citation."""
+    anchors: dict[str, tuple[set[str], set[str]]] = {}
+    problems, count = [], 0
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+        for n, line in enumerate(lines, 1):
+            cites = [(t, a, False, "#") for t, a in CITE_LINK.findall(line)]
+            cites += [(t, a, True, "#") for t, a in CITE_BARE.findall(line)]
+            cites += [(t, name.strip(), True, "name") for t, name, _ in CITE_NAME.findall(line)]
+            for target, anchor, bare, how in cites:
+                if re.fullmatch(r"[A-Z]|\W*", anchor):
+                    continue
+                count += 1
+                where = f"{rel(root, path)}:{n}"
+                shown = f"{target}#{anchor}" if how == "#" else f'{target} "{anchor}"'
+                found = resolve_cited(root, path, target, bare)
+                if found is None:
+                    problems.append(f"{where} cites {shown}: no such file")
+                    continue
+                if found not in anchors:
+                    with open(found, encoding="utf-8", errors="replace") as fh:
+                        anchors[found] = markdown_anchors(fh.read())
+                headings, labels = anchors[found]
+                if how == "#":
+                    ok = anchor in headings
+                else:
+                    want = slug(anchor)
+                    ok = any(a == want or a.startswith(want + "-") for a in headings | labels)
+                if not ok:
+                    problems.append(f"{where} cites {shown}: {rel(root, found)} has no such section")
+    return problems, count
+
+
+def check_citations(root: str, checks: Checks) -> None:
+    """Every citation of a Markdown section — docs/, the READMEs, any `.md` — in the code and the
+    docs names a file and a heading that exist (GitHub's anchors)."""
+    problems, count = citation_problems(root, prose_files(root))
+    checks.check(f"citations of a Markdown section (`….md#…`, `README \"…\"`) name a heading that exists ({count} citations)", problems)
+
+
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen".split())}
+NUMBER_WORDS.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
+TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+COUNT_WORD = rf"\d+|(?:{TENS})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}"
+STATED_COUNT = re.compile(rf"\b({COUNT_WORD})\s+(?:numbered\s+)?(?:rules|invariants)\b", re.I)
+
+
+def number(text: str) -> int:
+    """`29`, `twenty-nine`, `twenty nine`, `fourteen` → the number."""
+    if text.isdigit():
+        return int(text)
+    return sum(NUMBER_WORDS[w] for w in re.split(r"[- ]", text.lower()))
+
+
+def prose_units(text: str) -> list[tuple[int, str]]:
+    """Paragraphs (first line number, text): blank lines part them, and each table row, list
+    item and heading starts one of its own."""
+    units: list[tuple[int, list[str]]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            units.append((n, []))
+            continue
+        if not units or re.match(r"^(?:\||[-*+] |#|\d+\. )", stripped):
+            units.append((n, []))
+        units[-1][1].append(stripped)
+    return [(n, " ".join(ls)) for n, ls in units if ls]
+
+
+def stated_count_problems(root: str, files: list[str], rules: int) -> list[str]:
+    """Each paragraph that speaks of the invariants and states how many rules there are ("the
+    N rules", "N invariants", N in digits or words) with a count other than `rules`."""
+    problems = []
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        for n, unit in prose_units(text):
+            if "invariant" not in unit.lower():
+                continue
+            for m in STATED_COUNT.finditer(unit):
+                if number(m.group(1)) != rules:
+                    problems.append(f"{rel(root, path)}:{n} says {m.group(0)!r}; {INVARIANTS_DOC} has {rules} (its `## N` headings)")
+    return problems
+
+
+def invariant_rules(text: str) -> list[int]:
+    """The numbers of docs/invariants.md's rules: its `## N` headings."""
+    return [int(n) for n in re.findall(r"^## (\d+)\s*$", text, re.M)]
+
+
+def check_invariant_counts(root: str, checks: Checks) -> None:
+    """A count of the invariants stated in any Markdown file (in digits or words) is the number of
+    rules docs/invariants.md has, and those are numbered 1…N."""
+    with open(os.path.join(root, INVARIANTS_DOC), encoding="utf-8") as fh:
+        numbers = invariant_rules(fh.read())
+    problems = [] if numbers == list(range(1, len(numbers) + 1)) else [f"{INVARIANTS_DOC}: the rules are numbered {numbers}, not 1…{len(numbers)}"]
+    markdown = [p for p in prose_files(root) if p.endswith(".md")]
+    problems += stated_count_problems(root, markdown, len(numbers))
+    checks.check(f"every count of the invariants stated in Markdown = the {len(numbers)} rules of {INVARIANTS_DOC}", problems)

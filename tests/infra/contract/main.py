@@ -6,7 +6,14 @@ import argparse
 import os
 
 from .common import Checks
-from .docs import check_data_doc, check_readme_routes, check_readme_size, check_settings_doc
+from .docs import (
+    check_citations,
+    check_data_doc,
+    check_invariant_counts,
+    check_readme_routes,
+    check_readme_size,
+    check_settings_doc,
+)
 from .edge import (
     check_booking_page,
     check_edge,
@@ -103,6 +110,8 @@ def main() -> int:
     check_readme_size(root, checks)
     check_settings_doc(root, checks)
     check_data_doc(root, checks)
+    check_citations(root, checks)
+    check_invariant_counts(root, checks)
     check_openapi(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")

@@ -295,6 +295,12 @@ SETTINGS_SCRIPT_GLOBS = ("tests/*.sh", "tests/infra/*.sh", "tests/e2e/*.mjs", "s
 # locustfile): every "VWR_*" string in it is a variable read, and needs its row.
 SETTINGS_PY_GLOBS = ("rehearsal/*.py",)
 
+# Citations and counts in prose (check_citations, check_invariant_counts): the text files
+# read (by extension), and the directories never read (tools' and builds' trees).
+PROSE_EXTS = (".md", ".rs", ".js", ".mjs", ".py", ".tf", ".sh", ".html", ".yaml", ".yml", ".toml")
+PROSE_SKIP_DIRS = (".git", ".venv", "node_modules", "target")
+INVARIANTS_DOC = "docs/invariants.md"
+
 # docs/openapi.yaml (check_openapi): the routes of the routers in the non-test sources (`src/`
 # trees, `#[cfg(test)]` modules cut) under these directories, one to one. `vwr dev`'s own routes
 # (cli/src/dev: the demo site, the waiting page, /healthz) are not vwr's API: the file's
