@@ -123,6 +123,7 @@ fn args(url: &str, event: &str, key: &str) -> WatchArgs {
         target: AdminTarget::bearer(url, key),
         interval: Duration::from_secs(1),
         once: true,
+        json: false,
     }
 }
 
@@ -202,6 +203,21 @@ async fn watch_once_uses_the_tier2_admin_status_when_given() {
     let text = watch::snapshot(&a).await.unwrap();
     assert!(text.contains("active 80/100"), "{text}");
     assert!(text.contains("tier-2 error"), "{text}");
+}
+
+#[tokio::test]
+async fn watch_once_json_is_the_status_with_tier2s_beside_it() {
+    let (url, _) = server().await;
+    let mut a = args(&url, "sale1", KEY);
+    a.json = true;
+    let v: serde_json::Value = serde_json::from_str(&watch::snapshot_json(&a).await.unwrap()).unwrap();
+    assert_eq!(v["eventId"], "sale1", "{v}");
+    a.target.tier2_url = Some(url.clone());
+    let v: serde_json::Value = serde_json::from_str(&watch::snapshot_json(&a).await.unwrap()).unwrap();
+    assert_eq!(v["tier2"]["threshold"], 500, "{v}");
+    // A tier-2 API that does not answer is an error here: JSON has no place for a note.
+    a.target.tier2_url = Some("http://127.0.0.1:1".to_owned());
+    assert!(watch::snapshot_json(&a).await.unwrap_err().contains("127.0.0.1:1"));
 }
 
 #[tokio::test]

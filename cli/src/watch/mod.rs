@@ -51,6 +51,10 @@ pub struct WatchArgs {
     /// Print one plain-text snapshot of the figures and exit (no terminal needed).
     #[arg(long)]
     pub once: bool,
+    /// With --once: the admin status JSON instead of the text (and `tier2`, the tier-2 admin
+    /// status, with --tier2-url).
+    #[arg(long, requires = "once")]
+    pub json: bool,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -168,11 +172,22 @@ pub async fn snapshot(args: &WatchArgs) -> Result<String, String> {
     Ok(app.snapshot_text())
 }
 
+/// One poll as JSON: the admin status, with `tier2` the tier-2 admin status when asked for.
+pub async fn snapshot_json(args: &WatchArgs) -> Result<String, String> {
+    check_event_id(&args.event_id)?;
+    let conn = Conn::new(args).await?;
+    let mut json = conn.status().await?;
+    if let Some(tier2) = conn.tier2_status().await {
+        json["tier2"] = tier2?;
+    }
+    serde_json::to_string_pretty(&json).map(|s| s + "\n").map_err(|e| e.to_string())
+}
+
 /// `vwr watch`: the live console, or with `--once` one snapshot on stdout.
 pub async fn run(args: WatchArgs) -> Result<(), String> {
     check_event_id(&args.event_id)?;
     if args.once {
-        let text = snapshot(&args).await?;
+        let text = if args.json { snapshot_json(&args).await? } else { snapshot(&args).await? };
         let mut out = std::io::stdout().lock();
         return out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| e.to_string());
     }
