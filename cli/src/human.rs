@@ -33,6 +33,15 @@ pub fn scalar(key: &str, v: &Value, short_times: bool) -> String {
             }
             _ => n.to_string(),
         },
+        // A rate or a share: three decimals say it (0.0333333… reads 0.033).
+        Value::Number(n) if n.is_f64() => n.as_f64().map_or_else(
+            || n.to_string(),
+            |f| {
+                let s = format!("{f:.3}");
+                let s = s.trim_end_matches('0').trim_end_matches('.');
+                if s.is_empty() || s == "-" { "0".to_owned() } else { s.to_owned() }
+            },
+        ),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Array(_) | Value::Object(_) => clip(&v.to_string(), 80),
@@ -208,6 +217,18 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("rates.windowSeconds"), "{text}");
+        let rates =
+            key_values(&json!({"admittedPerSecond": 0.033_333_333_333, "share": 0.5, "none": 0.0, "n": 7}));
+        let lines: Vec<&str> = rates.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "admittedPerSecond  0.033",
+                "n                  7",
+                "none               0",
+                "share              0.5"
+            ]
+        );
         let rows = list(&[
             json!({"id": "e1.a", "label": "monitor", "expiresAt": 1_800_000_000u64}),
             json!({"id": "e1.b", "revokedAt": 1_800_000_000u64}),
