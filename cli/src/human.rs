@@ -7,6 +7,16 @@ use serde_json::Value;
 
 use crate::zone;
 
+/// The innermost cause of an error chain, the line a person needs ("Connection refused (os
+/// error 111)", "IMDS is disabled…"): the outer ones only say that something failed.
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(inner) = last.source() {
+        last = inner;
+    }
+    last.to_string()
+}
+
 /// A table with a header, no borders (easy to read and to `grep`).
 pub fn table<const N: usize>(header: [&str; N]) -> Table {
     let mut t = Table::new();

@@ -175,7 +175,7 @@ async fn bootstrap(table: String) -> Result<(), String> {
     };
     let creds = sdk.credentials_provider().ok_or("no AWS credentials: no credentials provider configured")?;
     if let Err(e) = creds.provide_credentials().await {
-        return Err(format!("no AWS credentials: {}", root_cause(&e)));
+        return Err(format!("no AWS credentials: {}", vwr_cli::human::root_cause(&e)));
     }
     let endpoint =
         sdk.endpoint_url().map_or_else(|| format!("the DynamoDB endpoint of {region}"), str::to_owned);
@@ -184,12 +184,12 @@ async fn bootstrap(table: String) -> Result<(), String> {
         use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
         return Err(match &e {
             SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
-                format!("cannot reach {endpoint}: {}", root_cause(&e))
+                format!("cannot reach {endpoint}: {}", vwr_cli::human::root_cause(&e))
             }
             _ => format!(
                 "{endpoint} refused ListTables: {}: {}",
                 e.code().unwrap_or("error"),
-                e.message().map_or_else(|| root_cause(&e), str::to_owned)
+                e.message().map_or_else(|| vwr_cli::human::root_cause(&e), str::to_owned)
             ),
         });
     }
@@ -197,15 +197,6 @@ async fn bootstrap(table: String) -> Result<(), String> {
     store.ensure_table().await.map_err(|e| format!("table {table} at {endpoint}: {e}"))?;
     println!("table {table} ready at {endpoint}");
     Ok(())
-}
-
-/// The innermost cause of an error chain ("Connection refused (os error 111)").
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut last: &(dyn std::error::Error + 'static) = e;
-    while let Some(inner) = last.source() {
-        last = inner;
-    }
-    last.to_string()
 }
 
 /// Prints a command's answer. A closed pipe (`vwr admin status e1 | head`) is not an error

@@ -105,11 +105,7 @@ pub async fn run(args: PreflightArgs) -> Result<(String, u8), PreflightError> {
     };
     if let Err(e) = creds.provide_credentials().await {
         // The innermost cause says why ("IMDS is disabled…"); the outer one only that it failed.
-        let mut cause: &(dyn std::error::Error + 'static) = &e;
-        while let Some(inner) = cause.source() {
-            cause = inner;
-        }
-        return Err(PreflightError::NoCredentials(cause.to_string()));
+        return Err(PreflightError::NoCredentials(crate::human::root_cause(&e)));
     }
     aws::reachable(&sdk).await?;
     let report = preflight(&sdk, &names, needs.as_ref()).await;

@@ -33,11 +33,7 @@ pub async fn reachable(sdk: &aws_config::SdkConfig) -> Result<(), vwr_preflight:
             let region = sdk.region().map_or_else(String::new, ToString::to_string);
             let endpoint =
                 sdk.endpoint_url().map_or_else(|| format!("the {region} endpoints"), str::to_owned);
-            let mut cause: &(dyn std::error::Error + 'static) = &e;
-            while let Some(inner) = cause.source() {
-                cause = inner;
-            }
-            Err(vwr_preflight::PreflightError::Unreachable { endpoint, cause: cause.to_string() })
+            Err(vwr_preflight::PreflightError::Unreachable { endpoint, cause: crate::human::root_cause(&e) })
         }
         _ => Ok(()),
     }
