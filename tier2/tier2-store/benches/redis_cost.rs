@@ -315,7 +315,7 @@ async fn main() {
             median: median(&Cost::per_op),
             median_cpu: median(&Cost::cpu_per_op),
             min_cpu,
-            samples: v.iter().map(Cost::json).collect(),
+            samples: v.iter().map(measure::cost_json).collect(),
             best,
         })
     };

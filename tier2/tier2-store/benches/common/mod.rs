@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
+use serde_json::json;
 
 pub fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -170,4 +171,119 @@ pub const SCRIPT_COMMANDS: [&str; 6] = ["evalsha", "eval", "fcall", "evalsha_ro"
 /// (calls, usec) summed over the script commands.
 pub fn script_stats(commands: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
     SCRIPT_COMMANDS.iter().filter_map(|n| commands.get(*n)).fold((0, 0), |(c, u), (c2, u2)| (c + c2, u + u2))
+}
+
+/// A measured piece of work: its operations, the scripts' calls and time, the server's CPU, the
+/// wall time and every command (the scripts' own calls included): name -> (calls, usec).
+#[derive(Debug, Clone, Default)]
+pub struct Cost {
+    pub ops: u64,
+    pub script_calls: u64,
+    pub script_usec: u64,
+    pub cpu_usec: f64,
+    pub wall_secs: f64,
+    pub commands: BTreeMap<String, (u64, u64)>,
+}
+
+impl Cost {
+    pub fn per_op(&self) -> f64 {
+        self.script_usec as f64 / self.ops.max(1) as f64
+    }
+    pub fn cpu_per_op(&self) -> f64 {
+        self.cpu_usec / self.ops.max(1) as f64
+    }
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "ops": self.ops,
+            "script_calls": self.script_calls,
+            "script_usec": self.script_usec,
+            "script_usec_per_op": round2(self.per_op()),
+            "server_cpu_usec_per_op": round2(self.cpu_per_op()),
+            "wall_secs": round2(self.wall_secs),
+        })
+    }
+}
+
+/// Runs `work` (which returns how many operations it did) between `CONFIG RESETSTAT` and
+/// `INFO commandstats`. With `drop_own_calls`, the bench's own `CONFIG`/`INFO` calls are left
+/// out of `commands` (they are not the measured side's work).
+pub async fn measure<F, Fut>(admin: &mut MultiplexedConnection, drop_own_calls: bool, work: F) -> Cost
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(admin).await.unwrap();
+    let cpu0 = cpu_secs(&info(admin, "cpu").await);
+    let start = Instant::now();
+    let ops = work().await;
+    let wall_secs = start.elapsed().as_secs_f64();
+    let mut commands = command_stats(&info(admin, "commandstats").await);
+    let cpu1 = cpu_secs(&info(admin, "cpu").await);
+    if drop_own_calls {
+        commands.retain(|name, _| !name.starts_with("config") && !name.starts_with("info"));
+    }
+    let (script_calls, script_usec) = script_stats(&commands);
+    Cost { ops, script_calls, script_usec, cpu_usec: (cpu1 - cpu0) * 1e6, wall_secs, commands }
+}
+
+/// Writes users `0..n` into the sorted set `line` with the arrival stamps `first + i` and, with
+/// `seen`, their heartbeats in ms spread over the minute before `now_ms` (the first `front`
+/// users' ten minutes older), in pipelines of 50 `ZADD`s of 1,000 users.
+#[allow(clippy::too_many_arguments)]
+pub async fn fill_line(
+    conn: &mut MultiplexedConnection,
+    line: &str,
+    seen: Option<&str>,
+    first: u64,
+    n: u64,
+    front: u64,
+    id_len: usize,
+    now_ms: u64,
+) {
+    let chunk = 1000u64;
+    let mut i = 0;
+    while i < n {
+        let mut pipe = redis::pipe();
+        for _ in 0..50 {
+            if i >= n {
+                break;
+            }
+            let end = (i + chunk).min(n);
+            let mut w = redis::cmd("ZADD");
+            let mut ws = redis::cmd("ZADD");
+            w.arg(line);
+            ws.arg(seen.unwrap_or_default());
+            for j in i..end {
+                let u = user('u', j, id_len);
+                w.arg(first + j).arg(&u);
+                let older = if j < front { FRONT_HEARTBEAT_AGE_MS } else { 0 };
+                ws.arg(now_ms - older - (j * 7_919) % 60_000).arg(&u);
+            }
+            pipe.add_command(w).ignore();
+            if seen.is_some() {
+                pipe.add_command(ws).ignore();
+            }
+            i = end;
+        }
+        let _: () = pipe.query_async(conn).await.unwrap();
+    }
+}
+
+/// Gives each admission-rate hash in `rates` one bucket for each of the last `buckets` seconds
+/// (what a worker admitting every second leaves), then waits for the next second, so that
+/// nothing derived from the hash in this second is reused.
+pub async fn top_up_rates(conn: &mut MultiplexedConnection, rates: &[String], buckets: u64) {
+    if buckets == 0 {
+        return;
+    }
+    let now_s = vwr_core::time::now_secs();
+    let mut pipe = redis::pipe();
+    for rate in rates {
+        for sec in now_s + 1 - buckets..=now_s {
+            pipe.cmd("HSETNX").arg(rate).arg(sec).arg(5).ignore();
+        }
+    }
+    let _: () = pipe.query_async(conn).await.unwrap();
+    let ms = vwr_core::time::now_millis();
+    tokio::time::sleep(Duration::from_millis(1000 - ms % 1000 + 5)).await;
 }

@@ -2,44 +2,14 @@
 //! statistics of a phase's samples, and the line's fill (not measured).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
 use vwr_tier2_store::redis::keys::event_keys;
 
-use crate::common::{FRONT_HEARTBEAT_AGE_MS, command_stats, cpu_secs, info, round2, script_stats, user};
+pub use crate::common::Cost;
+use crate::common::{fill_line, round2, top_up_rates};
 use crate::sides::Set;
-
-#[derive(Debug, Clone, Default)]
-pub struct Cost {
-    pub ops: u64,
-    pub script_calls: u64,
-    pub script_usec: u64,
-    pub cpu_usec: f64,
-    pub wall_secs: f64,
-    /// Every command of the sample (the scripts' own calls included): name -> (calls, usec).
-    pub commands: BTreeMap<String, (u64, u64)>,
-}
-
-impl Cost {
-    pub fn per_op(&self) -> f64 {
-        self.script_usec as f64 / self.ops.max(1) as f64
-    }
-    pub fn cpu_per_op(&self) -> f64 {
-        self.cpu_usec / self.ops.max(1) as f64
-    }
-    pub fn json(&self) -> serde_json::Value {
-        json!({
-            "ops": self.ops,
-            "script_calls": self.script_calls,
-            "script_usec": self.script_usec,
-            "script_usec_per_op": round2(self.per_op()),
-            "server_cpu_usec_per_op": round2(self.cpu_per_op()),
-            "wall_secs": round2(self.wall_secs),
-        })
-    }
-}
 
 /// The samples of one phase on one side.
 pub struct Stats {
@@ -92,24 +62,13 @@ impl Stats {
     }
 }
 
-/// Runs `work` (which returns how many operations it did) between `CONFIG RESETSTAT` and
-/// `INFO commandstats`.
+/// [`common::measure`](crate::common::measure) without the bench's own calls.
 pub async fn measure<F, Fut>(admin: &mut MultiplexedConnection, work: F) -> Cost
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = u64>,
 {
-    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(admin).await.unwrap();
-    let cpu0 = cpu_secs(&info(admin, "cpu").await);
-    let start = Instant::now();
-    let ops = work().await;
-    let wall_secs = start.elapsed().as_secs_f64();
-    let mut commands = command_stats(&info(admin, "commandstats").await);
-    let cpu1 = cpu_secs(&info(admin, "cpu").await);
-    // The bench's own calls between RESETSTAT and here are not the sides' work.
-    commands.retain(|name, _| !name.starts_with("config") && !name.starts_with("info"));
-    let (script_calls, script_usec) = script_stats(&commands);
-    Cost { ops, script_calls, script_usec, cpu_usec: (cpu1 - cpu0) * 1e6, wall_secs, commands }
+    crate::common::measure(admin, true, work).await
 }
 
 /// Fills the line of `set` with users `0..n`: arrival stamps before now, in order and distinct
@@ -129,53 +88,16 @@ pub async fn fill(
     now_ms: u64,
 ) {
     let (line, seen) = set.line_keys();
-    let heartbeats = set.keeps_waiting_heartbeats();
     let first = if set.is_vwr() { (now_ms - 60_000) * 1000 - n } else { now_ms - 60_000 - n };
-    let chunk = 1000u64;
-    let mut i = 0;
-    while i < n {
-        let mut pipe = redis::pipe();
-        for _ in 0..50 {
-            if i >= n {
-                break;
-            }
-            let end = (i + chunk).min(n);
-            let mut w = redis::cmd("ZADD");
-            let mut ws = redis::cmd("ZADD");
-            w.arg(&line);
-            ws.arg(&seen);
-            for j in i..end {
-                let u = user('u', j, id_len);
-                w.arg(first + j).arg(&u);
-                let older = if j < front { FRONT_HEARTBEAT_AGE_MS } else { 0 };
-                ws.arg(now_ms - older - (j * 7_919) % 60_000).arg(&u);
-            }
-            pipe.add_command(w).ignore();
-            if heartbeats {
-                pipe.add_command(ws).ignore();
-            }
-            i = end;
-        }
-        let _: () = pipe.query_async(conn).await.unwrap();
-    }
+    let seen = set.keeps_waiting_heartbeats().then_some(seen.as_str());
+    fill_line(conn, &line, seen, first, n, front, id_len, now_ms).await;
 }
 
 /// Gives vwr's events' admission-rate hashes one bucket for each of the last `buckets` seconds
 /// (what a worker admitting every second leaves: its sweep keeps 121), then waits for the next
 /// second, so that nothing derived from the hash in this second is reused.
 pub async fn top_up_rate(conn: &mut MultiplexedConnection, sets: &[Set], buckets: u64) {
-    if buckets == 0 {
-        return;
-    }
-    let now_s = vwr_core::time::now_secs();
-    let mut pipe = redis::pipe();
-    for set in sets.iter().filter(|s| s.is_vwr()) {
-        let rate = &event_keys(&set.event)[6];
-        for sec in now_s + 1 - buckets..=now_s {
-            pipe.cmd("HSETNX").arg(rate).arg(sec).arg(5).ignore();
-        }
-    }
-    let _: () = pipe.query_async(conn).await.unwrap();
-    let ms = vwr_core::time::now_millis();
-    tokio::time::sleep(Duration::from_millis(1000 - ms % 1000 + 5)).await;
+    let rates: Vec<String> =
+        sets.iter().filter(|s| s.is_vwr()).map(|s| event_keys(&s.event)[6].clone()).collect();
+    top_up_rates(conn, &rates, buckets).await;
 }
