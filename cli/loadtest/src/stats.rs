@@ -106,26 +106,31 @@ impl Timeline {
     }
 }
 
+/// A round step for about `ticks` intervals over `range`.
+pub fn nice_step(range: f64, ticks: f64) -> f64 {
+    let raw = range / ticks;
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let n = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    n * mag
+}
+
 /// A histogram of non-negative `sorted` values in about `bins` bins of a round width from 0:
 /// (bin width, counts).
 pub fn histogram(sorted: &[f64], bins: usize) -> (f64, Vec<u64>) {
     let max = sorted.last().copied().unwrap_or(0.0).max(0.0);
-    let raw = max / bins.max(1) as f64;
-    let width = if raw > 0.0 && raw.is_finite() {
-        let mag = 10f64.powf(raw.log10().floor());
-        let f = raw / mag;
-        mag * if f <= 1.0 {
-            1.0
-        } else if f <= 2.0 {
-            2.0
-        } else if f <= 5.0 {
-            5.0
-        } else {
-            10.0
-        }
-    } else {
-        1.0
-    };
+    let width = nice_step(max, bins.max(1) as f64);
     let n = ((max / width).floor() as usize + 1).min(bins.max(1) * 2);
     let mut counts = vec![0u64; n];
     for x in sorted {

@@ -51,32 +51,12 @@ pub fn fmt_f(x: f64) -> String {
     }
 }
 
-/// A round step for about `ticks` intervals over `range`.
-fn nice_step(range: f64, ticks: f64) -> f64 {
-    let raw = range / ticks;
-    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
-        return 1.0;
-    }
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    let n = if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    n * mag
-}
-
 /// 0..=hi rounded up to a step, and the step.
 pub fn axis(max: f64) -> (f64, f64) {
     if max.is_nan() || max <= 0.0 {
         return (1.0, 1.0);
     }
-    let step = nice_step(max, 5.0);
+    let step = crate::stats::nice_step(max, 5.0);
     let hi = ((max / step).ceil() * step).max(step);
     (hi, step)
 }
