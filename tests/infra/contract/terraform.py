@@ -126,9 +126,61 @@ def lambda_deployments(modules: dict) -> list[dict]:
     return out
 
 
-def tf_routes(mod: dict, local_name: str) -> set[str]:
-    routes = locals_of(mod).get(local_name, {})
-    return {f"{v.split(' ', 1)[0]} {normalize_path(v.split(' ', 1)[1])}" for v in routes.values()}
+# An HTTP API in front of one Lambda (the API, its stage and access log), and the routes to that
+# Lambda (integration, routes, authorizers, invoke permissions), which HTTP_API calls for its API
+# and tier 2 for its admin routes on tier 1's admin API.
+HTTP_API = "terraform/modules/http_api"
+HTTP_API_ROUTES = "terraform/modules/http_api/routes"
+
+
+def route_maps(mod: dict, call_name: str) -> dict[str, dict]:
+    """The route map (name → {route_key, authorization, …}) a module gives to its
+    terraform/modules/http_api call `call_name`; {} when there is no such call."""
+    routes = first(module_calls(mod).get(call_name, {}).get("routes"))
+    return {k: v for k, v in routes.items() if not k.startswith("__")} if isinstance(routes, dict) else {}
+
+
+def route_key(key: str) -> str:
+    """A route key with its path parameters normalised (`POST /vwr/assign/{}`)."""
+    method, path = key.split(" ", 1)
+    return f"{method} {normalize_path(path)}"
+
+
+def tf_routes(mod: dict, call_name: str) -> set[str]:
+    """The route keys of one http_api call, path parameters normalised."""
+    return {route_key(str(first(r.get("route_key")))) for r in route_maps(mod, call_name).values() if isinstance(r, dict)}
+
+
+def http_apis(modules: dict) -> list[dict]:
+    """Every call of HTTP_API, and of HTTP_API_ROUTES but HTTP_API's own: where it is, its route
+    map, whether it makes the API (HTTP_API) or adds routes to one, the module call of the Lambda
+    it invokes (`module.X.invoke_arn`)."""
+    out = []
+    calls = [(c, HTTP_API) for c in calls_of(modules, HTTP_API)]
+    calls += [(c, HTTP_API_ROUTES) for c in calls_of(modules, HTTP_API_ROUTES) if c[0] != HTTP_API]
+    for (caller, name, call), target in calls:
+        m = re.fullmatch(r"\$\{module\.(\w+)\.invoke_arn\}", str(first(call.get("invoke_arn"))))
+        out.append(
+            {
+                "where": f"{caller} module.{name}",
+                "module_dir": caller,
+                "call": name,
+                "args": call,
+                "routes": route_maps(modules[caller], name),
+                "creates": target == HTTP_API,
+                "lambda": m.group(1) if m else None,
+            }
+        )
+    return out
+
+
+def http_api_binary(api: dict, deployments: list[dict]) -> str | None:
+    """The binary of the Lambda an http_api call invokes (None when it is not a module lambda
+    call of the same module)."""
+    for d in deployments:
+        if d["module_dir"] == api["module_dir"] and d["call"] == api["lambda"]:
+            return d["binary"]
+    return None
 
 
 def module_dir(caller_dir: str, call: dict) -> str:
@@ -166,22 +218,6 @@ def origins(dist: dict) -> list[dict]:
             content = body.get("content", [])
             out.extend(content if isinstance(content, list) else [content])
     return out
-
-
-def integration_binaries(mod_dir: str, mod: dict, deployments: list[dict], select) -> tuple[set[str], list[str]]:
-    """Binaries of the Lambda integrations (aws_apigatewayv2_integration) for which
-    select(name, body) holds, in one module."""
-    found, problems = set(), []
-    by_call = {d["call"]: d for d in deployments if d["module_dir"] == mod_dir}
-    for name, integ in blocks(mod, "resource", "aws_apigatewayv2_integration").items():
-        if not select(name, integ):
-            continue
-        m = re.search(r"module\.(\w+)\.invoke_arn", str(first(integ.get("integration_uri"))))
-        if not m or m.group(1) not in by_call:
-            problems.append(f"{mod_dir} aws_apigatewayv2_integration.{name}: cannot tell which Lambda it invokes")
-            continue
-        found.add(by_call[m.group(1)]["binary"])
-    return found, problems
 
 
 # --- HCL evaluation: dynamic blocks and for_each maps --------------------------------------------
