@@ -49,6 +49,9 @@ Fails when they disagree:
     (dynamic blocks over the module's maps are read as the blocks they make);
   * the observability module's alarms are the ones its README's table names, each notifies
     var.alarm_actions on ALARM and OK, and its `moved` blocks land on instances it makes;
+  * every `moved` block of terraform/ moves an address no longer declared to an instance that is
+    declared, in the module or a module it calls (module.X.…, nested), with the for_each or
+    count its index needs (and, where the keys can be read, the key);
   * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
     waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
   * the docs stay true to the code: the README's routes → files map names every route the

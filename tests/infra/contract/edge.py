@@ -24,6 +24,7 @@ from .terraform import (
     first,
     flat,
     HTTP_API,
+    HTTP_API_ROUTES,
     http_api_binary,
     http_apis,
     locals_of,
@@ -201,8 +202,11 @@ def check_throttling(checks: Checks, modules: dict) -> None:
                         positive(mod_dir, mod, f"aws_api_gateway_method_settings.{n}", key, settings[key])
                     else:
                         problems.append(f"{mod_dir} aws_api_gateway_method_settings.{n}: no {key}")
-        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument).
+        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument; http_api's
+        # calls are read above).
         for call_name, call in module_calls(mod).items():
+            if module_dir(mod_dir, call) in (HTTP_API, HTTP_API_ROUTES):
+                continue
             for arg, value in call.items():
                 v = first(value)
                 values = v.items() if isinstance(v, dict) else [(None, v)]
