@@ -6,7 +6,8 @@
 #      reasons), and so do the docs (the README's routes map and size, docs/settings.md's variables,
 #      docs/openapi.yaml against the routers, validated as OpenAPI 3.1, citations of a Markdown
 #      section, the count of the invariants);
-#      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps;
+#      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps, of the route
+#      maps given to modules/http_api, and of moved blocks into called modules;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
 #      test_contract_docs.py: the citation and invariant-count checks fail on a broken citation
 #      of a Markdown section and on a wrong count of the invariants;
@@ -56,7 +57,7 @@ fi
 step "contract: code ⇄ packaging ⇄ Terraform ⇄ docs"
 if (cd "$HERE" && "$VENV/bin/python" -m contract --root "$ROOT"); then ok; else fail "contract"; fi
 
-step "contract: HCL evaluation (dynamic blocks, for_each maps)"
+step "contract: HCL evaluation (dynamic blocks, for_each maps, http_api route maps, moved blocks)"
 if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract HCL evaluation"; fi
 
 step "contract: docs/openapi.yaml check (routes read from Rust, missing and extra operations)"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The contract check's HCL evaluation (contract/terraform.py, "HCL evaluation"): dynamic
-blocks over the module's maps, iterator references, and the keys of for_each maps, on the forms
-the modules use.
+blocks over the module's maps, iterator references, and the keys of for_each maps (a module
+call's arguments included), on the forms the modules use; and the module evaluation: the route
+maps given to terraform/modules/http_api (and http_api/routes) read from the calls, and `moved`
+blocks followed into the modules called.
 
     python3 tests/infra/test_contract_hcl.py     (tests/infra/run.sh runs it)
 """
@@ -201,6 +203,157 @@ locals {
         _doc, local = parse(self.MAPS)
         for expr in ("${toset(var.ids)}", "${local.nope}", "${merge(local.apis, var.more)}", "${{for k , v in local.apis : upper(k) => v}}"):
             self.assertIsNone(c.hcl_keys(expr, local), expr)
+
+
+class VariableKeys(unittest.TestCase):
+    """hcl_keys reads var.NAME from a module call's arguments (what http_api/routes makes)."""
+
+    PERMISSIONS = """
+locals {
+  invoke_permissions = var.invoke_permissions == null ? {
+    for k, r in var.routes : k => { statement_id = "apigw-${k}" }
+    } : {
+    for sid, path in var.invoke_permissions : sid => { statement_id = sid }
+  }
+}
+"""
+
+    def test_a_call_s_maps_give_the_keys(self):
+        _doc, local = parse(self.PERMISSIONS)
+        routes = {"assign": {"route_key": "POST /a"}, "check": {"route_key": "GET /c"}}
+        self.assertEqual(c.hcl_keys("${local.invoke_permissions}", local, {"routes": [routes], "invoke_permissions": [None]}), ["assign", "check"])
+        self.assertEqual(c.hcl_keys("${var.routes}", local, {"routes": [routes]}), ["assign", "check"])
+        self.assertEqual(
+            c.hcl_keys("${local.invoke_permissions}", local, {"routes": [routes], "invoke_permissions": [{"apigw-admin": "*/*/x/*"}]}),
+            ["assign", "check", "apigw-admin"],
+        )
+
+    def test_a_variable_not_given_is_unread(self):
+        _doc, local = parse(self.PERMISSIONS)
+        self.assertIsNone(c.hcl_keys("${var.routes}", local))
+        self.assertIsNone(c.hcl_keys("${local.invoke_permissions}", local, {"routes": [{"a": {}}]}))
+
+
+def tree(**files: str) -> dict:
+    """Module directory (under terraform/modules/, `/` for `__`) → its parse."""
+    return {f"terraform/modules/{d.replace('__', '/')}": hcl2.loads(text) for d, text in files.items()}
+
+
+MODULES = dict(
+    http_api="""
+resource "aws_apigatewayv2_api" "this" {
+  name = var.name
+}
+module "routes" {
+  source = "./routes"
+  routes = var.routes
+  invoke_permissions = var.invoke_permissions
+}
+""",
+    http_api__routes="""
+locals {
+  invoke_permissions = var.invoke_permissions == null ? { for k, r in var.routes : k => r } : { for sid, p in var.invoke_permissions : sid => p }
+}
+resource "aws_apigatewayv2_route" "this" {
+  for_each = var.routes
+}
+resource "aws_lambda_permission" "invoke" {
+  for_each = local.invoke_permissions
+}
+""",
+    tier1="""
+module "public_api" {
+  source     = "../http_api"
+  invoke_arn = module.api.invoke_arn
+  throttle   = { rate = var.rate, burst = 5 }
+  routes = {
+    assign = { route_key = "POST /vwr/assign/{eventId}", authorization = "NONE" }
+    check  = { route_key = "GET /vwr/check/{eventId}/{requestId}", authorization = "NONE", throttle = { rate = 1, burst = 2 } }
+  }
+}
+module "admin_routes" {
+  source             = "../http_api/routes"
+  invoke_arn         = module.admin.invoke_arn
+  invoke_permissions = { "apigw-admin" = "*/*/api/admin/*" }
+  routes = {
+    events = { route_key = "GET /api/admin/events", authorization = "AWS_IAM" }
+  }
+}
+moved {
+  from = aws_apigatewayv2_api.public
+  to   = module.public_api.aws_apigatewayv2_api.this
+}
+moved {
+  from = aws_lambda_permission.public
+  to   = module.public_api.module.routes.aws_lambda_permission.invoke["check"]
+}
+moved {
+  from = aws_lambda_permission.admin
+  to   = module.admin_routes.aws_lambda_permission.invoke["apigw-admin"]
+}
+""",
+)
+
+
+class HttpApis(unittest.TestCase):
+    """The route maps given to terraform/modules/http_api and http_api/routes, read from the calls."""
+
+    def setUp(self) -> None:
+        self.modules = tree(**MODULES)
+
+    def test_every_call_but_http_api_s_own(self):
+        apis = {a["call"]: a for a in c.http_apis(self.modules)}
+        self.assertEqual(sorted(apis), ["admin_routes", "public_api"])
+        self.assertTrue(apis["public_api"]["creates"])
+        self.assertFalse(apis["admin_routes"]["creates"])
+        self.assertEqual((apis["public_api"]["lambda"], apis["admin_routes"]["lambda"]), ("api", "admin"))
+        self.assertEqual(apis["public_api"]["routes"]["check"]["throttle"], {"rate": 1, "burst": 2})
+
+    def test_route_keys_are_normalised(self):
+        tier1 = self.modules["terraform/modules/tier1"]
+        self.assertEqual(c.tf_routes(tier1, "public_api"), {"POST /vwr/assign/{}", "GET /vwr/check/{}/{}"})
+        self.assertEqual(c.tf_routes(tier1, "admin_routes"), {"GET /api/admin/events"})
+        self.assertEqual(c.tf_routes(tier1, "nope"), set())
+
+
+class Moved(unittest.TestCase):
+    """check_moved follows `to` into the modules called, nested, and reads for_each keys from the
+    calls' arguments."""
+
+    def problems(self, extra: str = "") -> list[str]:
+        files = dict(MODULES, tier1=MODULES["tier1"] + extra)
+        out: list[str] = []
+        checks = c.Checks()
+        checks.check = lambda _name, problems: out.extend(problems)  # type: ignore[method-assign]
+        c.check_moved(checks, tree(**files))
+        return out
+
+    def test_moves_into_made_instances_pass(self):
+        self.assertEqual(self.problems(), [])
+
+    def test_each_wrong_target_is_named(self):
+        bad = """
+moved {
+  from = aws_lambda_permission.other
+  to   = module.admin_routes.aws_lambda_permission.invoke["apigw-public"]
+}
+moved {
+  from = aws_apigatewayv2_api.admin
+  to   = module.public_api.aws_apigatewayv2_api.this[0]
+}
+moved {
+  from = aws_apigatewayv2_route.x
+  to   = module.public_apis.aws_apigatewayv2_route.this
+}
+moved {
+  from = module.public_api.aws_apigatewayv2_api.this
+  to   = aws_apigatewayv2_api.again
+}
+"""
+        got = self.problems(bad)
+        self.assertEqual(len(got), 5, got)
+        for want in ("not 'apigw-public'", "without count", "module.public_apis.aws_apigatewayv2_route.this is not declared", "is still declared", "aws_apigatewayv2_api.again is not declared"):
+            self.assertTrue(any(want in p for p in got), (want, got))
 
 
 if __name__ == "__main__":

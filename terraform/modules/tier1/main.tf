@@ -371,173 +371,89 @@ module "advancer" {
 
 
 # ---------------------------------------------------------------------------------------------
-# APIs: the public one (behind CloudFront /vwr-api/*) and the admin one (IAM only). The tier-2
-# module adds its admin routes to the same admin API, so `vwr admin --sigv4 --url` needs one URL.
-
-resource "aws_cloudwatch_log_group" "access" {
-  #checkov:skip=CKV_AWS_338:Retention is an operator choice (var.log_retention_days).
-  #checkov:skip=CKV_AWS_158:Access logs hold no secrets; a customer managed key is optional through var.kms_key_arn.
-  for_each          = toset(["public", "admin"])
-  name              = "/aws/apigateway/${var.name}-tier1-${each.key}"
-  retention_in_days = var.log_retention_days
-  kms_key_id        = var.kms_key_arn
-  tags              = var.tags
-}
+# APIs: the public one (behind CloudFront /vwr-api/*) and the admin one (IAM only), each a
+# modules/http_api. The tier-2 module adds its admin routes to the same admin API, so
+# `vwr admin --sigv4 --url` needs one URL. Explicit routes (no proxy): tests/infra checks them
+# against the Rust routers, and that every admin route is AWS_IAM.
 
 locals {
-  access_log_format = jsonencode({
-    requestId = "$context.requestId"
-    time      = "$context.requestTimeEpoch"
-    method    = "$context.httpMethod"
-    route     = "$context.routeKey"
-    status    = "$context.status"
-    latencyMs = "$context.responseLatency"
-    caller    = "$context.identity.userArn"
-    error     = "$context.integrationErrorMessage"
-  })
-  # Explicit routes (no proxy): tests/infra checks them against the Rust routers.
-  public_routes = {
-    assign = "POST /vwr/assign/{eventId}"
-    check  = "GET /vwr/check/{eventId}/{requestId}"
+  # Both access logs name the caller (the IAM principal of an admin request).
+  access_log_fields = { caller = "$context.identity.userArn" }
+}
+
+module "public_api" {
+  source                 = "../http_api"
+  name                   = "${var.name}-tier1"
+  description            = "vwr tier-1 public API (CloudFront /vwr-api/* strips the prefix)"
+  function_name          = module.api.function_name
+  invoke_arn             = module.api.invoke_arn
+  integration_timeout_ms = 10000
+  routes = {
+    assign = { route_key = "POST /vwr/assign/{eventId}", authorization = "NONE" }
+    check  = { route_key = "GET /vwr/check/{eventId}/{requestId}", authorization = "NONE" }
     # The public status document (docs/lifecycle.md): CloudFront caches it 1 s, keyed on the path.
-    status = "GET /vwr/status/{eventId}"
+    status = { route_key = "GET /vwr/status/{eventId}", authorization = "NONE" }
     # The page document (docs/brand.md), cached a minute by CloudFront.
-    page = "GET /vwr/page/{eventId}"
+    page = { route_key = "GET /vwr/page/{eventId}", authorization = "NONE" }
     # Early release (docs/outflow.md#early-release): the site ends a visitor's session; the
     # visitor's tier-1 token comes in x-vwr-token or the tier-1 cookie (CloudFront's /vwr-api/*
     # behaviour forwards both).
-    release = "POST /vwr/release/{eventId}"
+    release = { route_key = "POST /vwr/release/{eventId}", authorization = "NONE" }
   }
-  admin_routes = {
-    activate   = "POST /api/admin/vwr/activate/{eventId}"
-    deactivate = "POST /api/admin/vwr/deactivate/{eventId}"
-    advance    = "POST /api/admin/vwr/advance/{eventId}"
-    status     = "GET /api/admin/vwr/status/{eventId}"
-    events     = "GET /api/admin/vwr/events"
+  # null: one permission per route (apigw-<route>), limited to its method and path.
+  invoke_permissions = null
+  throttle           = { rate = var.api_throttle_rate, burst = var.api_throttle_burst }
+  access_log = {
+    group_name     = "/aws/apigateway/${var.name}-tier1-public"
+    retention_days = var.log_retention_days
+    fields         = local.access_log_fields
+  }
+  kms_key_arn = var.kms_key_arn
+  tags        = var.tags
+}
+
+module "admin_api" {
+  source                 = "../http_api"
+  name                   = "${var.name}-admin"
+  description            = "vwr admin API (tier 1 and tier 2), AWS_IAM on every route"
+  function_name          = module.admin.function_name
+  invoke_arn             = module.admin.invoke_arn
+  integration_timeout_ms = 15000
+  routes = {
+    activate   = { route_key = "POST /api/admin/vwr/activate/{eventId}", authorization = "AWS_IAM" }
+    deactivate = { route_key = "POST /api/admin/vwr/deactivate/{eventId}", authorization = "AWS_IAM" }
+    advance    = { route_key = "POST /api/admin/vwr/advance/{eventId}", authorization = "AWS_IAM" }
+    status     = { route_key = "GET /api/admin/vwr/status/{eventId}", authorization = "AWS_IAM" }
+    events     = { route_key = "GET /api/admin/vwr/events", authorization = "AWS_IAM" }
     # The sale lifecycle (docs/lifecycle.md, "Admin routes").
-    schedule = "PUT /api/admin/vwr/schedule/{eventId}"
-    pause    = "POST /api/admin/vwr/pause/{eventId}"
-    resume   = "POST /api/admin/vwr/resume/{eventId}"
-    close    = "POST /api/admin/vwr/close/{eventId}"
-    message  = "PUT /api/admin/vwr/message/{eventId}"
-    audit    = "GET /api/admin/vwr/audit/{eventId}"
+    schedule = { route_key = "PUT /api/admin/vwr/schedule/{eventId}", authorization = "AWS_IAM" }
+    pause    = { route_key = "POST /api/admin/vwr/pause/{eventId}", authorization = "AWS_IAM" }
+    resume   = { route_key = "POST /api/admin/vwr/resume/{eventId}", authorization = "AWS_IAM" }
+    close    = { route_key = "POST /api/admin/vwr/close/{eventId}", authorization = "AWS_IAM" }
+    message  = { route_key = "PUT /api/admin/vwr/message/{eventId}", authorization = "AWS_IAM" }
+    audit    = { route_key = "GET /api/admin/vwr/audit/{eventId}", authorization = "AWS_IAM" }
     # The report after the sale (docs/operate.md#the-report-after-the-sale).
-    report = "GET /api/admin/vwr/report/{eventId}"
+    report = { route_key = "GET /api/admin/vwr/report/{eventId}", authorization = "AWS_IAM" }
     # The health gate (docs/outflow.md#health-gate): {ok: false, reason} holds the advancer.
-    health = "PUT /api/admin/vwr/health/{eventId}"
+    health = { route_key = "PUT /api/admin/vwr/health/{eventId}", authorization = "AWS_IAM" }
     # Passes for staff, monitors and callbacks (docs/passes.md).
-    pass_create = "POST /api/admin/vwr/pass/{eventId}"
-    pass_list   = "GET /api/admin/vwr/pass/{eventId}"
-    pass_revoke = "DELETE /api/admin/vwr/pass/{eventId}/{passId}"
+    pass_create = { route_key = "POST /api/admin/vwr/pass/{eventId}", authorization = "AWS_IAM" }
+    pass_list   = { route_key = "GET /api/admin/vwr/pass/{eventId}", authorization = "AWS_IAM" }
+    pass_revoke = { route_key = "DELETE /api/admin/vwr/pass/{eventId}/{passId}", authorization = "AWS_IAM" }
     # Standby events (docs/lifecycle.md#standby): ungated until their alarm fires.
-    standby     = "PUT /api/admin/vwr/standby/{eventId}"
-    standby_end = "DELETE /api/admin/vwr/standby/{eventId}"
+    standby     = { route_key = "PUT /api/admin/vwr/standby/{eventId}", authorization = "AWS_IAM" }
+    standby_end = { route_key = "DELETE /api/admin/vwr/standby/{eventId}", authorization = "AWS_IAM" }
     # The page in the site's colours and words (docs/brand.md).
-    page = "PUT /api/admin/vwr/page/{eventId}"
+    page = { route_key = "PUT /api/admin/vwr/page/{eventId}", authorization = "AWS_IAM" }
   }
-}
-
-resource "aws_apigatewayv2_api" "public" {
-  name          = "${var.name}-tier1"
-  description   = "vwr tier-1 public API (CloudFront /vwr-api/* strips the prefix)"
-  protocol_type = "HTTP"
-  # CloudFront reaches the API through this execute-api host name (no custom domain), so the
-  # default endpoint stays; the origin secret is what refuses calls that skip CloudFront.
-  disable_execute_api_endpoint = false
-  tags                         = var.tags
-}
-
-resource "aws_apigatewayv2_integration" "public" {
-  api_id                 = aws_apigatewayv2_api.public.id
-  integration_type       = "AWS_PROXY"
-  integration_uri        = module.api.invoke_arn
-  payload_format_version = "2.0"
-  timeout_milliseconds   = 10000
-}
-
-resource "aws_apigatewayv2_route" "public" {
-  #checkov:skip=CKV_AWS_309:Public waiting-room routes: anyone may join the line; requestIds and tokens are signed.
-  for_each           = local.public_routes
-  api_id             = aws_apigatewayv2_api.public.id
-  route_key          = each.value
-  target             = "integrations/${aws_apigatewayv2_integration.public.id}"
-  authorization_type = "NONE"
-}
-
-resource "aws_apigatewayv2_stage" "public" {
-  api_id      = aws_apigatewayv2_api.public.id
-  name        = "$default"
-  auto_deploy = true
-
-  default_route_settings {
-    throttling_rate_limit  = var.api_throttle_rate
-    throttling_burst_limit = var.api_throttle_burst
+  # One permission for every admin path of this function; tier 2's admin routes invoke its own.
+  invoke_permissions = { "apigw-admin" = "*/*/api/admin/vwr/*" }
+  throttle           = { rate = var.admin_throttle_rate, burst = var.admin_throttle_burst }
+  access_log = {
+    group_name     = "/aws/apigateway/${var.name}-tier1-admin"
+    retention_days = var.log_retention_days
+    fields         = local.access_log_fields
   }
-
-  access_log_settings {
-    destination_arn = aws_cloudwatch_log_group.access["public"].arn
-    format          = local.access_log_format
-  }
-
-  tags = var.tags
-}
-
-resource "aws_lambda_permission" "public" {
-  for_each      = local.public_routes
-  statement_id  = "apigw-${each.key}"
-  action        = "lambda:InvokeFunction"
-  function_name = module.api.function_name
-  principal     = "apigateway.amazonaws.com"
-  source_arn    = "${aws_apigatewayv2_api.public.execution_arn}/*/${replace(replace(each.value, " ", ""), "/\\{[^}]+\\}/", "*")}"
-}
-
-resource "aws_apigatewayv2_api" "admin" {
-  name          = "${var.name}-admin"
-  description   = "vwr admin API (tier 1 and tier 2), AWS_IAM on every route"
-  protocol_type = "HTTP"
-  # Not behind CloudFront: `vwr admin --sigv4` calls this execute-api endpoint directly (IAM).
-  disable_execute_api_endpoint = false
-  tags                         = var.tags
-}
-
-resource "aws_apigatewayv2_integration" "admin" {
-  api_id                 = aws_apigatewayv2_api.admin.id
-  integration_type       = "AWS_PROXY"
-  integration_uri        = module.admin.invoke_arn
-  payload_format_version = "2.0"
-  timeout_milliseconds   = 15000
-}
-
-resource "aws_apigatewayv2_route" "admin" {
-  for_each           = local.admin_routes
-  api_id             = aws_apigatewayv2_api.admin.id
-  route_key          = each.value
-  target             = "integrations/${aws_apigatewayv2_integration.admin.id}"
-  authorization_type = "AWS_IAM"
-}
-
-resource "aws_apigatewayv2_stage" "admin" {
-  api_id      = aws_apigatewayv2_api.admin.id
-  name        = "$default"
-  auto_deploy = true
-
-  default_route_settings {
-    throttling_rate_limit  = var.admin_throttle_rate
-    throttling_burst_limit = var.admin_throttle_burst
-  }
-
-  access_log_settings {
-    destination_arn = aws_cloudwatch_log_group.access["admin"].arn
-    format          = local.access_log_format
-  }
-
-  tags = var.tags
-}
-
-resource "aws_lambda_permission" "admin" {
-  statement_id  = "apigw-admin"
-  action        = "lambda:InvokeFunction"
-  function_name = module.admin.function_name
-  principal     = "apigateway.amazonaws.com"
-  source_arn    = "${aws_apigatewayv2_api.admin.execution_arn}/*/*/api/admin/vwr/*"
+  kms_key_arn = var.kms_key_arn
+  tags        = var.tags
 }

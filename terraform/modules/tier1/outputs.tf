@@ -57,37 +57,37 @@ output "settings" {
 
 output "public_api_endpoint" {
   description = "Base URL of the public tier-1 API (CloudFront strips /vwr-api before it)."
-  value       = aws_apigatewayv2_api.public.api_endpoint
+  value       = module.public_api.endpoint
 }
 
 output "public_api_domain" {
   description = "Host name of the public tier-1 API, for a CloudFront origin."
-  value       = replace(aws_apigatewayv2_api.public.api_endpoint, "https://", "")
+  value       = module.public_api.domain
 }
 
 output "public_api_name" {
   description = "Name of the public tier-1 HTTP API (for alarms)."
-  value       = aws_apigatewayv2_api.public.name
+  value       = module.public_api.name
 }
 
 output "public_api_id" {
   description = "Id of the public tier-1 HTTP API (for alarms)."
-  value       = aws_apigatewayv2_api.public.id
+  value       = module.public_api.id
 }
 
 output "admin_api_endpoint" {
   description = "Base URL of the admin API: `vwr admin --sigv4 --url <this> …` (IAM auth; tier 1 and tier 2)."
-  value       = aws_apigatewayv2_api.admin.api_endpoint
+  value       = module.admin_api.endpoint
 }
 
 output "admin_api_id" {
   description = "Id of the admin HTTP API (the tier-2 module adds its admin routes to it)."
-  value       = aws_apigatewayv2_api.admin.id
+  value       = module.admin_api.id
 }
 
 output "admin_api_execution_arn" {
   description = "Execution ARN of the admin HTTP API (for Lambda permissions and IAM policies of operators)."
-  value       = aws_apigatewayv2_api.admin.execution_arn
+  value       = module.admin_api.execution_arn
 }
 
 output "function_names" {

@@ -237,124 +237,53 @@ module "authorizer" {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Worker schedule
-
-
-# ---------------------------------------------------------------------------------------------
 # Public tier-2 API (CloudFront /api/queue/* → here, cookies forwarded: the caller is the
-# subject of their tier-1 token)
+# subject of their tier-1 token), a modules/http_api. Explicit routes (no proxy): tests/infra
+# checks them against the Rust router.
 
-resource "aws_cloudwatch_log_group" "access" {
-  #checkov:skip=CKV_AWS_338:Retention is an operator choice (var.log_retention_days).
-  #checkov:skip=CKV_AWS_158:Access logs hold no secrets; a customer managed key is optional through var.kms_key_arn.
-  name              = "/aws/apigateway/${var.name}-tier2"
-  retention_in_days = var.log_retention_days
-  kms_key_id        = var.kms_key_arn
-  tags              = var.tags
-}
-
-locals {
-  public_routes = {
-    check     = "POST /api/queue/check/{eventId}"
-    status    = "GET /api/queue/status/{eventId}"
-    heartbeat = "POST /api/queue/heartbeat/{eventId}"
-    leave     = "POST /api/queue/leave/{eventId}"
-    line      = "GET /api/queue/line/{eventId}"
-    jwks      = "GET /api/queue/.well-known/jwks.json"
+module "public_api" {
+  source                 = "../http_api"
+  name                   = "${var.name}-tier2"
+  description            = "vwr tier-2 public API (/api/queue/*)"
+  function_name          = module.api.function_name
+  invoke_arn             = module.api.invoke_arn
+  integration_timeout_ms = 10000
+  routes = {
+    check     = { route_key = "POST /api/queue/check/{eventId}", authorization = "NONE" }
+    status    = { route_key = "GET /api/queue/status/{eventId}", authorization = "NONE" }
+    heartbeat = { route_key = "POST /api/queue/heartbeat/{eventId}", authorization = "NONE" }
+    leave     = { route_key = "POST /api/queue/leave/{eventId}", authorization = "NONE" }
+    line      = { route_key = "GET /api/queue/line/{eventId}", authorization = "NONE" }
+    jwks      = { route_key = "GET /api/queue/.well-known/jwks.json", authorization = "NONE" }
   }
-  admin_routes = {
-    threshold = "PUT /api/queue/admin/threshold/{eventId}"
-    status    = "GET /api/queue/admin/status/{eventId}"
-    report    = "GET /api/queue/admin/report/{eventId}"
-    remove    = "DELETE /api/queue/admin/event/{eventId}"
+  invoke_permissions = { "apigw-public" = "*/*/api/queue/*" }
+  throttle           = { rate = var.api_throttle_rate, burst = var.api_throttle_burst }
+  access_log = {
+    group_name     = "/aws/apigateway/${var.name}-tier2"
+    retention_days = var.log_retention_days
   }
+  kms_key_arn = var.kms_key_arn
+  tags        = var.tags
 }
 
-resource "aws_apigatewayv2_api" "public" {
-  name          = "${var.name}-tier2"
-  description   = "vwr tier-2 public API (/api/queue/*)"
-  protocol_type = "HTTP"
-  # CloudFront reaches the API through this execute-api host name (no custom domain), so the
-  # default endpoint stays; the origin secret is what refuses calls that skip CloudFront.
-  disable_execute_api_endpoint = false
-  tags                         = var.tags
-}
+# Tier-2 admin routes on the shared admin API (AWS_IAM), a modules/http_api/routes: the API, its
+# stage and access log are tier 1's.
+# The same function serves the public routes above, but these requests never pass CloudFront:
+# the function exempts /api/queue/admin/* from the origin-secret check (IAM authenticates them
+# instead).
 
-resource "aws_apigatewayv2_integration" "public" {
-  api_id                 = aws_apigatewayv2_api.public.id
-  integration_type       = "AWS_PROXY"
-  integration_uri        = module.api.invoke_arn
-  payload_format_version = "2.0"
-  timeout_milliseconds   = 10000
-}
-
-resource "aws_apigatewayv2_route" "public" {
-  #checkov:skip=CKV_AWS_309:Public queue routes: the caller is identified by their signed tier-1 token (cookie), checked by the function.
-  for_each           = local.public_routes
-  api_id             = aws_apigatewayv2_api.public.id
-  route_key          = each.value
-  target             = "integrations/${aws_apigatewayv2_integration.public.id}"
-  authorization_type = "NONE"
-}
-
-resource "aws_apigatewayv2_stage" "public" {
-  api_id      = aws_apigatewayv2_api.public.id
-  name        = "$default"
-  auto_deploy = true
-
-  default_route_settings {
-    throttling_rate_limit  = var.api_throttle_rate
-    throttling_burst_limit = var.api_throttle_burst
-  }
-
-  access_log_settings {
-    destination_arn = aws_cloudwatch_log_group.access.arn
-    format = jsonencode({
-      requestId = "$context.requestId"
-      time      = "$context.requestTimeEpoch"
-      method    = "$context.httpMethod"
-      route     = "$context.routeKey"
-      status    = "$context.status"
-      latencyMs = "$context.responseLatency"
-      error     = "$context.integrationErrorMessage"
-    })
-  }
-
-  tags = var.tags
-}
-
-resource "aws_lambda_permission" "public" {
-  statement_id  = "apigw-public"
-  action        = "lambda:InvokeFunction"
-  function_name = module.api.function_name
-  principal     = "apigateway.amazonaws.com"
-  source_arn    = "${aws_apigatewayv2_api.public.execution_arn}/*/*/api/queue/*"
-}
-
-# Tier-2 admin routes on the shared admin API (AWS_IAM). The same function serves the public
-# routes above, but these requests never pass CloudFront: the function exempts
-# /api/queue/admin/* from the origin-secret check (IAM authenticates them instead).
-
-resource "aws_apigatewayv2_integration" "admin" {
+module "admin_routes" {
+  source                 = "../http_api/routes"
   api_id                 = var.admin_api_id
-  integration_type       = "AWS_PROXY"
-  integration_uri        = module.api.invoke_arn
-  payload_format_version = "2.0"
-  timeout_milliseconds   = 10000
-}
-
-resource "aws_apigatewayv2_route" "admin" {
-  for_each           = local.admin_routes
-  api_id             = var.admin_api_id
-  route_key          = each.value
-  target             = "integrations/${aws_apigatewayv2_integration.admin.id}"
-  authorization_type = "AWS_IAM"
-}
-
-resource "aws_lambda_permission" "admin" {
-  statement_id  = "apigw-admin"
-  action        = "lambda:InvokeFunction"
-  function_name = module.api.function_name
-  principal     = "apigateway.amazonaws.com"
-  source_arn    = "${var.admin_api_execution_arn}/*/*/api/queue/admin/*"
+  execution_arn          = var.admin_api_execution_arn
+  function_name          = module.api.function_name
+  invoke_arn             = module.api.invoke_arn
+  integration_timeout_ms = 10000
+  routes = {
+    threshold = { route_key = "PUT /api/queue/admin/threshold/{eventId}", authorization = "AWS_IAM" }
+    status    = { route_key = "GET /api/queue/admin/status/{eventId}", authorization = "AWS_IAM" }
+    report    = { route_key = "GET /api/queue/admin/report/{eventId}", authorization = "AWS_IAM" }
+    remove    = { route_key = "DELETE /api/queue/admin/event/{eventId}", authorization = "AWS_IAM" }
+  }
+  invoke_permissions = { "apigw-admin" = "*/*/api/queue/admin/*" }
 }

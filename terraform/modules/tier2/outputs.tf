@@ -1,16 +1,16 @@
 output "public_api_endpoint" {
   description = "Base URL of the public tier-2 API (/api/queue/…)."
-  value       = aws_apigatewayv2_api.public.api_endpoint
+  value       = module.public_api.endpoint
 }
 
 output "public_api_domain" {
   description = "Host name of the public tier-2 API, for a CloudFront origin."
-  value       = replace(aws_apigatewayv2_api.public.api_endpoint, "https://", "")
+  value       = module.public_api.domain
 }
 
 output "public_api_id" {
   description = "Id of the public tier-2 HTTP API (for alarms)."
-  value       = aws_apigatewayv2_api.public.id
+  value       = module.public_api.id
 }
 
 output "jwks" {

@@ -12,14 +12,17 @@ Fails when they disagree:
     index (QUERY_TABLE_USERS);
   * packaging: Terraform deploys exactly the Lambda binaries of the workspace, from the dist/
     layout scripts/package.sh declares (`--print-layout`), and reads no other dist/ file;
-  * routes: the API Gateway routes are the Rust routers' routes, admin routes use AWS_IAM, and
-    the protected-API gate covers the prefixes the authorizer knows;
+  * routes: the route maps given to terraform/modules/http_api (and http_api/routes) are the Rust
+    routers' routes one to one (HTTP_API_ROUTERS), admin routes use AWS_IAM and public ones NONE,
+    the modules make the routes they are given, and the protected-API gate covers the prefixes
+    the authorizer knows;
   * the DynamoDB table is the one `vwr bootstrap` creates (keys, index, TTL);
   * the CloudFront Functions stay within 10 KB once the placeholders are filled;
   * origins are locked to CloudFront: every CloudFront origin gets the `x-vwr-origin-secret`
     header, and every Lambda behind a CloudFront-fronted API gets VWR_ORIGIN_SECRET_ID (and no
     other Lambda does);
-  * every API Gateway stage is throttled (rate and burst, positive defaults);
+  * every API Gateway stage is throttled (rate and burst, positive defaults): http_api's stage
+    takes its call's throttle, and route throttles are positive and set where the stage is made;
   * the edge gets the derived tier-1 keys (`edge_keys_text`), never the master `keys_text`, and
     the derivation label is the Rust side's;
   * tier 2 never gets the tier-1 master keys: no tier-2 function has VWR_TIER1_KEYS* or may read
@@ -46,6 +49,9 @@ Fails when they disagree:
     (dynamic blocks over the module's maps are read as the blocks they make);
   * the observability module's alarms are the ones its README's table names, each notifies
     var.alarm_actions on ALARM and OK, and its `moved` blocks land on instances it makes;
+  * every `moved` block of terraform/ moves an address no longer declared to an instance that is
+    declared, in the module or a module it calls (module.X.…, nested), with the for_each or
+    count its index needs (and, where the keys can be read, the key);
   * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
     waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
   * the docs stay true to the code: the README's routes → files map names every route the

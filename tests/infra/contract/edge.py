@@ -23,7 +23,10 @@ from .terraform import (
     calls_of,
     first,
     flat,
-    integration_binaries,
+    HTTP_API,
+    HTTP_API_ROUTES,
+    http_api_binary,
+    http_apis,
     locals_of,
     module_calls,
     module_dir,
@@ -79,6 +82,7 @@ def check_origin_lock(checks: Checks, modules: dict, deployments: list[dict]) ->
 
     # The APIs the edge module gets as origins (…_api_domain), followed to their Lambdas.
     fronted: set[str] = set()
+    apis = http_apis(modules)
     edge_calls = calls_of(modules, "terraform/modules/edge")
     if not edge_calls:
         problems.append("nothing calls terraform/modules/edge")
@@ -103,14 +107,16 @@ def check_origin_lock(checks: Checks, modules: dict, deployments: list[dict]) ->
             src_dir = module_dir(caller, siblings[m.group(1)])
             src = modules.get(src_dir, {})
             out_value = str(first(outputs_of(src).get(m.group(2), {}).get("value")))
-            http = re.search(r"aws_apigatewayv2_api\.(\w+)", out_value)
-            if http:
-                api_id = f"${{aws_apigatewayv2_api.{http.group(1)}.id}}"
-                found, p = integration_binaries(src_dir, src, deployments, lambda _n, i: str(first(i.get("api_id"))) == api_id)
-                problems += p
-                if not found:
-                    problems.append(f"{where}: {arg} → {src_dir} aws_apigatewayv2_api.{http.group(1)} has no Lambda integration")
-                fronted |= found
+            dom = re.fullmatch(r"\$\{module\.(\w+)\.domain\}", out_value)
+            api = next((a for a in apis if dom and a["module_dir"] == src_dir and a["call"] == dom.group(1)), None)
+            if api is not None:
+                binary = http_api_binary(api, deployments)
+                if not api["creates"]:
+                    problems.append(f"{where}: {arg} → {api['where']}, which makes no API (existing_api)")
+                elif binary is None:
+                    problems.append(f"{where}: {arg} → {api['where']}: cannot tell which Lambda it invokes (invoke_arn = module.X.invoke_arn)")
+                else:
+                    fronted.add(binary)
             elif not re.search(r"aws_api_gateway_rest_api\.", out_value):
                 problems.append(f"{where}: {arg} = module.{m.group(1)}.{m.group(2)}, which names no API")
             # A REST API (the protected-API gate) proxies to the operator's backend: no Lambda of
@@ -142,8 +148,32 @@ def check_throttling(checks: Checks, modules: dict) -> None:
         if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             problems.append(f"{mod_dir} {where}: {key} is {v!r}, not a positive number")
 
+    # The HTTP APIs: modules/http_api's stage takes var.throttle, every call of it gives one, and a
+    # route's own throttle (route map) is positive too (and only where the call makes the stage).
+    stage = blocks(modules.get(HTTP_API, {}), "resource", "aws_apigatewayv2_stage").get("this", {})
+    settings = (stage.get("default_route_settings") or [{}])[0]
+    for key, field in (("throttling_rate_limit", "rate"), ("throttling_burst_limit", "burst")):
+        if str(first(settings.get(key))) != f"${{var.throttle.{field}}}":
+            problems.append(f"{HTTP_API} aws_apigatewayv2_stage.this: default_route_settings {key} is {first(settings.get(key))!r}, not var.throttle.{field}")
+    for api in http_apis(modules):
+        caller = modules[api["module_dir"]]
+        throttles = [("throttle", first(api["args"].get("throttle")))] if api["creates"] else []
+        count += 1 if api["creates"] else 0
+        throttles += [(f"routes.{k}.throttle", r["throttle"]) for k, r in api["routes"].items() if isinstance(r, dict) and r.get("throttle") is not None]
+        for where, throttle in throttles:
+            if not api["creates"]:
+                problems.append(f"{api['where']}: {where} on routes of an API made elsewhere: its stage's owner sets route throttles")
+                continue
+            if not isinstance(throttle, dict):
+                problems.append(f"{api['where']}: {where} is {throttle!r}, not {{rate, burst}} (unthrottled)")
+                continue
+            for field in ("rate", "burst"):
+                positive(api["module_dir"], caller, f"module.{api['call']}", f"{where}.{field}", throttle.get(field))
+
     for mod_dir, mod in modules.items():
         for name, stage in blocks(mod, "resource", "aws_apigatewayv2_stage").items():
+            if mod_dir == HTTP_API:
+                continue  # one stage per call, above
             count += 1
             where = f"aws_apigatewayv2_stage.{name}"
             settings = stage.get("default_route_settings", [])
@@ -172,12 +202,17 @@ def check_throttling(checks: Checks, modules: dict) -> None:
                         positive(mod_dir, mod, f"aws_api_gateway_method_settings.{n}", key, settings[key])
                     else:
                         problems.append(f"{mod_dir} aws_api_gateway_method_settings.{n}: no {key}")
-        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument).
+        # Nor may a caller switch it off (a literal ≤ 0 for a *throttle* argument; http_api's
+        # calls are read above).
         for call_name, call in module_calls(mod).items():
+            if module_dir(mod_dir, call) in (HTTP_API, HTTP_API_ROUTES):
+                continue
             for arg, value in call.items():
                 v = first(value)
-                if "throttle" in arg and isinstance(v, (int, float)) and v <= 0:
-                    problems.append(f"{mod_dir} module.{call_name}: {arg} = {v}")
+                values = v.items() if isinstance(v, dict) else [(None, v)]
+                for field, x in values:
+                    if "throttle" in arg and isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 0:
+                        problems.append(f"{mod_dir} module.{call_name}: {arg}{'.' + field if field else ''} = {x}")
     if not count:
         problems.append("no API Gateway stage found")
     checks.check(f"every API Gateway stage is throttled ({count} stages)", problems)
@@ -319,7 +354,7 @@ def check_status_document(checks: Checks, modules: dict) -> None:
                     v = first((policy.get(cfg) or [{}])[0].get(field))
                     if v != "none":
                         problems.append(f"origin request policy {orp_ref.group(1)}: {field} is {v!r}: nothing of the viewer's request may vary the answer")
-    if STATUS_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+    if STATUS_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_api"):
         problems.append(f"the tier-1 public API has no route {STATUS_ROUTE} for {STATUS_PATTERN}")
     checks.check(f"public status document: {STATUS_PATTERN} before /vwr-api/*, cached 1 s on the path alone, never gated", problems)
 
@@ -357,7 +392,7 @@ def check_line_document(checks: Checks, modules: dict) -> None:
             got = str(first(content.get(field)))
             if got != value:
                 problems.append(f"{LINE_PATTERN}: {field} is {got!r}, not {value!r}")
-    if LINE_ROUTE not in tf_routes(modules.get("terraform/modules/tier2", {}), "public_routes"):
+    if LINE_ROUTE not in tf_routes(modules.get("terraform/modules/tier2", {}), "public_api"):
         problems.append(f"the tier-2 public API has no route {LINE_ROUTE}")
     checks.check(f"tier-2 line document: {LINE_PATTERN} before /api/queue/*, cached 1 s on the path alone", problems)
 
@@ -412,7 +447,7 @@ def check_release(checks: Checks, modules: dict) -> None:
                     problems.append(f"{pattern}: origin request policy {orp.group(1)} does not forward {RELEASE_HEADER}")
         else:
             problems.append(f"{pattern}: origin request policy {policy_id!r} is neither a module policy nor one known to forward every cookie and header")
-    if RELEASE_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_routes"):
+    if RELEASE_ROUTE not in tf_routes(modules.get("terraform/modules/tier1", {}), "public_api"):
         problems.append(f"the tier-1 public API has no route {RELEASE_ROUTE}")
     checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
 

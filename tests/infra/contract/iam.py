@@ -27,7 +27,8 @@ from .terraform import (
     calls_of,
     first,
     flat,
-    integration_binaries,
+    http_api_binary,
+    http_apis,
     locals_of,
     module_calls,
     module_dir,
@@ -279,16 +280,14 @@ def check_admin_allow_list(checks: Checks, modules: dict, deployments: list[dict
     """VWR_ADMIN_PRINCIPALS reaches every Lambda behind an admin route, from one variable."""
     problems = []
     serving: set[str] = set()
-    for mod_dir, mod in modules.items():
-        targets = set()
-        for route in blocks(mod, "resource", "aws_apigatewayv2_route").values():
-            if "admin_routes" in str(first(route.get("for_each"))):
-                m = re.search(r"aws_apigatewayv2_integration\.(\w+)\.id", str(first(route.get("target"))))
-                if m:
-                    targets.add(m.group(1))
-        found, p = integration_binaries(mod_dir, mod, deployments, lambda n, _i: n in targets)
-        serving |= found
-        problems += p
+    # An HTTP API's Lambda serves admin routes when any route of its map is authorised (not NONE).
+    for api in http_apis(modules):
+        if any(isinstance(r, dict) and first(r.get("authorization")) != "NONE" for r in api["routes"].values()):
+            binary = http_api_binary(api, deployments)
+            if binary is None:
+                problems.append(f"{api['where']}: cannot tell which Lambda it invokes (invoke_arn = module.X.invoke_arn)")
+            else:
+                serving.add(binary)
     for b in sorted(ADMIN_SERVING - serving):
         problems.append(f"{b} is in ADMIN_SERVING but serves no admin route in Terraform (derivation broken?)")
     for d in deployments:

@@ -15,13 +15,15 @@ from .tables import (
     BINARIES,
     ENV_USERS,
     FORBIDDEN_ENV,
+    HTTP_API_ROUTERS,
     NOT_REQUIRED,
     OTHER_ENV,
     PLANNED_ENV,
     REQUIRED,
+    ROUTE_AUTHORIZATION,
     SCHEDULED_MIN_TIMEOUT,
 )
-from .terraform import blocks, first, locals_of, tf_routes
+from .terraform import HTTP_API, HTTP_API_ROUTES, blocks, first, http_apis, locals_of, module_calls, tf_routes
 
 
 def check_binaries(root: str, checks: Checks, layout: list[str], deployments: list[dict], localstack_bins: set[str] | None) -> None:
@@ -181,35 +183,62 @@ def check_table(root: str, checks: Checks, modules: dict) -> str:
 
 
 def check_routes(root: str, checks: Checks, modules: dict) -> None:
-    t1 = modules.get("terraform/modules/tier1", {})
-    t2 = modules.get("terraform/modules/tier2", {})
-    r1 = rust_routes(root, "functions/tier1/src/http.rs")
-    r2 = rust_routes(root, "tier2/tier2/src/http.rs")
-    pairs = [
-        ("tier-1 public API", tf_routes(t1, "public_routes"), r1.get("public", set())),
-        ("tier-1 admin API", tf_routes(t1, "admin_routes"), r1.get("admin", set())),
-        ("tier-2 public API", tf_routes(t2, "public_routes"), r2.get("public", set())),
-        ("tier-2 admin routes", tf_routes(t2, "admin_routes"), r2.get("admin", set())),
-    ]
+    """The route maps given to terraform/modules/http_api (and http_api/routes) are the routers'
+    routes (HTTP_API_ROUTERS), each route authorised as its kind must be (ROUTE_AUTHORIZATION:
+    admin routes AWS_IAM), and the modules make the routes they are given; the protected-API gate
+    covers the prefixes the authorizer knows."""
     problems = []
-    for name, tf, rust in pairs:
+    apis = http_apis(modules)
+    by_call = {(a["module_dir"], a["call"]): a for a in apis}
+    for a in apis:
+        if a["routes"] and (a["module_dir"], a["call"]) not in HTTP_API_ROUTERS:
+            problems.append(f"{a['where']}: routes no router is compared with (HTTP_API_ROUTERS)")
+    for (mod_dir, call), (router, kind) in HTTP_API_ROUTERS.items():
+        name = f"{mod_dir} module.{call} ({kind} routes of {router})"
+        api = by_call.get((mod_dir, call))
+        if api is None:
+            problems.append(f"{name}: no such call of {HTTP_API} or {HTTP_API_ROUTES}")
+            continue
+        tf = tf_routes(modules[mod_dir], call)
+        rust = rust_routes(root, router).get(kind, set())
         for r in sorted(rust - tf):
             problems.append(f"{name}: the code serves {r}, API Gateway has no such route")
         for r in sorted(tf - rust):
             problems.append(f"{name}: API Gateway routes {r}, the code has no such route")
-    for mod_name, mod in (("tier1", t1), ("tier2", t2)):
-        for name, route in blocks(mod, "resource", "aws_apigatewayv2_route").items():
-            auth = first(route.get("authorization_type"))
-            for_each = str(first(route.get("for_each")))
-            if "admin_routes" in for_each and auth != "AWS_IAM":
-                problems.append(f"modules/{mod_name} aws_apigatewayv2_route.{name}: admin routes need AWS_IAM, not {auth}")
+        for key, route in api["routes"].items():
+            auth = first(route.get("authorization")) if isinstance(route, dict) else None
+            if auth not in ROUTE_AUTHORIZATION[kind]:
+                problems.append(f"{name}: route {key} has authorization {auth!r}; {kind} routes need {' or '.join(ROUTE_AUTHORIZATION[kind])}")
+    # The module makes what it is given: one route per entry, with the entry's key and
+    # authorization, to the Lambda integration of var.invoke_arn.
+    # (HTTP_API hands its route map and Lambda to HTTP_API_ROUTES for its own API.)
+    routes_mod = modules.get(HTTP_API_ROUTES, {})
+    wiring = {
+        f"{HTTP_API_ROUTES} aws_apigatewayv2_route.this": (
+            blocks(routes_mod, "resource", "aws_apigatewayv2_route").get("this", {}),
+            {"for_each": "${var.routes}", "route_key": "${each.value.route_key}", "authorization_type": "${each.value.authorization}"},
+        ),
+        f"{HTTP_API_ROUTES} aws_apigatewayv2_integration.this": (
+            blocks(routes_mod, "resource", "aws_apigatewayv2_integration").get("this", {}),
+            {"api_id": "${var.api_id}", "integration_type": "AWS_PROXY", "integration_uri": "${var.invoke_arn}"},
+        ),
+        f"{HTTP_API} module.routes": (
+            module_calls(modules.get(HTTP_API, {})).get("routes", {}),
+            {"routes": "${var.routes}", "invoke_arn": "${var.invoke_arn}", "api_id": "${aws_apigatewayv2_api.this.id}"},
+        ),
+    }
+    for where, (body, want) in wiring.items():
+        for arg, value in want.items():
+            if str(first(body.get(arg))) != value:
+                problems.append(f"{where}: {arg} is {first(body.get(arg))!r}, not {value}")
+    t2 = modules.get("terraform/modules/tier2", {})
     with open(os.path.join(root, "tier2/tier2/src/protect.rs"), encoding="utf-8") as fh:
         prefixes = re.search(r"PROTECTED_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]", fh.read()).group(1)
     code_prefixes = {p.strip('"/ ').split("/")[-1] for p in prefixes.split(",") if p.strip()}
     gate = set(locals_of(t2).get("protected_prefixes", {}).values())
     if gate != code_prefixes:
         problems.append(f"protected-API gate covers /api/{sorted(gate)}, the authorizer knows /api/{sorted(code_prefixes)}")
-    checks.check("API Gateway routes = the routers' routes; admin routes use AWS_IAM", problems)
+    checks.check(f"API Gateway routes = the routers' routes ({len(HTTP_API_ROUTERS)} route maps); admin routes use {'/'.join(ROUTE_AUTHORIZATION['admin'])}", problems)
 
 
 def check_env_users(checks: Checks, scans: dict[str, dict], deployments: list[dict], label: str, exact: bool) -> None:

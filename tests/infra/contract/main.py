@@ -50,7 +50,7 @@ from .observability import check_alarms
 from .openapi import check_openapi
 from .rust import scan_crate
 from .tables import CRATES, PLANNED_ENV
-from .terraform import check_checkov_skips, lambda_deployments, load_tf
+from .terraform import check_checkov_skips, check_moved, lambda_deployments, load_tf
 from .waf import check_waf, check_waf_queue_nat
 
 
@@ -105,6 +105,7 @@ def main() -> int:
     check_alarms(root, checks, modules)
     check_verifier_behaviours(root, checks, modules)
     check_admin_allow_list(checks, modules, deployments)
+    check_moved(checks, modules)
     check_checkov_skips(root, checks)
     check_readme_routes(root, checks)
     check_readme_size(root, checks)

@@ -247,6 +247,21 @@ ENV_USERS = {
 # Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.
 PLANNED_ENV: dict[str, str] = {}
 
+# The HTTP APIs: every call of terraform/modules/http_api (module dir, call name) that has
+# routes, and the routes of the router it deploys (router file, "public" or "admin"). Its route
+# map is compared with them one to one (check_routes), and each route's authorization must be one
+# of ROUTE_AUTHORIZATION's for its kind.
+HTTP_API_ROUTERS = {
+    ("terraform/modules/tier1", "public_api"): ("functions/tier1/src/http.rs", "public"),
+    ("terraform/modules/tier1", "admin_api"): ("functions/tier1/src/http.rs", "admin"),
+    ("terraform/modules/tier2", "public_api"): ("tier2/tier2/src/http.rs", "public"),
+    ("terraform/modules/tier2", "admin_routes"): ("tier2/tier2/src/http.rs", "admin"),
+}
+# Public routes: the function checks the caller's signed tokens itself (no authorizer in front).
+# Admin routes: signed by an IAM principal (`vwr admin --sigv4`), the function's require_admin
+# then checks VWR_ADMIN_PRINCIPALS.
+ROUTE_AUTHORIZATION = {"public": ("NONE",), "admin": ("AWS_IAM",)}
+
 # Lambdas behind a CloudFront-fronted API (derived from the Terraform wiring in
 # check_origin_lock; this is the reviewed minimum, so a broken derivation cannot pass empty).
 FRONTED = {"vwr-tier1-api", "vwr-tier2-api"}

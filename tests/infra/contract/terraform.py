@@ -126,9 +126,61 @@ def lambda_deployments(modules: dict) -> list[dict]:
     return out
 
 
-def tf_routes(mod: dict, local_name: str) -> set[str]:
-    routes = locals_of(mod).get(local_name, {})
-    return {f"{v.split(' ', 1)[0]} {normalize_path(v.split(' ', 1)[1])}" for v in routes.values()}
+# An HTTP API in front of one Lambda (the API, its stage and access log), and the routes to that
+# Lambda (integration, routes, authorizers, invoke permissions), which HTTP_API calls for its API
+# and tier 2 for its admin routes on tier 1's admin API.
+HTTP_API = "terraform/modules/http_api"
+HTTP_API_ROUTES = "terraform/modules/http_api/routes"
+
+
+def route_maps(mod: dict, call_name: str) -> dict[str, dict]:
+    """The route map (name → {route_key, authorization, …}) a module gives to its
+    terraform/modules/http_api call `call_name`; {} when there is no such call."""
+    routes = first(module_calls(mod).get(call_name, {}).get("routes"))
+    return {k: v for k, v in routes.items() if not k.startswith("__")} if isinstance(routes, dict) else {}
+
+
+def route_key(key: str) -> str:
+    """A route key with its path parameters normalised (`POST /vwr/assign/{}`)."""
+    method, path = key.split(" ", 1)
+    return f"{method} {normalize_path(path)}"
+
+
+def tf_routes(mod: dict, call_name: str) -> set[str]:
+    """The route keys of one http_api call, path parameters normalised."""
+    return {route_key(str(first(r.get("route_key")))) for r in route_maps(mod, call_name).values() if isinstance(r, dict)}
+
+
+def http_apis(modules: dict) -> list[dict]:
+    """Every call of HTTP_API, and of HTTP_API_ROUTES but HTTP_API's own: where it is, its route
+    map, whether it makes the API (HTTP_API) or adds routes to one, the module call of the Lambda
+    it invokes (`module.X.invoke_arn`)."""
+    out = []
+    calls = [(c, HTTP_API) for c in calls_of(modules, HTTP_API)]
+    calls += [(c, HTTP_API_ROUTES) for c in calls_of(modules, HTTP_API_ROUTES) if c[0] != HTTP_API]
+    for (caller, name, call), target in calls:
+        m = re.fullmatch(r"\$\{module\.(\w+)\.invoke_arn\}", str(first(call.get("invoke_arn"))))
+        out.append(
+            {
+                "where": f"{caller} module.{name}",
+                "module_dir": caller,
+                "call": name,
+                "args": call,
+                "routes": route_maps(modules[caller], name),
+                "creates": target == HTTP_API,
+                "lambda": m.group(1) if m else None,
+            }
+        )
+    return out
+
+
+def http_api_binary(api: dict, deployments: list[dict]) -> str | None:
+    """The binary of the Lambda an http_api call invokes (None when it is not a module lambda
+    call of the same module)."""
+    for d in deployments:
+        if d["module_dir"] == api["module_dir"] and d["call"] == api["lambda"]:
+            return d["binary"]
+    return None
 
 
 def module_dir(caller_dir: str, call: dict) -> str:
@@ -166,22 +218,6 @@ def origins(dist: dict) -> list[dict]:
             content = body.get("content", [])
             out.extend(content if isinstance(content, list) else [content])
     return out
-
-
-def integration_binaries(mod_dir: str, mod: dict, deployments: list[dict], select) -> tuple[set[str], list[str]]:
-    """Binaries of the Lambda integrations (aws_apigatewayv2_integration) for which
-    select(name, body) holds, in one module."""
-    found, problems = set(), []
-    by_call = {d["call"]: d for d in deployments if d["module_dir"] == mod_dir}
-    for name, integ in blocks(mod, "resource", "aws_apigatewayv2_integration").items():
-        if not select(name, integ):
-            continue
-        m = re.search(r"module\.(\w+)\.invoke_arn", str(first(integ.get("integration_uri"))))
-        if not m or m.group(1) not in by_call:
-            problems.append(f"{mod_dir} aws_apigatewayv2_integration.{name}: cannot tell which Lambda it invokes")
-            continue
-        found.add(by_call[m.group(1)]["binary"])
-    return found, problems
 
 
 # --- HCL evaluation: dynamic blocks and for_each maps --------------------------------------------
@@ -362,11 +398,12 @@ def hcl_wrapped(text: str) -> bool:
     return len(text) >= 2 and text[0] in "([{" and text[-1] in ")]}" and depths[-1] == 0 and min(depths[1:-1] or [1]) >= 1
 
 
-def hcl_keys(v, local: dict) -> list[str] | None:
+def hcl_keys(v, local: dict, variables: dict | None = None) -> list[str] | None:
     """The keys of a map expression as python-hcl2 gives it, or None when they cannot be read:
     a literal map, local.NAME, merge(…) of maps, `cond ? A : B` (both, as if either held),
     `{ for k, v in MAP : KEY => … }` (any `if`, as if it held) with KEY `k` or a template of
-    it. An operand that cannot be read makes the whole None."""
+    it; var.NAME where `variables` (a module call's arguments) has it, null as no keys. An operand
+    that cannot be read makes the whole None."""
     if isinstance(v, dict):
         return [k for k in v if not k.startswith("__")]
     if not isinstance(v, str):
@@ -376,25 +413,31 @@ def hcl_keys(v, local: dict) -> list[str] | None:
         t = t[2:-1].strip()
     m = re.fullmatch(r"local\.(\w+)", t)
     if m:
-        return hcl_keys(local[m.group(1)], local) if m.group(1) in local else None
+        return hcl_keys(local[m.group(1)], local, variables) if m.group(1) in local else None
+    m = re.fullmatch(r"var\.(\w+)", t)
+    if m:
+        if variables is None or m.group(1) not in variables:
+            return None
+        value = first(variables[m.group(1)])
+        return [] if value is None else hcl_keys(value, local, variables)
     m = re.fullmatch(r"merge(\(.*\))", t, re.S)
     if m and hcl_wrapped(m.group(1)):
         out: list[str] = []
         for arg in hcl_split(m.group(1)[1:-1], ","):
-            keys = hcl_keys(arg, local)
+            keys = hcl_keys(arg, local, variables)
             if keys is None:
                 return None
             out += [k for k in keys if k not in out]
         return out
     cond = hcl_split(t, " ? ")
     if len(cond) == 2 and len(hcl_split(cond[1], " : ")) == 2:
-        a, b = (hcl_keys(x, local) for x in hcl_split(cond[1], " : "))
+        a, b = (hcl_keys(x, local, variables) for x in hcl_split(cond[1], " : "))
         return None if a is None or b is None else a + [k for k in b if k not in a]
     m = re.fullmatch(r"\{for (\w+) , \w+ in (.*)\}", t, re.S)
     if m:
         head = hcl_split(m.group(2), " : ")
         arrow = hcl_split(" : ".join(head[1:]), " => ")
-        source = hcl_keys(head[0], local)
+        source = hcl_keys(head[0], local, variables)
         if len(head) < 2 or len(arrow) < 2 or source is None:
             return None
         key = arrow[0].strip()
@@ -416,6 +459,64 @@ def hcl_keys(v, local: dict) -> list[str] | None:
                 return None
         return out
     return None
+
+
+# --- moved blocks ---------------------------------------------------------------------------------
+
+MOVED_ADDRESS = re.compile(r'^\$\{((?:module\.\w+\.)*)(\w+)\.(\w+)(?:\[(?:"([^"]*)"|(\d+))\])?\}$')
+
+
+def check_moved(checks: Checks, modules: dict) -> None:
+    """Every `moved` block moves an address no longer declared to an instance the module makes:
+    `to` names a resource declared in this module or in a module it calls (module.X.…, nested),
+    with for_each for a ["key"] instance (a key its for_each makes, when that can be read: a map of
+    the module, or of the call's arguments), count for [n], and neither for a plain address."""
+    problems = []
+    count = 0
+
+    def resolve(mod_dir: str, path: str, type_: str, name: str) -> tuple[dict | None, dict | None, dict]:
+        """(body of the resource, arguments of the call that reaches it, its module) at path."""
+        args = None
+        for call_name in re.findall(r"module\.(\w+)\.", path):
+            call = module_calls(modules.get(mod_dir, {})).get(call_name)
+            if call is None:
+                return None, None, {}
+            # An argument `var.X` is the outer call's X (left out when that is not known).
+            outer, args = args, {}
+            for k, v in call.items():
+                ref = re.fullmatch(r"\$\{var\.(\w+)\}", str(first(v)))
+                if not ref:
+                    args[k] = v
+                elif outer is not None and ref.group(1) in outer:
+                    args[k] = outer[ref.group(1)]
+            mod_dir = module_dir(mod_dir, call)
+        mod = modules.get(mod_dir, {})
+        return blocks(mod, "resource", type_).get(name), args, mod
+
+    for mod_dir, mod in sorted(modules.items()):
+        for block in mod.get("moved", []):
+            count += 1
+            frm, to = (MOVED_ADDRESS.match(str(first(block.get(k)))) for k in ("from", "to"))
+            label = f"{mod_dir} moved {str(first(block.get('from')))[2:-1]} → {str(first(block.get('to')))[2:-1]}"
+            if not frm or not to:
+                problems.append(f"{label}: not resource addresses")
+                continue
+            if resolve(mod_dir, *frm.group(1, 2, 3))[0] is not None:
+                problems.append(f"{label}: {frm.group(1)}{frm.group(2)}.{frm.group(3)} is still declared")
+            body, args, target = resolve(mod_dir, *to.group(1, 2, 3))
+            if body is None:
+                problems.append(f"{label}: {to.group(1)}{to.group(2)}.{to.group(3)} is not declared")
+                continue
+            key, index = to.group(4), to.group(5)
+            if key is not None:
+                keys = hcl_keys(first(body.get("for_each")), locals_of(target), args) if "for_each" in body else None
+                if "for_each" not in body:
+                    problems.append(f"{label}: a [\"{key}\"] instance of a resource without for_each")
+                elif keys is not None and key not in keys:
+                    problems.append(f"{label}: its for_each makes {keys}, not {key!r}")
+            elif index is not None and "count" not in body:
+                problems.append(f"{label}: a [{index}] instance of a resource without count")
+    checks.check(f"moved blocks move addresses no longer declared to instances the modules make ({count} moves)", problems)
 
 
 # --- checkov skip reasons -------------------------------------------------------------------------

@@ -106,8 +106,8 @@ pub(super) async fn api_gateway(
     (quota, account, stages)
 }
 
-/// An HTTP API's stage throttle: its default route settings (modules/tier1 and tier2,
-/// `aws_apigatewayv2_stage.public`).
+/// An HTTP API's stage throttle: its default route settings (terraform/modules/http_api,
+/// `aws_apigatewayv2_stage.this`, the throttle tier1 and tier2 give it).
 async fn http_stage_rate(client: &HttpClient, s: &StageName) -> Seen<Option<f64>> {
     let mut next: Option<String> = None;
     let id = loop {
