@@ -45,25 +45,30 @@ from locust.runners import MasterRunner, WorkerRunner
 
 # Beside this file (Locust puts its folder on the import path).
 from vwr_page import (
-    OPEN_SPREAD_SECONDS,
-    PAUSED_POLL_SECONDS,
+    LINE_STALE_SECONDS,
     SECRET_HEADER,
     STATUS_POLL_SECONDS,
-    TICKET_VERDICTS,
     Reply,
     Stop,
     as_int,
     as_time,
     backoff_seconds,
     claims_of,
+    first_line_read,
     hint_of,
     jitter,
-    next_line_read,
-    progress,
+    line_doc_rate,
+    line_read_delay,
     lost,
+    next_line_read,
+    open_spread,
     place_from_marks,
-    poll_for_wait,
-    wait_seconds,
+    progress,
+    refusal,
+    retry_after_seconds,
+    retry_after_wait,
+    status_look,
+    ticket_verdict,
 )
 from vwr_records import CONFIG, RECORDS
 
@@ -181,7 +186,7 @@ class Visitor(FastHttpUser):
     # ----- requests, with the page's retries on 503/429/5xx/network errors -----
 
     def call(self, endpoint, method, path, headers=None, body=None):
-        backoff = 1.0
+        errors = 0
         while True:
             if time.time() > self.deadline:
                 raise Stop("end", "unfinished")
@@ -196,11 +201,7 @@ class Visitor(FastHttpUser):
                 status = resp.status_code or 0
                 hdrs = list(resp.headers.items()) if resp.headers is not None else []
                 reply = Reply(status, hdrs, resp.text or "" if status else "")
-                retry_after = reply.header("retry-after")
-                try:
-                    retry = float(retry_after) if retry_after is not None else None
-                except ValueError:
-                    retry = None
+                retry = retry_after_seconds(reply.header("retry-after"), time.time() * 1000.0)
                 self.rec["calls"].append(
                     {
                         "endpoint": endpoint,
@@ -208,7 +209,7 @@ class Visitor(FastHttpUser):
                         "ms": round(ms, 3),
                         "status": status,
                         "xCache": reply.header("x-cache"),
-                        # As the load test: a Retry-After in seconds; any other is no hint.
+                        # As the load test: a Retry-After the page reads (seconds or a date).
                         "retryAfter": retry is not None,
                     }
                 )
@@ -216,22 +217,15 @@ class Visitor(FastHttpUser):
                     resp.failure(f"{status}")
                 else:
                     resp.success()
-            if status == 0:
-                gevent.sleep(jitter(self.rng, backoff))
-                backoff = min(backoff * 2, 30.0)
-                continue
-            if status in (503, 429):
-                if retry is not None:
-                    gevent.sleep(jitter(self.rng, max(retry, 0.5)))
-                else:
-                    gevent.sleep(jitter(self.rng, backoff))
-                    backoff = min(backoff * 2, 30.0)
-                continue
-            if status >= 500:
-                gevent.sleep(jitter(self.rng, backoff))
-                backoff = min(backoff * 2, 30.0)
-                continue
-            return reply
+            if status != 0 and status < 500 and status != 429:
+                return reply
+            # The page's back-off (2, 4 ... 60 s), or a 503's or 429's Retry-After (at least
+            # half a second: a `Retry-After: 0` is no reason to spin).
+            errors += 1
+            if status in (503, 429) and retry is not None:
+                gevent.sleep(max(retry_after_wait(retry, self.rng.random()), 0.5))
+            else:
+                gevent.sleep(jitter(self.rng, backoff_seconds(errors)))
 
     def cookies(self):
         """The tier-1 token and the tier-2 identity, as a browser sends them (both `Path=/`)
@@ -387,22 +381,16 @@ class Visitor(FastHttpUser):
             if self.first_ticket and self.rec["position"] is None:
                 self.rec["position"] = p
 
-    def event_refusal(self, r):
-        code = r.body.get("error")
-        ends = {(404, "event_not_found"): "event_not_found", (409, "event_closed"): "closed", (409, "event_not_active"): "inactive"}
-        why = ends.get((r.status, code))
-        if why:
-            self.count("unexpected4xx")
-            raise lost(why)
-
     def check_answer(self, r):
         """A `check` answer: a verdict on the ticket or the event's refusal raises; a refusal
         that is no verdict is None (the caller backs off); else the body, an admission taken."""
         if not 200 <= r.status < 300:
-            code = self.verdict(r)
-            if code:
-                raise Stop("rejoin", why=code)
-            self.event_refusal(r)
+            then, why = refusal(r.body)
+            if then == "rejoin":
+                raise Stop("rejoin", why=why)
+            if then == "end":
+                self.count("unexpected4xx")
+                raise lost(why)
             return None
         self.errors = 0
         if r.body.get("admitted") is True:
@@ -410,10 +398,6 @@ class Visitor(FastHttpUser):
             self.position_seen(as_int(claims_of(token).get("pos")))
             self.admitted(token)
         return r.body
-
-    def verdict(self, r):
-        code = r.body.get("error")
-        return code if r.status in (400, 403, 410) and code in TICKET_VERDICTS else None
 
     # ----- tier 1: in line -----
 
@@ -446,7 +430,7 @@ class Visitor(FastHttpUser):
                     opens_at = r.body["opensAt"]
             elif state is not None and 200 <= r.status < 300:
                 break
-        gevent.sleep(self.rng.random() * OPEN_SPREAD_SECONDS)
+        gevent.sleep(open_spread(self.rng.random()))
 
     def wait_for_turn(self):
         status_path = f"/vwr-api/vwr/status/{self.event}"
@@ -471,36 +455,30 @@ class Visitor(FastHttpUser):
             if look == "status":
                 r = self.call("tier1.status", "GET", status_path)
                 self.rec["statusPolls"] += 1
-                if not 200 <= r.status < 300:
-                    if r.status == 404 and r.body.get("error") == "event_not_found":
+                d = r.body
+                # Not the status document (as the page: a 200 with a `state`): back off.
+                if not 200 <= r.status < 300 or not isinstance(d.get("state"), str):
+                    if d.get("error") == "event_not_found":
                         self.count("unexpected4xx")
                         raise lost("event_not_found")
                     delay = self.transient()
                     continue
                 self.errors = 0
-                d = r.body
                 position = place["position"]
                 if position is None:
                     look, delay = "check", 0.0
                     continue
-                serving = as_int(d.get("servingCounter")) or 0
-                served = serving >= position
-                state = d.get("state") or "open"
-                if state == "inactive":
-                    self.count("unexpected4xx")
-                    raise lost("inactive")
-                if state == "closed" and not served:
-                    raise lost("closed")
-                if state in ("scheduled", "prequeue"):
-                    delay = jitter(self.rng, STATUS_POLL_SECONDS)
-                elif served:
+                then, value = status_look(d, position, place["rate"])
+                if then == "end":
+                    if value == "inactive":
+                        self.count("unexpected4xx")
+                    raise lost(value)
+                if then == "check":
                     look, delay = "check", 0.0
-                elif state == "paused":
-                    delay = jitter(self.rng, PAUSED_POLL_SECONDS)
+                elif then == "status":
+                    delay = jitter(self.rng, value)
                 else:
-                    rate = d.get("servedPerSecond")
-                    rate = rate if isinstance(rate, (int, float)) and rate > 0 else place["rate"]
-                    delay = jitter(self.rng, poll_for_wait(wait_seconds(position - serving, rate)))
+                    delay = self.transient()
                 continue
             r = self.call("tier1.check", "GET", self.check_path(), self.check_headers())
             self.keep_cookies(r)
@@ -557,7 +535,7 @@ class Visitor(FastHttpUser):
                     self.count("doubleAdmitted")
             elif r.body.get("state") != "closed":
                 self.lose_place("tier1Unadmitted")
-        elif self.verdict(r):
+        elif ticket_verdict(r.body):
             self.lose_place("tier1Unadmitted")
 
     def readmit(self):
@@ -620,9 +598,13 @@ class Visitor(FastHttpUser):
         elif answer == "transient":
             gevent.sleep(self.transient())
 
-    def wait_on_line(self, score, checked_at, started):
+    def wait_on_line(self, answer, started):
         path = f"/api/queue/line/{self.event}"
+        score = as_int(answer.get("lineScore")) or 0
+        checked_at = as_time(answer.get("checkedAt")) or 0.0
         seen, seen_at, observed = None, 0.0, None
+        # The first read when this place could have moved, as the page.
+        gevent.sleep(first_line_read(answer))
         while True:
             if self.abandon_tier2 and time.time() - started > self.abandon_after:
                 return False
@@ -633,7 +615,7 @@ class Visitor(FastHttpUser):
                 return False
             # Both seconds with a millisecond fraction (docs/api.md#times).
             if (as_time(doc.get("updatedAt")) or 0.0) < checked_at:
-                gevent.sleep(jitter(self.rng, 0.5))
+                gevent.sleep(LINE_STALE_SECONDS)
                 continue
             front = as_int(doc.get("front"))
             if front is None or front > score:
@@ -643,9 +625,8 @@ class Visitor(FastHttpUser):
             now = time.monotonic()
             observed = progress(seen, seen_at, place, now) or observed
             seen, seen_at = place, now
-            rates = [r for r in (doc.get("estimateRate"), doc.get("admittedPerSecond")) if isinstance(r, (int, float))]
-            hint = next_line_read(place, as_int(doc.get("threshold")) or 1, max(rates) if rates else None, observed)
-            gevent.sleep(jitter(self.rng, hint))
+            hint = next_line_read(place, as_int(doc.get("threshold")) or 1, line_doc_rate(doc), observed)
+            gevent.sleep(line_read_delay(hint, self.rng.random()))
 
     def tier2(self):
         e = self.event
@@ -684,9 +665,8 @@ class Visitor(FastHttpUser):
                         if at is not None:
                             self.rec["tier2IdleSeconds"] = max(known_at - at, 0.0)
                     break
-                score = as_int(body.get("lineScore"))
-                if score is not None:
-                    left = self.wait_on_line(score, as_time(body.get("checkedAt")) or 0.0, started)
+                if as_int(body.get("lineScore")) is not None:
+                    left = self.wait_on_line(body, started)
                     check_in = True
                     if not left:
                         gevent.sleep(jitter(self.rng, 1.0))

@@ -564,12 +564,6 @@ describe('errors and back-off', () => {
     assert.equal(p.text('position'), '101');
     assert.equal(p.doc.byId.error.hidden, true, 'the message goes once it works again');
   });
-
-  test('back-off is capped at a minute', () => {
-    assert.equal(app.backoffSeconds(1, 0.5), 2);
-    assert.equal(app.backoffSeconds(10, 0.5), 60);
-    assert.ok(Math.abs(app.backoffSeconds(10, 1) - 72) < 1e-9);
-  });
 });
 
 describe('visibility', () => {
@@ -635,12 +629,7 @@ describe('in line: the status document, not check', () => {
   });
 
   test('the poll interval: a quarter of the expected wait, within 1–30 s, ±20 %', async () => {
-    assert.deepEqual([0, 3, 8, 40, 119, 120, 86_400].map(app.pollForWait), [1, 1, 2, 10, 29.75, 30, 30]);
-    assert.equal(app.waitSeconds(100, 10), 10);
-    assert.equal(app.waitSeconds(101, 10), 11);
-    assert.equal(app.waitSeconds(0, 10), 0);
-    assert.equal(app.waitSeconds(100, null), 5, "no rate: the API's max(place ÷ 50, 5)");
-    assert.equal(app.waitSeconds(1000, 0), 20);
+    // pollForWait and waitSeconds themselves: page-rules.json (page-rules.test.mjs).
     // Position 101; the rate from the status document (servedPerSecond).
     for (const [serving, rate, random, gap] of [
       [0, 10, 0.5, 2750], // 101 places at 10/s: 11 s → 2.75 s
@@ -1879,7 +1868,7 @@ describe('helpers', () => {
     }
   });
 
-  test('eventIdFrom, queryParam, pickLang, retryAfterSeconds, formatWait, progress', () => {
+  test('eventIdFrom, queryParam, pickLang, formatWait, progress', () => {
     assert.equal(app.eventIdFrom('/vwr/e1'), 'e1');
     assert.equal(app.eventIdFrom('/vwr/e1/'), 'e1');
     for (const p of ['/vwr/', '/vwr/a/b', '/vwr/a%20b', `/vwr/${'x'.repeat(65)}`, '/events/e1']) assert.equal(app.eventIdFrom(p), null, p);
@@ -1891,10 +1880,6 @@ describe('helpers', () => {
     assert.equal(app.pickLang(null, ['fr']), 'en');
     assert.equal(app.pickLang('ko', ['en']), 'ko');
     assert.equal(app.pickLang('ja', ['ko']), 'ko', 'by default (the draw check page): en and ko only');
-    assert.equal(app.retryAfterSeconds('12', 0), 12);
-    assert.equal(app.retryAfterSeconds(new Date(60_000).toUTCString(), 0), 60);
-    assert.equal(app.retryAfterSeconds('soon', 0), null);
-    assert.equal(app.retryAfterSeconds(null, 0), null);
     const en = STR.en;
     assert.equal(app.formatWait(30, en, 'en'), 'under a minute');
     assert.equal(app.formatWait(61, en, 'en'), 'about 2 min');

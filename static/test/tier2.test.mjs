@@ -143,35 +143,7 @@ describe('helpers', () => {
     }
   });
 
-  test('a place from the line document\'s marks: exact at a mark, interpolated between two', () => {
-    const marks = [[1, 100], [3, 300], [83, 1100]];
-    assert.equal(tier2.placeOf(marks, 100), 1);
-    assert.equal(tier2.placeOf(marks, 300), 3);
-    assert.equal(tier2.placeOf(marks, 200), 2);
-    assert.equal(tier2.placeOf(marks, 700), 43);
-    assert.equal(tier2.placeOf(marks, 1100), 83);
-    assert.equal(tier2.placeOf([], 5), 1);
-  });
-
-  test('the next read of the document: a quarter of the own wait near the front (1–2 s), of the wait beyond the threshold further back (2–120 s)', () => {
-    assert.equal(tier2.lineDelay(3, 5, 1), 1);
-    assert.equal(tier2.lineDelay(5, 5, 1), 1.25);
-    assert.equal(tier2.lineDelay(400, 2000, 10), 2, 'near the front: at most 2 s');
-    assert.equal(tier2.lineDelay(60, 2000, 10), 1.5);
-    assert.equal(tier2.lineDelay(30, 2000, 10), 1, 'the turn seconds away: every second');
-    assert.equal(tier2.lineDelay(6, 5, 1), 2);
-    assert.equal(tier2.lineDelay(45, 5, 1), 10);
-    assert.equal(tier2.lineDelay(10_000, 5, 1), 120);
-    assert.equal(tier2.lineDelay(10, 5, 0), 120, 'no rate: the slowest');
-    assert.equal(tier2.lineDelay(3, 5, 0), 1);
-  });
-
-  test('reads are paced by the fastest rate seen, at most 30 s until the place is seen to move', () => {
-    assert.equal(tier2.nextRead(12_000, 2000, 3, 0), 30, 'the document\'s 3/s: not yet seen to move');
-    assert.equal(tier2.nextRead(12_000, 2000, 3, 50), 50);
-    assert.equal(tier2.nextRead(12_000, 2000, 80, 50), 31.25, 'the fastest rate');
-    assert.equal(tier2.nextRead(100, 2000, 0, 0), 1);
-  });
+  // placeOf, lineDelay and nextRead themselves: page-rules.json (page-rules.test.mjs).
 
   test('an entry token\'s times from its claims; anything else is null', () => {
     assert.deepEqual(tier2.tokenTimes(jwt(T0, 30)), { iat: T0 / 1000, exp: T0 / 1000 + 30 });

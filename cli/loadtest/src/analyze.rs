@@ -27,12 +27,13 @@ use clap::Parser;
 use super::crowd::Crowd;
 use super::ctx::{ASSIGN, CHECK, Ctx, LINE, Leaks, Proofs, RECHECK, STATUS};
 use super::options::LoadOptions;
+use super::page::TICKET_VERDICTS;
 use super::records::{CallRecord, Records, VisitorRecord};
 use super::report::Report;
 use super::sample::Sampled;
 use super::stats::{Counters, Latencies, Timeline};
 use super::tally::{self, Ran};
-use super::visitor::{End, Outcome, TICKET_VERDICTS, cause};
+use super::visitor::{End, Outcome, cause};
 use crate::client::HttpClient;
 
 /// The endpoints a visitor calls, as the load test names them (the keys of `latency`).
@@ -51,12 +52,14 @@ const ENDPOINTS: [&str; 11] = [
 ];
 /// Why a visitor's run was lost (`lostBy`), as the load test names it.
 /// `harness_error`: the locustfile itself failed (its log says how).
-const LOST_BY: [&str; 9] = [
+const LOST_BY: [&str; 11] = [
     "refused",
     "rejoin_refused",
     "event_not_found",
     "closed",
     "inactive",
+    "invalid_event_id",
+    "enqueue_token_required",
     "edge_refused",
     "tier2_identity",
     "position_taken",

@@ -19,6 +19,7 @@ use vwr_core::keys::EcKeyring;
 
 use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{HttpClient, Reply};
+use crate::page::{backoff_seconds, jitter_seconds, retry_after_seconds, retry_after_wait};
 
 /// Endpoint names (the keys of latencies and costs).
 pub const ASSIGN: &str = "tier1.assign";
@@ -89,7 +90,7 @@ impl Rng {
 
     /// `secs` × (1 ± 20 %), as the page's jitter.
     pub fn jitter(&mut self, secs: f64) -> Duration {
-        Duration::from_secs_f64((secs * (0.8 + 0.4 * self.next_f64())).max(0.05))
+        Duration::from_secs_f64(jitter_seconds(secs, self.next_f64()).max(0.0))
     }
 }
 
@@ -97,6 +98,13 @@ pub(super) enum Step {
     Reply(Reply),
     /// Gave up: deadline passed while the service kept failing.
     GaveUp,
+}
+
+/// Milliseconds since the epoch: the clock a `Retry-After` date is read against.
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 /// The claims of a JWT (its payload, unverified).
@@ -116,7 +124,8 @@ impl Ctx {
         if offset > 0.0 { self.start + Duration::from_secs_f64(offset) } else { self.start }
     }
 
-    /// One request with the waiting page's retry behaviour on 503/429/network errors.
+    /// One request with the waiting page's retry behaviour on 503/429/5xx/network errors: its
+    /// back-off, or a 503's or 429's `Retry-After`.
     pub(super) async fn call(
         &self,
         rng: &mut Rng,
@@ -138,7 +147,8 @@ impl Ctx {
         headers: &[(&str, &str)],
         body: Option<&Value>,
     ) -> Step {
-        let mut backoff = 1.0f64;
+        // Failed answers in a row: the page's back-off (2, 4 … 60 s), or a `Retry-After`.
+        let mut errors = 0u32;
         loop {
             if Instant::now() > self.deadline {
                 return Step::GaveUp;
@@ -172,15 +182,14 @@ impl Ctx {
                     }
                     let s = reply.status.as_u16();
                     if s == 503 || s == 429 {
-                        let retry = reply
-                            .headers
-                            .get(header::RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| v.parse::<f64>().ok());
-                        match retry {
+                        errors += 1;
+                        let header = reply.headers.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok());
+                        match retry_after_seconds(header, now_ms()) {
                             Some(r) => {
                                 Counters::inc(&self.counters.degraded);
-                                tokio::time::sleep(rng.jitter(r.max(0.5))).await;
+                                // At least half a second: a `Retry-After: 0` is no reason to spin.
+                                let wait = retry_after_wait(r as f64, rng.next_f64()).max(0.5);
+                                tokio::time::sleep(Duration::from_secs_f64(wait)).await;
                             }
                             None => {
                                 // vwr never answers 429 (API Gateway's throttle or a WAF does):
@@ -191,24 +200,23 @@ impl Ctx {
                                 } else {
                                     &c.server_errors
                                 });
-                                tokio::time::sleep(rng.jitter(backoff)).await;
-                                backoff = (backoff * 2.0).min(30.0);
+                                tokio::time::sleep(rng.jitter(backoff_seconds(errors))).await;
                             }
                         }
                         continue;
                     }
                     if s >= 500 {
                         Counters::inc(&self.counters.server_errors);
-                        tokio::time::sleep(rng.jitter(backoff)).await;
-                        backoff = (backoff * 2.0).min(30.0);
+                        errors += 1;
+                        tokio::time::sleep(rng.jitter(backoff_seconds(errors))).await;
                         continue;
                     }
                     return Step::Reply(reply);
                 }
                 Err(_) => {
                     Counters::inc(&self.counters.network_errors);
-                    tokio::time::sleep(rng.jitter(backoff)).await;
-                    backoff = (backoff * 2.0).min(30.0);
+                    errors += 1;
+                    tokio::time::sleep(rng.jitter(backoff_seconds(errors))).await;
                 }
             }
         }

@@ -24,8 +24,10 @@
 //! - The report: `report` (the typed [`Report`], whose keys `--json` writes), its sections
 //!   computed beside their types in `cost`, `outflow`, `series`, `open`, `bots` and `faults`;
 //!   shown by `text` (the terminal) and `html` (the page).
-//! - Below them all: `stats` (counters, latencies, rank figures), `admin` (the harness's admin
-//!   calls), `faults` (the fault proxies and the stop/start commands).
+//! - Below them all: `page` (the waiting page's rules the visitors follow, held to the page's
+//!   by the vectors of static/test/page-rules.json), `stats` (counters, latencies, rank
+//!   figures), `admin` (the harness's admin calls), `faults` (the fault proxies and the
+//!   stop/start commands).
 
 mod admin;
 pub mod analyze;
@@ -40,6 +42,7 @@ pub mod html;
 pub mod open;
 pub mod options;
 pub mod outflow;
+pub mod page;
 pub mod records;
 pub mod report;
 mod sample;

@@ -7,16 +7,10 @@ use std::time::{Duration, Instant};
 use http::Method;
 use serde_json::Value;
 
-use super::{End, Outcome, Stop, Visitor, pos_of, ticket_verdict};
+use super::{End, Outcome, Stop, Visitor, pos_of};
 use crate::ctx::{CHECK, Ctx, Rng, STATUS, Step};
+use crate::page::{Look as Next, STATUS_POLL_SECONDS, hint_of, open_spread, status_look};
 use crate::stats::Counters;
-
-/// The waiting page reads the status document every ~10 s before the open.
-const STATUS_POLL_SECONDS: f64 = 10.0;
-/// … and every ~15 s while the sale is paused.
-const PAUSED_POLL_SECONDS: f64 = 15.0;
-/// At the open, each page waits a random 0–5 s before its first `check`.
-const OPEN_SPREAD_SECONDS: f64 = 5.0;
 
 /// Before the open, as the waiting page: the public status document every ~10 s (jittered)
 /// until `opens_at` (unix seconds; the document may move it) or until it says the sale is
@@ -49,31 +43,8 @@ async fn wait_for_open(ctx: &Ctx, rng: &mut Rng, mut opens_at: f64, out: &mut Ou
             _ => {}
         }
     }
-    tokio::time::sleep(Duration::from_secs_f64(rng.next_f64() * OPEN_SPREAD_SECONDS)).await;
+    tokio::time::sleep(Duration::from_secs_f64(open_spread(rng.next_f64()))).await;
     true
-}
-
-/// Seconds until the turn of `place` (1 = next) at `rate` positions per second; without a
-/// rate `max(place ÷ 50, 5)` — the page's `waitSeconds`.
-pub fn wait_seconds(place: u64, rate: Option<f64>) -> f64 {
-    if place == 0 {
-        return 0.0;
-    }
-    match rate {
-        Some(r) if r > 0.0 && r.is_finite() => (place as f64 / r).ceil(),
-        _ => ((place / 50) as f64).max(5.0),
-    }
-}
-
-/// Seconds between looks at the status document in line: a quarter of the expected wait,
-/// 1–30 s — the page's `pollForWait` (the server's `nextPollSeconds` follows the same rule).
-pub fn poll_for_wait(wait: f64) -> f64 {
-    (wait / 4.0).clamp(1.0, 30.0)
-}
-
-/// The server's poll hint as the page takes it: 1–60 s, 5 s when absent.
-pub(super) fn hint_of(body: &Value) -> f64 {
-    body["nextPollSeconds"].as_f64().map_or(5.0, |s| s.clamp(1.0, 60.0))
 }
 
 /// What the page keeps of its place: the position, and the rate its last estimate implied
@@ -166,8 +137,10 @@ impl Visitor<'_> {
                     return Err(Stop::End(End::Unfinished));
                 };
                 self.out.status_polls += 1;
-                if !r.status.is_success() {
-                    if r.status.as_u16() == 404 && r.json()["error"] == "event_not_found" {
+                let d = r.json();
+                // Not the status document (as the page: a 200 with a `state`): back off.
+                if !r.status.is_success() || !d["state"].is_string() {
+                    if d["error"] == "event_not_found" {
                         Counters::inc(&ctx.counters.unexpected_4xx);
                         return Err(Stop::End(End::Lost("event_not_found")));
                     }
@@ -175,26 +148,20 @@ impl Visitor<'_> {
                     continue;
                 }
                 self.errors = 0;
-                let d = r.json();
                 let Some(position) = place.position else {
                     (look, delay) = (Look::Check, Duration::ZERO);
                     continue;
                 };
-                let serving = d["servingCounter"].as_u64().unwrap_or(0);
-                let served = serving >= position;
-                match d["state"].as_str().unwrap_or("open") {
-                    "inactive" => {
-                        Counters::inc(&ctx.counters.unexpected_4xx);
-                        return Err(Stop::End(End::Lost("inactive")));
+                match status_look(&d, position, place.rate) {
+                    Next::End(why) => {
+                        if why == "inactive" {
+                            Counters::inc(&ctx.counters.unexpected_4xx);
+                        }
+                        return Err(Stop::End(End::Lost(why)));
                     }
-                    "closed" if !served => return Err(Stop::End(End::Lost("closed"))),
-                    "scheduled" | "prequeue" => delay = self.rng.jitter(STATUS_POLL_SECONDS),
-                    _ if served => (look, delay) = (Look::Check, Duration::ZERO),
-                    "paused" => delay = self.rng.jitter(PAUSED_POLL_SECONDS),
-                    _ => {
-                        let rate = d["servedPerSecond"].as_f64().filter(|r| *r > 0.0).or(place.rate);
-                        delay = self.rng.jitter(poll_for_wait(wait_seconds(position - serving, rate)));
-                    }
+                    Next::Check => (look, delay) = (Look::Check, Duration::ZERO),
+                    Next::Status(secs) => delay = self.rng.jitter(secs),
+                    Next::Backoff => delay = self.transient(),
                 }
                 continue;
             }
@@ -206,15 +173,9 @@ impl Visitor<'_> {
             };
             self.keep_cookies(&r);
             self.out.checks += 1;
-            let (status, body) = (r.status.as_u16(), r.json());
+            let body = r.json();
             if !r.status.is_success() {
-                if let Some(code) = ticket_verdict(status, &body) {
-                    return Err(Stop::Rejoin(code));
-                }
-                if let Some(end) = Self::event_refusal(status, &body) {
-                    Counters::inc(&ctx.counters.unexpected_4xx);
-                    return Err(Stop::End(end));
-                }
+                self.refused(&body)?;
                 // No verdict (a WAF, API Gateway, the origin secret): the ticket stays.
                 (look, delay) = (Look::Check, self.transient());
                 continue;

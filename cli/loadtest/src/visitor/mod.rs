@@ -17,8 +17,8 @@
 //! the public status document, every ~10 s, until `opensAt`; waits a random 0–5 s; and learns
 //! its drawn position from its first `check`.
 //!
-//! Place safety (docs/performance.md#load-testing): a visitor forgets its ticket
-//! only on the tier-1 API's verdicts on it ([`TICKET_VERDICTS`]) and then joins again; any
+//! Place safety (docs/performance.md#load-testing): a visitor forgets its ticket only on the
+//! tier-1 API's verdicts on it ([`crate::page::TICKET_VERDICTS`]) and then joins again; any
 //! other refusal (a WAF's or API Gateway's 403 or 429, `origin_forbidden`, a non-JSON body, a
 //! 5xx, a network error) keeps the ticket and backs off as the page does (2, 4 … 60 s). Sent
 //! back to the waiting room by the edge or by tier 2 (its tier-1 token no longer taken), it
@@ -27,7 +27,8 @@
 //! again. Every way its place can be seen moving backwards is counted once per visitor in
 //! `placesLostToFaults` (see [`Visitor::lose_place`]).
 //!
-//! Here the join, the edge and the re-checks; waiting in line in `line`, tier 2 in `tier2`.
+//! Here the join, the edge and the re-checks; waiting in line in `line`, tier 2 in `tier2`; the
+//! page's rules they follow (verdicts, pace, back-off, jitter) in [`crate::page`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,13 +39,13 @@ use serde_json::Value;
 use super::ctx::{ASSIGN, CHECK, Ctx, RECHECK, Rng, SECRET_HEADER, Step, claims_of};
 use super::stats::Counters;
 use crate::client::Reply;
+use crate::page::{Refusal, backoff_seconds, refusal, ticket_verdict};
 
 mod line;
 #[cfg(test)]
 mod tests;
 mod tier2;
 
-pub use self::line::{poll_for_wait, wait_seconds};
 pub use self::tier2::{Tier2Answer, place_kept, tier2_answer};
 
 /// How a visitor's run ended.
@@ -110,34 +111,6 @@ fn jti_of(token: &str) -> Option<String> {
 /// The position a tier-1 token was issued for (its `pos` claim).
 fn pos_of(token: &str) -> Option<u64> {
     claims_of(token)?["pos"].as_u64()
-}
-
-/// The tier-1 API's verdicts on a ticket (docs/api.md, `check`): the only answers on which the
-/// waiting page forgets its ticket and joins again. An honest visitor of the harness (the right
-/// secret, its own event, a ticket within its lifetime, never released) causes none of them.
-pub const TICKET_VERDICTS: [&str; 6] = [
-    "invalid_request_id",
-    "wrong_event",
-    "proof_required",
-    "request_id_expired",
-    "admission_expired",
-    "session_ended",
-];
-
-/// The verdict of a `check` answer, if it is one of the tier-1 API's verdicts on the ticket: a
-/// 400, 403 or 410 whose JSON `error` is in [`TICKET_VERDICTS`]. Anything else — a WAF's HTML
-/// page, API Gateway's `{"message": "Forbidden"}`, `origin_forbidden`, a 429 — is no verdict.
-pub fn ticket_verdict(status: u16, body: &Value) -> Option<&'static str> {
-    if !matches!(status, 400 | 403 | 410) {
-        return None;
-    }
-    let code = body["error"].as_str()?;
-    TICKET_VERDICTS.iter().find(|v| **v == code).copied()
-}
-
-/// The page's back-off after `errors` failures in a row: 2, 4, 8 … 60 s (before jitter).
-pub fn backoff_seconds(errors: u32) -> f64 {
-    2f64.powi(i32::try_from(errors.clamp(1, 6)).unwrap_or(6)).min(60.0)
 }
 
 /// How a place can be seen moving backwards: the causes of `placesLostToFaults`.
@@ -428,13 +401,16 @@ impl Visitor<'_> {
         }
     }
 
-    /// A refused `check` that is no verdict on the ticket but on the event: how the run ends.
-    fn event_refusal(status: u16, body: &Value) -> Option<End> {
-        match (status, body["error"].as_str()) {
-            (404, Some("event_not_found")) => Some(End::Lost("event_not_found")),
-            (409, Some("event_closed")) => Some(End::Lost("closed")),
-            (409, Some("event_not_active")) => Some(End::Lost("inactive")),
-            _ => None,
+    /// A refused `check` as the page reads it: a verdict on the ticket (join again), the
+    /// event's answer (the run ends), or `Ok`: no verdict, back off and ask again.
+    fn refused(&self, body: &Value) -> Result<(), Stop> {
+        match refusal(body) {
+            Refusal::Rejoin(code) => Err(Stop::Rejoin(code)),
+            Refusal::End(why) => {
+                Counters::inc(&self.ctx.counters.unexpected_4xx);
+                Err(Stop::End(End::Lost(why)))
+            }
+            Refusal::Backoff => Ok(()),
         }
     }
 
@@ -553,7 +529,7 @@ impl Visitor<'_> {
             } else if body["state"] != "closed" {
                 self.lose_place(cause::TIER1_UNADMITTED);
             }
-        } else if ticket_verdict(r.status.as_u16(), &body).is_some() {
+        } else if ticket_verdict(&body).is_some() {
             self.lose_place(cause::TIER1_UNADMITTED);
         }
     }
@@ -574,15 +550,9 @@ impl Visitor<'_> {
                 return Err(Stop::End(End::Unfinished));
             };
             self.keep_cookies(&r);
-            let (status, body) = (r.status.as_u16(), r.json());
+            let body = r.json();
             if !r.status.is_success() {
-                if let Some(code) = ticket_verdict(status, &body) {
-                    return Err(Stop::Rejoin(code));
-                }
-                if let Some(end) = Self::event_refusal(status, &body) {
-                    Counters::inc(&ctx.counters.unexpected_4xx);
-                    return Err(Stop::End(end));
-                }
+                self.refused(&body)?;
                 let wait = self.transient();
                 tokio::time::sleep(wait).await;
                 continue;

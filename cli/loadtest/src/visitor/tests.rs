@@ -5,62 +5,21 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::super::stats::{Latencies, Timeline};
-use super::line::{Place, hint_of};
+use super::line::Place;
 use super::*;
 use crate::client::HttpClient;
 
+// The page's rules themselves (verdicts, pace, back-off, jitter, Retry-After, the line's
+// marks): the vectors of static/test/page-rules.json, in tests/page_rules.rs.
+
 #[test]
-fn waits_and_polls_as_the_page() {
-    assert_eq!(wait_seconds(0, Some(10.0)), 0.0);
-    assert_eq!(wait_seconds(101, Some(10.0)), 11.0);
-    assert_eq!(wait_seconds(1_000, None), 20.0);
-    assert_eq!(wait_seconds(10, Some(0.0)), 5.0);
-    assert_eq!(poll_for_wait(2.0), 1.0);
-    assert_eq!(poll_for_wait(40.0), 10.0);
-    assert_eq!(poll_for_wait(1e6), 30.0);
+fn the_place_keeps_the_rate_of_the_last_estimate() {
     let mut p = Place::default();
     p.learn(&serde_json::json!({"position": 120, "servingCounter": 20, "estimatedWaitSeconds": 10, "nextPollSeconds": 2}));
     assert_eq!(p.position, Some(120));
     assert_eq!(p.rate, Some(10.0));
     p.learn(&serde_json::json!({"position": 120, "peopleAhead": 49, "estimatedWaitSeconds": 25}));
     assert_eq!(p.rate, Some(2.0));
-    assert_eq!(hint_of(&serde_json::json!({"nextPollSeconds": 0})), 1.0);
-    assert_eq!(hint_of(&serde_json::json!({})), 5.0);
-    assert_eq!(
-        [0, 1, 2, 5, 6, 9].map(backoff_seconds),
-        [2.0, 2.0, 4.0, 32.0, 60.0, 60.0],
-        "the page's back-off: 2, 4 … 60 s"
-    );
-}
-
-#[test]
-fn only_the_tier1_apis_verdicts_make_a_visitor_forget_its_ticket() {
-    use serde_json::json;
-    for (status, code) in [
-        (400, "invalid_request_id"),
-        (403, "invalid_request_id"),
-        (403, "wrong_event"),
-        (403, "proof_required"),
-        (410, "request_id_expired"),
-        (410, "admission_expired"),
-        (410, "session_ended"),
-    ] {
-        assert_eq!(ticket_verdict(status, &json!({"error": code, "message": "x"})), Some(code));
-    }
-    // A WAF's HTML page (no JSON: the body reads as null), API Gateway's own 403 and 429,
-    // the origin secret refused during a rotation, a 5xx, an unknown code: no verdict.
-    for (status, body) in [
-        (403, Value::Null),
-        (403, json!({"message": "Forbidden"})),
-        (429, json!({"message": "Too Many Requests"})),
-        (403, json!({"error": "origin_forbidden", "message": "x"})),
-        (500, json!({"error": "internal_error"})),
-        (404, json!({"error": "invalid_request_id"})),
-        (403, json!({"error": "something_new"})),
-        (403, json!({"error": {"code": "proof_required"}})),
-    ] {
-        assert_eq!(ticket_verdict(status, &body), None, "{status} {body}");
-    }
 }
 
 #[test]

@@ -9,60 +9,10 @@ use serde_json::Value;
 use super::{End, Stop, Visitor, cause, jti_of};
 use crate::client::Reply;
 use crate::ctx::{LINE, Step};
+use crate::page::{
+    LINE_STALE_SECONDS, first_line_read, line_doc_rate, line_read_delay, next_line_read, place_from_marks,
+};
 use crate::stats::Counters;
-
-/// A visitor's place in line from the line document's marks (`[place, score]`, in order): the
-/// mark at or below its score, moved on in proportion to the scores up to the next mark.
-pub fn place_from_marks(marks: &[(u64, u64)], score: u64) -> u64 {
-    let Some(&(p0, s0)) = marks.first() else { return 1 };
-    if score <= s0 {
-        return p0.max(1);
-    }
-    for w in marks.windows(2) {
-        let ((p1, s1), (p2, s2)) = (w[0], w[1]);
-        if score >= s1 && score < s2 {
-            let frac = (score - s1) as f64 / (s2 - s1) as f64;
-            return p1 + ((p2 - p1) as f64 * frac).round() as u64;
-        }
-    }
-    marks.last().map_or(1, |m| m.0)
-}
-
-/// Seconds until the next look at the line document (ADR 0032; the page's `lineDelay`): within
-/// `threshold` of the front, a quarter of the visitor's own expected wait, 1–2 s (every second
-/// once the turn is seconds away); beyond them, a quarter of the wait to come within
-/// `threshold`, 2–120 s. No rate: 1 s near the front, the slowest beyond.
-pub fn line_hint(place: u64, threshold: u64, rate: Option<f64>) -> f64 {
-    let threshold = threshold.max(1);
-    let Some(rate) = rate.filter(|r| *r > 0.0) else {
-        return if place <= threshold { 1.0 } else { LINE_HINT_MAX_SECONDS };
-    };
-    if place <= threshold {
-        return (place as f64 / rate / 4.0).clamp(1.0, LINE_NEAR_MAX_SECONDS);
-    }
-    ((place - threshold) as f64 / rate / 4.0).clamp(2.0, LINE_HINT_MAX_SECONDS)
-}
-
-/// The longest pause between two reads within `threshold` of the front: a slot a visitor there
-/// is given idles at most about this long (SPEC: known within 2 s, p90).
-pub const LINE_NEAR_MAX_SECONDS: f64 = 2.0;
-
-/// The longest pause between two reads of the line document.
-pub const LINE_HINT_MAX_SECONDS: f64 = 120.0;
-
-/// The longest pause before the visitor has seen its own place move (the cap of ADR 0026).
-pub const LINE_UNSEEN_MAX_SECONDS: f64 = 30.0;
-
-/// Seconds until the next read of the line document (ADR 0032; the page's `nextRead`): the rule
-/// of [`line_hint`] paced by the fastest of the document's rates (`doc_rate`: `estimateRate`,
-/// `admittedPerSecond`) and the visitor's own progress (`observed`, the last positive one) —
-/// early in a sale the estimate is the configured rate, often far below the real one — and at
-/// most 30 s until the visitor has seen its place move.
-pub fn next_line_read(place: u64, threshold: u64, doc_rate: Option<f64>, observed: Option<f64>) -> f64 {
-    let pace = [doc_rate, observed].into_iter().flatten().filter(|r| *r > 0.0).reduce(f64::max);
-    let hint = line_hint(place, threshold, pace);
-    if observed.is_some() { hint } else { hint.min(LINE_UNSEEN_MAX_SECONDS) }
-}
 
 /// How fast the visitor's place moved since `before` (that place, and when), if it moved.
 pub fn progress(before: Option<(u64, Instant)>, place: u64, now: Instant) -> Option<f64> {
@@ -170,16 +120,20 @@ impl Visitor<'_> {
         }
     }
 
-    /// Reads the line document until its front passes `score` (the visitor has left the line:
-    /// admitted, most likely); `Ok(false)` when the document could not be read as such (the
-    /// caller asks tier 2 instead).
+    /// After `answer` (a place with its `lineScore`), reads the line document until its front
+    /// passes that score (the visitor has left the line: admitted, most likely); `Ok(false)`
+    /// when the document could not be read as such (the caller asks tier 2 instead).
     /// Only a document read after the join (`updatedAt` ≥ the check's `checkedAt`) can tell:
     /// an older one may not have the visitor in line yet.
     /// Both are seconds since the epoch with a millisecond fraction (docs/api.md#times).
-    async fn wait_on_line(&mut self, score: u64, checked_at: f64, started: Instant) -> Result<bool, Stop> {
+    async fn wait_on_line(&mut self, answer: &Value, started: Instant) -> Result<bool, Stop> {
         let ctx = self.ctx;
         let path = format!("/api/queue/line/{}", ctx.event);
+        let score = answer["lineScore"].as_u64().unwrap_or(0);
+        let checked_at = answer["checkedAt"].as_f64().unwrap_or(0.0);
         let (mut seen, mut observed): (Option<(u64, Instant)>, Option<f64>) = (None, None);
+        // The first read when this place could have moved, as the page.
+        tokio::time::sleep(Duration::from_secs_f64(first_line_read(answer))).await;
         loop {
             if self.abandon.in_tier2 && started.elapsed() > self.abandon.after {
                 return Ok(false);
@@ -194,7 +148,7 @@ impl Visitor<'_> {
             }
             if doc["updatedAt"].as_f64().unwrap_or(0.0) < checked_at {
                 // Read before this visitor joined: the next one will not be (a second's cache).
-                tokio::time::sleep(self.rng.jitter(0.5)).await;
+                tokio::time::sleep(Duration::from_secs_f64(LINE_STALE_SECONDS)).await;
                 continue;
             }
             let front = doc["front"].as_u64();
@@ -209,12 +163,10 @@ impl Visitor<'_> {
             let now = Instant::now();
             observed = progress(seen, place, now).or(observed);
             seen = Some((place, now));
-            let doc_rate = [doc["estimateRate"].as_f64(), doc["admittedPerSecond"].as_f64()]
-                .into_iter()
-                .flatten()
-                .reduce(f64::max);
-            let hint = next_line_read(place, doc["threshold"].as_u64().unwrap_or(1), doc_rate, observed);
-            tokio::time::sleep(self.rng.jitter(hint)).await;
+            let hint =
+                next_line_read(place, doc["threshold"].as_u64().unwrap_or(1), line_doc_rate(&doc), observed);
+            let wait = line_read_delay(hint, self.rng.next_f64());
+            tokio::time::sleep(Duration::from_secs_f64(wait)).await;
         }
     }
 
@@ -275,9 +227,8 @@ impl Visitor<'_> {
                 // admission, or the place and score anew). `--legacy-tier2`: `status` at the
                 // server's hints, as before (ADR 0026).
                 match body["lineScore"].as_u64() {
-                    Some(score) if !ctx.legacy_tier2 => {
-                        let checked_at = body["checkedAt"].as_f64().unwrap_or(0.0);
-                        let left = self.wait_on_line(score, checked_at, started).await?;
+                    Some(_) if !ctx.legacy_tier2 => {
+                        let left = self.wait_on_line(&body, started).await?;
                         check_in = true;
                         if !left {
                             tokio::time::sleep(self.rng.jitter(1.0)).await;
@@ -359,46 +310,16 @@ impl Visitor<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
-    use super::{line_hint, next_line_read, place_from_marks, progress};
-
-    #[test]
-    fn a_place_is_read_between_the_marks_around_the_score() {
-        let marks = [(1, 100), (11, 200), (21, 400)];
-        assert_eq!(place_from_marks(&marks, 50), 1, "ahead of the front: next");
-        assert_eq!(place_from_marks(&marks, 100), 1);
-        assert_eq!(place_from_marks(&marks, 150), 6);
-        assert_eq!(place_from_marks(&marks, 300), 16);
-        assert_eq!(place_from_marks(&marks, 400), 21);
-        assert_eq!(place_from_marks(&marks, 900), 21, "behind the last mark: last");
-        assert_eq!(place_from_marks(&[], 5), 1);
-    }
+    use super::progress;
 
     #[test]
-    fn the_document_is_read_by_the_own_wait_near_the_front_and_by_the_wait_beyond() {
-        assert_eq!(line_hint(1, 400, Some(1.0)), 1.0);
-        assert_eq!(line_hint(400, 400, None), 1.0, "no rate: every second near the front");
-        assert_eq!(line_hint(400, 2000, Some(10.0)), 2.0, "near the front: at most 2 s");
-        assert_eq!(line_hint(60, 2000, Some(10.0)), 1.5);
-        assert_eq!(line_hint(30, 2000, Some(10.0)), 1.0, "the turn seconds away: every second");
-        assert_eq!(line_hint(410, 400, Some(1.0)), 2.5, "a quarter of the wait beyond them");
-        assert_eq!(line_hint(400 + 1000, 400, Some(1.0)), 120.0);
-        assert_eq!(line_hint(402, 400, Some(10.0)), 2.0);
-        assert_eq!(line_hint(5000, 400, None), 120.0, "no rate: the slowest");
-    }
-
-    #[test]
-    fn reads_are_paced_by_the_fastest_rate_seen_and_kept_short_until_the_place_moves() {
+    fn progress_is_how_fast_the_place_moved() {
         let t0 = Instant::now();
-        let t20 = t0 + std::time::Duration::from_secs(20);
+        let t20 = t0 + Duration::from_secs(20);
         assert_eq!(progress(Some((1500, t0)), 500, t20), Some(50.0));
         assert_eq!(progress(Some((500, t0)), 500, t20), None, "nothing moved");
         assert_eq!(progress(None, 500, t20), None);
-        // 10,000 beyond the threshold: at the document's 3/s, 30 s until the place is seen to move.
-        assert_eq!(next_line_read(12_000, 2000, Some(3.0), None), 30.0);
-        assert_eq!(next_line_read(12_000, 2000, Some(3.0), Some(50.0)), 50.0);
-        assert_eq!(next_line_read(12_000, 2000, Some(80.0), Some(50.0)), 31.25, "the fastest rate");
-        assert_eq!(next_line_read(100, 2000, None, None), 1.0);
     }
 }
