@@ -4,8 +4,8 @@
 //   dist/lambda-edge/index.js     Lambda@Edge handler, verifier core inlined, readable
 //   dist/waiting-page-rewrite.js  CloudFront Function mapping /vwr/{eventId} to the waiting page and
 //                                 /vwr/queue/{eventId} to the booking page, minified, with the
-//                                 pages' address patterns from static/assets/app.js and
-//                                 static/queue/tier2.js
+//                                 pages' address patterns from their sources,
+//                                 static/src/app/rules.js and static/src/tier2/client.js
 // The CloudFront Functions go through terser (pinned in edge/package.json: `npm ci` in edge/
 // first) so that the verifier keeps its budget, at most 7,168 bytes of the 10,240 allowed
 // (edge/README.md, "Build"). The Lambda@Edge handler only loses whole-line comments, blank lines
@@ -44,12 +44,13 @@ function strip(text) {
 
 // The pages' addresses: the patterns they read the event id with (eventIdFrom, its first
 // pattern), put in the rewrite function at the markers: the waiting page's /vwr/{eventId}(/)
-// (static/assets/app.js) and the booking page's /vwr/queue/{eventId}(/) (static/queue/tier2.js).
+// and the booking page's /vwr/queue/{eventId}(/), from the sources static/build.mjs builds
+// static/assets/app.js and static/queue/tier2.js with.
 const PAGE_PATHS = [
-  { marker: '/*@@VWR_PAGE_PATH@@*/ null', file: ['static', 'assets', 'app.js'] },
-  { marker: '/*@@VWR_BOOKING_PATH@@*/ null', file: ['static', 'queue', 'tier2.js'] },
+  { marker: '/*@@VWR_PAGE_PATH@@*/ null', file: ['static', 'src', 'app', 'rules.js'] },
+  { marker: '/*@@VWR_BOOKING_PATH@@*/ null', file: ['static', 'src', 'tier2', 'client.js'] },
 ];
-const EVENT_ID_FROM = /\n  function eventIdFrom\(pathname\) \{\n    var m = (\/\^[^\n]*\$\/)\.exec\(pathname \|\| ''\);\n/;
+const EVENT_ID_FROM = /\nfunction eventIdFrom\(pathname\) \{\n  var m = (\/\^[^\n]*\$\/)\.exec\(pathname \|\| ''\);\n/;
 
 function withPagePath(rewriteSource) {
   let out = rewriteSource;

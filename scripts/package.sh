@@ -15,8 +15,8 @@
 #   scripts/package.sh --print-layout   print the files dist/ will hold, build nothing
 #
 # Needs: cargo-lambda (`pip install cargo-lambda`, which brings zig; `cargo lambda --version`),
-# node and npm (only to check that edge/dist matches edge/src, with edge/'s pinned minifier),
-# python3 (manifest).
+# node and npm (only to check edge/dist and the pages' built scripts against their sources,
+# with edge/'s pinned minifier), python3 (manifest).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,10 +44,10 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$ARCH" == x86_64 || "$ARCH" == arm64 ]] || die "--arch must be x86_64 or arm64"
 
-# The waiting page: everything under static/ except tests, READMEs and its build script, keyed as
-# in S3.
+# The waiting page: everything under static/ except tests, READMEs, its build script and the
+# sources it builds the pages' scripts from (static/src), keyed as in S3.
 static_files() {
-  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 layout() {
@@ -96,8 +96,10 @@ if command -v node >/dev/null 2>&1; then
     (cd "$ROOT/edge" && npm ci --no-audit --no-fund --silent)
   fi
   node "$ROOT/edge/build.mjs" --check
+  # The pages' scripts, built from static/src with the same minifier (static/build.mjs).
+  node "$ROOT/static/build.mjs" --check
 else
-  echo "node not found: not checking that edge/dist matches edge/src" >&2
+  echo "node not found: not checking that edge/dist matches edge/src, nor the pages' scripts static/src" >&2
 fi
 rm -rf "$DIST/edge"
 for f in "${EDGE_FILES[@]}"; do

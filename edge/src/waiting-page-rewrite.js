@@ -6,9 +6,10 @@
 // /vwr/queue/tier2.js: a dot is never in an event id) so they never look like one; everything
 // else is left as it is.
 //
-// Each page's address has one home, the page itself (static/assets/app.js and
-// static/queue/tier2.js, eventIdFrom): edge/build.mjs puts their patterns here, so each page
-// is served exactly where it can read an event id.
+// Each page's address has one home, the page itself (eventIdFrom in static/src/app/rules.js
+// and static/src/tier2/client.js, built into static/assets/app.js and static/queue/tier2.js):
+// edge/build.mjs puts their patterns here, so each page is served exactly where it can read an
+// event id.
 var PAGE_PATH = /*@@VWR_PAGE_PATH@@*/ null;
 var BOOKING_PATH = /*@@VWR_BOOKING_PATH@@*/ null;
 

@@ -1,5 +1,6 @@
-// The waiting page script (static/assets/app.js) driven through a fake browser: the real
-// index.html's elements, a scripted tier-1 API, a manual clock and localStorage.
+// The waiting page script (static/assets/app.js, as served: built from static/src) driven
+// through a fake browser: the real index.html's elements, a scripted tier-1 API, a manual
+// clock and localStorage.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
 
+import { BUNDLES, SRC } from '../build.mjs';
+
 const STATIC = join(import.meta.dirname, '..');
+// The page as served: built from static/src by static/build.mjs.
 const app = createRequire(import.meta.url)(join(STATIC, 'assets', 'app.js'));
 const pow = createRequire(import.meta.url)(join(STATIC, 'assets', 'pow-worker.js'));
 const HTML = readFileSync(join(STATIC, 'index.html'), 'utf8');
@@ -1702,18 +1706,21 @@ describe('language and accessibility', () => {
     assert.ok(!/<style\b/i.test(HTML), 'no inline style element');
     assert.ok(!/javascript:/i.test(HTML), 'no javascript: URLs');
     // The script stays within the policy: no eval-like calls, no markup or style attributes
-    // from strings (setting element.style properties through the CSSOM is allowed).
-    for (const f of ['app.js', 'pow-worker.js']) {
-      const js = readFileSync(join(STATIC, 'assets', f), 'utf8');
-      for (const [re, what] of [[/\beval\(|new Function\b/, 'eval'], [/setTimeout\(\s*['"`]/, 'string timers'], [/\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/, 'markup from strings'], [/setAttribute\(\s*['"](style|on\w+)['"]/, 'style or handler attributes'], [/\.style\.cssText/, 'cssText'], [/new Worker\(\s*(?!POW_URL)|blob:|createObjectURL/, 'a worker not from this site']]) {
+    // from strings (setting element.style properties through the CSSOM is allowed). Read in
+    // the sources app.js is built from (static/build.mjs), and in what is served.
+    const sources = BUNDLES['assets/app.js'].map((f) => [`src/${f}`, readFileSync(join(SRC, f), 'utf8')]);
+    for (const [f, js] of [...sources, ['assets/app.js', readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8')], ['assets/pow-worker.js', readFileSync(join(STATIC, 'assets', 'pow-worker.js'), 'utf8')]]) {
+      for (const [re, what] of [[/\beval\(|new Function\b/, 'eval'], [/setTimeout\(\s*['"`]/, 'string timers'], [/\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write/, 'markup from strings'], [/setAttribute\(\s*['"](style|on\w+)['"]/, 'style or handler attributes'], [/\.style\.cssText/, 'cssText'], [/blob:|createObjectURL/, 'a worker not from this site']]) {
         assert.ok(!re.test(js), `${f} uses ${what}`);
       }
+      if (f.startsWith('src/')) assert.ok(!/new Worker\(\s*(?!POW_URL)/.test(js), `${f} makes a worker not from this site`);
     }
     // The proof-of-work Worker (and, without Workers, the same file as a script) comes from
     // this site: script-src 'self' covers it (CSP3: worker-src falls back to script-src), and
     // nothing narrower is set.
     assert.ok(!/worker-src|child-src/.test(csp[0][1]));
-    assert.match(readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8'), /POW_URL = '\/vwr\/assets\/pow-worker\.js'/);
+    assert.match(readFileSync(join(SRC, 'app', 'rules.js'), 'utf8'), /\nvar POW_URL = '\/vwr\/assets\/pow-worker\.js';\n/);
+    assert.ok(readFileSync(join(STATIC, 'assets', 'app.js'), 'utf8').includes('"/vwr/assets/pow-worker.js"'));
     const css = readFileSync(join(STATIC, 'assets', 'style.css'), 'utf8');
     assert.ok(!/url\(|@import/.test(css), 'style.css loads nothing');
   });

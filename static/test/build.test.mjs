@@ -1,48 +1,60 @@
-// The helpers the "Check the draw" page shares with the waiting page: one home (assets/app.js),
-// copied into assets/verify.js by static/build.mjs.
+// The pages' scripts are built from static/src by static/build.mjs: the committed files are what
+// the sources build, the rules the pages share have one home (src/rules.js), and a name declared
+// twice in one script is refused.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
-import { APP, SHARED, TIER2, TIER2_SHARED, VERIFY, build, buildTier2, extract } from '../build.mjs';
+import { BUNDLES, SRC, banner, build, bundle } from '../build.mjs';
 
-test("verify.js carries app.js's shared helpers as they are (run `node static/build.mjs` after editing them)", () => {
-  assert.equal(readFileSync(VERIFY, 'utf8'), build());
-  const check = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'build.mjs'), '--check'], { encoding: 'utf8' });
+const STATIC = join(import.meta.dirname, '..');
+const read = (f) => readFileSync(join(SRC, f), 'utf8');
+
+test('the built scripts are what static/src builds (run `node static/build.mjs` after editing a source)', async () => {
+  const built = await build();
+  assert.deepEqual(Object.keys(built).sort(), ['assets/app.js', 'assets/verify.js', 'queue/tier2.js']);
+  for (const [f, text] of Object.entries(built)) {
+    assert.equal(readFileSync(join(STATIC, f), 'utf8'), text, `static/${f} is stale`);
+    assert.ok(text.startsWith(banner(BUNDLES[f])), `static/${f} names its sources`);
+  }
+  const check = spawnSync(process.execPath, [join(STATIC, 'build.mjs'), '--check'], { encoding: 'utf8' });
   assert.equal(check.status, 0, check.stderr);
 });
 
-test('each shared helper is defined once in each page, and only in the copy in verify.js', () => {
-  const app = readFileSync(APP, 'utf8');
-  const verify = readFileSync(VERIFY, 'utf8');
-  for (const { indent, names } of SHARED) {
-    for (const name of names) {
-      const body = extract(app, name, indent);
-      for (const [file, text] of [['app.js', app], ['verify.js', verify]]) {
-        assert.equal(text.split(`function ${name}(`).length, 2, `${file} defines ${name} once`);
-      }
-      assert.ok(verify.includes(body), `verify.js has app.js's ${name}`);
+test('every source is in a script, and the shared rules are in each page', () => {
+  const sources = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else sources.push(relative(SRC, join(dir, e.name)));
     }
-  }
+  };
+  walk(SRC);
+  assert.deepEqual([...new Set(Object.values(BUNDLES).flat())].sort(), sources.sort());
+  for (const list of Object.values(BUNDLES)) assert.equal(list[0], 'rules.js');
 });
 
-test('a changed helper in app.js makes the copy stale', () => {
-  const app = readFileSync(APP, 'utf8').replace("have = have || ['en', 'ko'];", "have = have || ['ko'];");
-  assert.notEqual(build(app), readFileSync(VERIFY, 'utf8'));
-  assert.throws(() => build(readFileSync(APP, 'utf8').replace('function pickLang(', 'function chooseLang(')), /function pickLang\(/);
+test('a change of a shared rule reaches all three pages', async () => {
+  const before = await build();
+  const after = await build((f) => (f === 'rules.js' ? read(f).replace('return values[k] === undefined ? m : String(values[k]);', 'return String(values[k]);') : read(f)));
+  for (const f of Object.keys(BUNDLES)) assert.notEqual(after[f], before[f], f);
 });
 
-test("tier2.js (the booking page's client) carries app.js's shared helpers as they are, once each", () => {
-  const app = readFileSync(APP, 'utf8');
-  const tier2 = readFileSync(TIER2, 'utf8');
-  assert.equal(tier2, buildTier2());
-  for (const { indent, names } of TIER2_SHARED) {
-    for (const name of names) {
-      assert.equal(tier2.split(`function ${name}(`).length, 2, `tier2.js defines ${name} once`);
-      assert.ok(tier2.includes(extract(app, name, indent)), `tier2.js has app.js's ${name}`);
-    }
-  }
-  assert.notEqual(buildTier2(app.replace('return seconds * (0.8 + 0.4 * random);', 'return seconds;')), tier2);
+test('one scope, one name: a page that declares a shared rule again is refused', async () => {
+  const again = { 'rules.js': read('rules.js'), 'verify.js': `${read('verify.js')}\nfunction jitter(s) {\n  return s;\n}\n` };
+  await assert.rejects(bundle(again), /src\/verify\.js and src\/rules\.js both declare `jitter`/);
+  await assert.rejects(bundle({ 'rules.js': read('rules.js'), 'bad.js': 'function (' }), /src\/bad\.js: /);
+});
+
+test('the built pages keep their exports (tests and sites use them)', async () => {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const app = require(join(STATIC, 'assets', 'app.js'));
+  const tier2 = require(join(STATIC, 'queue', 'tier2.js'));
+  const verify = require(join(STATIC, 'assets', 'verify.js'));
+  assert.deepEqual(Object.keys(app).sort(), ['backoffSeconds', 'clockBounds', 'clockOffset', 'eventIdFrom', 'fill', 'formatCountdown', 'formatWait', 'jitter', 'localized', 'pickLang', 'pollForWait', 'pollSeconds', 'progress', 'queryParam', 'retryAfterSeconds', 'safeNext', 'start', 'waitSeconds']);
+  assert.deepEqual(Object.keys(tier2).sort(), ['STRINGS', 'TOKEN_HEADER', 'backoffSeconds', 'client', 'eventIdFrom', 'fill', 'formatWait', 'lineDelay', 'nextRead', 'page', 'pickLang', 'placeOf', 'queryParam', 'retryAfterSeconds', 'safeNext', 'tokenTimes', 'waitSeconds', 'withHeader']);
+  assert.deepEqual(Object.keys(verify).sort(), ['STRINGS', 'fill', 'parseCounts', 'pickLang', 'queryParam', 'start']);
 });
