@@ -1,11 +1,13 @@
 """The docs: the README's routes map and size, docs/settings.md's variables, docs/data.md's
-stored keys, citations of a Markdown section, the count of invariants stated in prose."""
+stored keys, citations of a Markdown section, the count of invariants stated in prose, the
+words of the tracked Markdown."""
 
 from __future__ import annotations
 
 import glob
 import os
 import re
+import subprocess
 import unicodedata
 
 from .common import Checks, rel
@@ -23,6 +25,7 @@ from .tables import (
     DYNAMO_KEY_FILES,
     INVARIANTS_DOC,
     KEY_CODE_DIRS,
+    MARKDOWN_MAX_WORDS,
     PROSE_EXTS,
     PROSE_SKIP_DIRS,
     PROTECT_RS,
@@ -445,3 +448,39 @@ def check_invariant_counts(root: str, checks: Checks) -> None:
     markdown = [p for p in prose_files(root) if p.endswith(".md")]
     problems += stated_count_problems(root, markdown, len(numbers))
     checks.check(f"every count of the invariants stated in Markdown = the {len(numbers)} rules of {INVARIANTS_DOC}", problems)
+
+
+def markdown_words(root: str) -> tuple[dict[str, int] | None, str]:
+    """Words of each tracked Markdown file (`git ls-files "*.md"`), counted as `wc -w` does:
+    runs of bytes between ASCII whitespace. None and git's message when git cannot list them."""
+    try:
+        listed = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "*.md"], capture_output=True, check=False)
+    except OSError as e:
+        return None, str(e)
+    if listed.returncode != 0:
+        return None, listed.stderr.decode("utf-8", "replace").strip()
+    words = {}
+    for name in sorted(n.decode("utf-8", "replace") for n in listed.stdout.split(b"\0") if n):
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as fh:
+                words[name] = len(fh.read().split())
+    return words, ""
+
+
+def check_markdown_words(root: str, checks: Checks) -> None:
+    """The tracked Markdown stays under MARKDOWN_MAX_WORDS words (`wc -w`): a topic has one
+    home and the other files link it."""
+    words, error = markdown_words(root)
+    if words is None:
+        checks.check(f"tracked Markdown under {MARKDOWN_MAX_WORDS} words", [f"git ls-files could not list the Markdown: {error}"])
+        return
+    total = sum(words.values())
+    problems = []
+    if total >= MARKDOWN_MAX_WORDS:
+        largest = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        problems.append(
+            f"{len(words)} tracked Markdown files hold {total} words, not under {MARKDOWN_MAX_WORDS}: "
+            f"cut a retold topic to a sentence and a link (largest: {', '.join(f'{n} {w}' for n, w in largest)})"
+        )
+    checks.check(f"tracked Markdown under {MARKDOWN_MAX_WORDS} words ({total} words in {len(words)} files)", problems)
