@@ -161,11 +161,14 @@ class MarkdownWords(unittest.TestCase):
         failed, out = run(c.check_markdown_words, {"notes.txt": "word " * self.LIMIT}, untracked={"draft.md": "word " * self.LIMIT})
         self.assertEqual(failed, 0, out)
 
-    def test_no_git_repository_fails(self):
+    def test_without_git_every_markdown_file_counts(self):
         with mock.patch.dict(os.environ, {"GIT_CEILING_DIRECTORIES": os.path.realpath(tempfile.gettempdir())}):
             failed, out = run(c.check_markdown_words)
-        self.assertEqual(failed, 1, out)
-        self.assertIn("git ls-files could not list the Markdown", out)
+            self.assertEqual(failed, 0, out)
+            self.assertIn("Markdown (no git listing: every .md file) under", out)
+            failed, out = run(c.check_markdown_words, {"draft.md": "word " * self.LIMIT})
+            self.assertEqual(failed, 1, out)
+            self.assertIn(f"largest: draft.md {self.LIMIT}", out)
 
 
 if __name__ == "__main__":

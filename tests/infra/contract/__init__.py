@@ -58,7 +58,8 @@ Fails when they disagree:
     and the docs (`….md#…`, `README.md, "…"`, `README's "…"`) names a file and a
     heading (GitHub's slug) or bold run-in label that exist; a count of the invariants stated in
     Markdown ("the N rules", digits or words) is the number of `## N` rules of docs/invariants.md;
-    the tracked Markdown (`git ls-files "*.md"`) holds under 60,000 words as `wc -w` counts them;
+    the tracked Markdown (`git ls-files "*.md"`; without git, every .md file) holds under 60,000
+    words as `wc -w` counts them;
   * docs/openapi.yaml is the routers' API: every `.route(…)` of the non-test Rust sources under
     functions/ and tier2/ (each method of a `get(…).post(…)` chain, `on(MethodFilter::…)`) is an
     operation of the file and every operation of the file is a route (paths compared with the
