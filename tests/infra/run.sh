@@ -5,12 +5,13 @@
 #      (environment, IAM, dist/ layout, routes, table, CloudFront Function size, checkov skip
 #      reasons), and so do the docs (the README's routes map and size, docs/settings.md's variables,
 #      docs/openapi.yaml against the routers, validated as OpenAPI 3.1, citations of a Markdown
-#      section, the count of the invariants);
+#      section, the count of the invariants, the tracked Markdown under 60,000 words);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps, of the route
 #      maps given to modules/http_api, and of moved blocks into called modules;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
-#      test_contract_docs.py: the citation and invariant-count checks fail on a broken citation
-#      of a Markdown section and on a wrong count of the invariants;
+#      test_contract_docs.py: the citation, invariant-count and word-count checks fail on a
+#      broken citation of a Markdown section, a wrong count of the invariants and a tree of
+#      Markdown over the limit;
 #   2. tf_schema.py: terraform/ against the providers' schemas (resource and data types,
 #      arguments and blocks, required ones, module inputs, provider version constraints), read
 #      from the prebuilt CDKTF bindings pinned in tests/infra/tf-schema.lock.json: downloaded

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The contract check's prose checks (contract/docs.py): citations of a Markdown section
-(check_citations) and the count of the invariants stated in prose (check_invariant_counts) —
-GitHub's heading slugs, and that each check fails on a small tree with one fault injected.
+(check_citations), the count of the invariants stated in prose (check_invariant_counts) and the
+words of the tracked Markdown (check_markdown_words) — GitHub's heading slugs, and that each
+check fails on a small tree with one fault injected.
 
     python3 tests/infra/test_contract_docs.py     (tests/infra/run.sh runs it)
 
@@ -11,10 +12,12 @@ does not read them.
 
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 from contextlib import redirect_stdout
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contract as c  # noqa: E402
@@ -45,9 +48,17 @@ def make_tree(base: str, changes: dict[str, str] | None = None) -> None:
             fh.write(text.replace("@", "#").replace("Lambda#Edge", "Lambda@Edge"))
 
 
-def run(check, changes: dict[str, str] | None = None) -> tuple[int, str]:
+def run(check, changes: dict[str, str] | None = None, untracked: dict[str, str] | None = None) -> tuple[int, str]:
+    """`check` on TREE with `changes`; with `untracked` given, the tree is a git repository
+    whose index holds TREE and `changes`, and `untracked` is written after."""
     with tempfile.TemporaryDirectory() as base:
         make_tree(base, changes)
+        if untracked is not None:
+            subprocess.run(["git", "init", "-q", base], check=True)
+            subprocess.run(["git", "-C", base, "add", "-A"], check=True)
+            for name, text in untracked.items():
+                with open(os.path.join(base, name), "w", encoding="utf-8") as fh:
+                    fh.write(text)
         checks = c.Checks()
         out = io.StringIO()
         with redirect_stdout(out):
@@ -126,6 +137,38 @@ class InvariantCounts(unittest.TestCase):
         failed, out = run(c.check_invariant_counts, {"docs/invariants.md": "## 1\n\n## 3\n", "docs/README.md": "", "docs/tokens.md": ""})
         self.assertEqual(failed, 1, out)
         self.assertIn("numbered [1, 3], not 1…2", out)
+
+
+
+class MarkdownWords(unittest.TestCase):
+    LIMIT = c.MARKDOWN_MAX_WORDS
+
+    def test_the_tree_passes_counting_as_wc_does(self):
+        failed, out = run(c.check_markdown_words, untracked={})
+        self.assertEqual(failed, 0, out)
+        words = sum(len(t.replace("@", "#").split()) for n, t in TREE.items() if n.endswith(".md"))
+        self.assertIn(f"({words} words in 6 files)", out)
+        failed, out = run(c.check_markdown_words, {"docs/x.md": "one\ttwo\nthree  four—five é\n"}, untracked={})
+        self.assertIn(f"({words + 5} words in 7 files)", out)
+
+    def test_a_tree_over_the_limit_fails_naming_the_largest(self):
+        failed, out = run(c.check_markdown_words, {"docs/long.md": "word " * self.LIMIT}, untracked={})
+        self.assertEqual(failed, 1, out)
+        self.assertIn(f"not under {self.LIMIT}", out)
+        self.assertIn(f"largest: docs/long.md {self.LIMIT}", out)
+
+    def test_untracked_and_other_files_do_not_count(self):
+        failed, out = run(c.check_markdown_words, {"notes.txt": "word " * self.LIMIT}, untracked={"draft.md": "word " * self.LIMIT})
+        self.assertEqual(failed, 0, out)
+
+    def test_without_git_every_markdown_file_counts(self):
+        with mock.patch.dict(os.environ, {"GIT_CEILING_DIRECTORIES": os.path.realpath(tempfile.gettempdir())}):
+            failed, out = run(c.check_markdown_words)
+            self.assertEqual(failed, 0, out)
+            self.assertIn("Markdown (no git listing: every .md file) under", out)
+            failed, out = run(c.check_markdown_words, {"draft.md": "word " * self.LIMIT})
+            self.assertEqual(failed, 1, out)
+            self.assertIn(f"largest: draft.md {self.LIMIT}", out)
 
 
 if __name__ == "__main__":

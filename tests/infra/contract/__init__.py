@@ -64,6 +64,8 @@ Fails when they disagree:
     and the docs (`….md#…`, `README.md, "…"`, `README's "…"`) names a file and a
     heading (GitHub's slug) or bold run-in label that exist; a count of the invariants stated in
     Markdown ("the N rules", digits or words) is the number of `## N` rules of docs/invariants.md;
+    the tracked Markdown (`git ls-files "*.md"`; without git, every .md file) holds under 60,000
+    words as `wc -w` counts them;
   * docs/openapi.yaml is the routers' API: every `.route(…)` of the non-test Rust sources under
     functions/ and tier2/ (each method of a `get(…).post(…)` chain, `on(MethodFilter::…)`) is an
     operation of the file and every operation of the file is a route (paths compared with the
@@ -81,8 +83,8 @@ Rust sources: reads, calls, key builders, the routers' routes), terraform.py (th
 parsed, and dynamic blocks and for_each maps evaluated), lambdas.py (binaries, packaging,
 environment, timeouts, table, routes, the LocalStack kit), iam.py (IAM and keys), edge.py
 (CloudFront behaviours and origins), waf.py (the web ACL), observability.py (the alarms),
-docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count), openapi.py
-(docs/openapi.yaml), main.py (runs them all, in this order). Every name is re-exported here: `import contract` (tf_schema.py and the
+docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count, the
+Markdown's words), openapi.py (docs/openapi.yaml), main.py (runs them all, in this order). Every name is re-exported here: `import contract` (tf_schema.py and the
 self-tests test_contract_*.py do) sees them all.
 
 Usage: python3 -m contract [--root DIR]   (from tests/infra; tests/infra/contract.py runs it too)

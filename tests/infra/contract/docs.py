@@ -1,11 +1,13 @@
 """The docs: the README's routes map and size, docs/settings.md's variables, docs/data.md's
-stored keys, citations of a Markdown section, the count of invariants stated in prose."""
+stored keys, citations of a Markdown section, the count of invariants stated in prose, the
+words of the tracked Markdown."""
 
 from __future__ import annotations
 
 import glob
 import os
 import re
+import subprocess
 import unicodedata
 
 from .common import Checks, rel
@@ -23,6 +25,7 @@ from .tables import (
     DYNAMO_KEY_FILES,
     INVARIANTS_DOC,
     KEY_CODE_DIRS,
+    MARKDOWN_MAX_WORDS,
     PROSE_EXTS,
     PROSE_SKIP_DIRS,
     PROTECT_RS,
@@ -445,3 +448,41 @@ def check_invariant_counts(root: str, checks: Checks) -> None:
     markdown = [p for p in prose_files(root) if p.endswith(".md")]
     problems += stated_count_problems(root, markdown, len(numbers))
     checks.check(f"every count of the invariants stated in Markdown = the {len(numbers)} rules of {INVARIANTS_DOC}", problems)
+
+
+def markdown_words(root: str) -> tuple[dict[str, int], str]:
+    """Words of each tracked Markdown file (`git ls-files "*.md"`), counted as `wc -w` does:
+    runs of bytes between ASCII whitespace; and, when git cannot list them (no repository, no
+    git), why — then every `.md` file outside PROSE_SKIP_DIRS counts instead."""
+    try:
+        listed = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "*.md"], capture_output=True, check=False)
+        error = listed.stderr.decode("utf-8", "replace").strip() if listed.returncode else ""
+    except OSError as e:
+        listed, error = None, str(e)
+    if listed is None or error:
+        names = [rel(root, p) for p in prose_files(root) if p.endswith(".md")]
+    else:
+        names = [n.decode("utf-8", "replace") for n in listed.stdout.split(b"\0") if n]
+    words = {}
+    for name in sorted(names):
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as fh:
+                words[name] = len(fh.read().split())
+    return words, error
+
+
+def check_markdown_words(root: str, checks: Checks) -> None:
+    """The tracked Markdown stays under MARKDOWN_MAX_WORDS words (`wc -w`): a topic has one
+    home and the other files link it."""
+    words, error = markdown_words(root)
+    which = "tracked Markdown" if not error else "Markdown (no git listing: every .md file)"
+    total = sum(words.values())
+    problems = []
+    if total >= MARKDOWN_MAX_WORDS:
+        largest = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        problems.append(
+            f"{which}: {len(words)} files hold {total} words, not under {MARKDOWN_MAX_WORDS}: "
+            f"cut a retold topic to a sentence and a link (largest: {', '.join(f'{n} {w}' for n, w in largest)})"
+        )
+    checks.check(f"{which} under {MARKDOWN_MAX_WORDS} words ({total} words in {len(words)} files)", problems)

@@ -10,6 +10,7 @@ from .docs import (
     check_citations,
     check_data_doc,
     check_invariant_counts,
+    check_markdown_words,
     check_readme_routes,
     check_readme_size,
     check_settings_doc,
@@ -113,6 +114,7 @@ def main() -> int:
     check_data_doc(root, checks)
     check_citations(root, checks)
     check_invariant_counts(root, checks)
+    check_markdown_words(root, checks)
     check_openapi(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")
