@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Stand-in for the CloudFront distribution's behaviors in front of the LocalStack REST API
-// (CloudFront is not in LocalStack's free edition). Put edge/local/proxy.mjs in front of it to
-// run the shipped edge verifier, as CloudFront would:
+// (CloudFront is not in LocalStack's free edition), routing by the distribution's own
+// behaviours (terraform/modules/edge/behaviours.json, read at start). Put edge/local/proxy.mjs
+// in front of it to run the shipped edge verifier, as CloudFront would:
 //
-//   /vwr-api/*                 → the REST API, prefix removed by the shipped CloudFront Function
+//   the tier-1 API's behaviours (/vwr-api/*, its documents)
+//                              → the REST API, prefix removed by the shipped CloudFront Function
 //                                (terraform/modules/edge/functions/strip-prefix.js)
-//   /api/queue/*, /api/seats/*, /api/reservations/*
+//   tier 2's and the protected APIs' (/api/queue/*, /api/seats/*, /api/reservations/*)
 //                              → the REST API as is (tier 2, the entry-token gate)
 //   anything else              → a stand-in for the operator's site (a page naming the path)
 //
@@ -17,6 +19,7 @@ import https from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { behaviourFor, loadBehaviours } from '../edge/local/behaviours.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -25,7 +28,8 @@ const opt = (name, fallback) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
 if (args.includes('--help')) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 14).join('\n'));
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  console.log(lines.slice(1, lines.findIndex((l) => l.startsWith('import'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
 
@@ -44,6 +48,10 @@ if (!api) {
 }
 const [host, port] = opt('--listen', '127.0.0.1:8082').split(':');
 
+const behaviours = loadBehaviours();
+// The API origins: the LocalStack REST API serves them all.
+const API_ORIGINS = new Set(['tier1-api', 'tier2-api', 'protected-api']);
+
 // The shipped strip-prefix function, run as CloudFront would run it.
 const stripSource = readFileSync(join(here, '..', 'terraform', 'modules', 'edge', 'functions', 'strip-prefix.js'), 'utf8');
 const sandbox = {};
@@ -51,12 +59,13 @@ vm.runInNewContext(`${stripSource}\nthis.handler = handler;`, sandbox);
 
 function target(path) {
   const [uri, query] = path.split(/\?(.*)/s, 2);
-  if (uri === '/vwr-api' || uri.startsWith('/vwr-api/')) {
+  const behaviour = behaviourFor(behaviours, uri);
+  if (!API_ORIGINS.has(behaviour.origin)) return null;
+  if (behaviour.viewerRequest === 'strip-prefix') {
     const out = sandbox.handler({ request: { uri, method: 'GET', headers: {}, querystring: {} } });
     return api + out.uri + (query !== undefined ? `?${query}` : '');
   }
-  if (/^\/api\/(queue|seats|reservations)\//.test(uri)) return api + path;
-  return null;
+  return api + path;
 }
 
 function site(req, res) {

@@ -13,7 +13,8 @@ use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use vwr_cli::dev::edge::{EdgeRequest, Gate, demo_rules, edge_check, gate};
+use vwr_cli::dev::behaviours::Behaviours;
+use vwr_cli::dev::edge::{EdgeRequest, EdgeState, Gate, demo_rules, edge_check, gate};
 use vwr_core::EventId;
 use vwr_core::time::ManualClock;
 use vwr_core::token::Tier1Claims;
@@ -49,6 +50,11 @@ async fn service(active: &[EventId]) -> Arc<Tier1Service> {
         svc.activate(e, ConfigPatch::default(), "test").await.unwrap();
     }
     Arc::new(svc)
+}
+
+/// The edge check's state: tier 1 and the shipped behaviours.
+fn edge_state(svc: &Arc<Tier1Service>) -> EdgeState {
+    EdgeState { tier1: Arc::clone(svc), behaviours: Arc::new(Behaviours::shipped().unwrap()) }
 }
 
 fn pass_for(svc: &Tier1Service, event: &EventId) -> String {
@@ -99,7 +105,7 @@ async fn native_check_decides_every_path_vector_as_the_js() {
         let svc = service(&active).await;
         let router = Router::new()
             .fallback(|| async { "origin" })
-            .layer(axum::middleware::from_fn_with_state(Arc::clone(&svc), edge_check));
+            .layer(axum::middleware::from_fn_with_state(edge_state(&svc), edge_check));
         let mut req = Request::get(parsed);
         if !accept.is_empty() {
             req = req.header(header::ACCEPT, accept);
@@ -146,11 +152,12 @@ async fn native_check_strips_viewer_x_vwr_headers_where_the_verifier_runs() {
     let svc = service(std::slice::from_ref(&e1)).await;
     let router = Router::new()
         .fallback(origin_sees_x_vwr)
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&svc), edge_check));
+        .layer(axum::middleware::from_fn_with_state(edge_state(&svc), edge_check));
     let all = "x-vwr-event,x-vwr-origin-secret,x-vwr-request-secret,x-vwr-token,x-vwr-user";
     // (path, what the origin sees): the behaviours without the verifier (/vwr/*, /vwr-api/*,
-    // /api/queue/*, spelled exactly as CloudFront's case-sensitive patterns) keep them; every
-    // other path is the site's or a protected API's, where the deployed verifier runs.
+    // /api/queue/*, spelled exactly as CloudFront's case-sensitive patterns; behaviours.json of
+    // terraform/modules/edge) keep them; every other path is the site's or a protected API's,
+    // where the deployed verifier runs.
     let cases = [
         ("/api/seats/e1/A1", ""),
         ("/events/e1", ""),

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Local edge proxy: puts the SHIPPED Lambda@Edge handler (edge/dist/lambda-edge/index.js,
 // the very file deployed) in front of a local vwr server, the way CloudFront would.
-// Every request goes through the handler, except on the paths CloudFront serves without it
-// (NO_VERIFIER_PREFIXES); what it lets through is forwarded to the upstream and the answer
-// streamed back (all Set-Cookie headers included). No dependencies.
+// Every request goes through the handler where CloudFront runs the verifier (the behaviours of
+// terraform/modules/edge/behaviours.json, read at start: edge/local/behaviours.mjs); what it
+// lets through is forwarded to the upstream and the answer streamed back (all Set-Cookie
+// headers included). No dependencies.
 //
 //   node edge/local/proxy.mjs [options]
 //     --listen HOST:PORT      where to listen (default 127.0.0.1:8081)
@@ -34,6 +35,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { behaviourFor, loadBehaviours } from './behaviours.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DIST = join(here, '..', 'dist');
@@ -47,14 +49,6 @@ export const DEFAULT_BASE_CONFIG = {
   ],
   failMode: 'closed',
 };
-
-/**
- * Path prefixes of the CloudFront behaviours that run no verifier (terraform/modules/edge: the
- * waiting page, the tier-1 API, tier 2), matched as CloudFront matches its path patterns: on
- * the raw path, case-sensitively. Their origins read the viewer's own x-vwr-* headers (the
- * request secret, a tier-1 token), which the verifier deletes everywhere else.
- */
-export const NO_VERIFIER_PREFIXES = ['/vwr/', '/vwr-api/', '/api/queue/'];
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authenticate', 'proxy-authorization']);
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8' };
@@ -173,16 +167,17 @@ function forward(req, res, request, upstream) {
 
 /**
  * Starts the proxy. Options: {listen: "host:port", upstream, keys, events: "admin" | file,
- * adminKey, baseConfig, staticDir, pollMs, staleAfterMs, handlerFile, now}. `now` (default
- * Date.now) is the clock of the staleness rule, so tests can move time. Resolves only once
- * the first load of the events has been applied (a failed first load leaves the handler on
- * its failMode, as in production). Answers {url, server, refresh(), close()}.
+ * adminKey, baseConfig, staticDir, pollMs, staleAfterMs, handlerFile, behavioursFile, now}.
+ * `now` (default Date.now) is the clock of the staleness rule, so tests can move time.
+ * Resolves only once the first load of the events has been applied (a failed first load leaves
+ * the handler on its failMode, as in production). Answers {url, server, refresh(), close()}.
  */
 export async function startProxy(opts) {
   const [host, port] = splitHostPort(opts.listen || '127.0.0.1:8081');
   const upstream = new URL(opts.upstream || 'http://127.0.0.1:8080');
   const base = opts.baseConfig || DEFAULT_BASE_CONFIG;
   const edge = loadHandler(opts.handlerFile || join(DIST, 'lambda-edge', 'index.js'));
+  const behaviours = loadBehaviours(opts.behavioursFile);
   const rewrite = loadRewrite();
   const pollMs = opts.pollMs || 1000;
   const staleAfterMs = opts.staleAfterMs === undefined ? 10000 : opts.staleAfterMs;
@@ -235,11 +230,14 @@ export async function startProxy(opts) {
     try {
       const event = edgeEvent(req);
       const viewer = event.Records[0].cf.request;
-      // As on the distribution: the verifier runs on every behaviour but these.
-      const answer = NO_VERIFIER_PREFIXES.some((p) => viewer.uri.startsWith(p)) ? viewer : await edge.handler(event);
+      // As on the distribution: the behaviour is chosen on the viewer's path, then its
+      // viewer-request function runs (here the verifier; the waiting page's rewrite is
+      // serveStatic's), then its origin answers.
+      const behaviour = behaviourFor(behaviours, viewer.uri);
+      const answer = behaviour.viewerRequest === 'verifier' ? await edge.handler(event) : viewer;
       if (answer && answer.status !== undefined) return sendEdgeResponse(res, answer);
       const request = answer || viewer;
-      if (opts.staticDir && /^\/vwr(\/|$)/.test(request.uri)) return serveStatic(res, opts.staticDir, request.uri, rewrite);
+      if (opts.staticDir && behaviour.origin === 'waiting-page') return serveStatic(res, opts.staticDir, request.uri, rewrite);
       forward(req, res, request, upstream);
     } catch (e) {
       log('proxy_error', { message: e.message });

@@ -19,7 +19,8 @@
 #      against the pinned integrity and cached in target/tf-schema; always runs (no schema is a
 #      failure); test_tf_schema.py: it fails on each injected fault;
 #   3. checkov on terraform/: fails on any finding not skipped inline with a reason;
-#   4. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function;
+#   4. node --test tests/infra/: the /vwr-api prefix-stripping CloudFront Function, and the
+#      LocalStack kit's stand-in for the distribution routing by its behaviours.json;
 #   5. test_bootstrap.py: the LocalStack kit's resource creation, run against moto
 #      (VWR_TEST_AWS_ENDPOINT, else a moto server started here from tests/.venv);
 #   6. an optional extra where a terraform binary and an offline AWS provider mirror exist
@@ -77,7 +78,7 @@ step "checkov on terraform/"
 if "$VENV/bin/checkov" --directory "$ROOT/terraform" --framework terraform --skip-download \
   --compact --quiet --output cli; then ok; else fail "checkov"; fi
 
-step "CloudFront Function tests (node --test)"
+step "CloudFront Function and distribution stand-in tests (node --test)"
 if command -v node >/dev/null; then
   if node --test "$HERE"/*.test.mjs; then ok; else fail "node tests"; fi
 else

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """The contract check's HCL evaluation (contract/terraform.py, "HCL evaluation"): dynamic
-blocks over the module's maps, iterator references, and the keys of for_each maps (a module
-call's arguments included), on the forms the modules use; and the module evaluation: the route
-maps given to terraform/modules/http_api (and http_api/routes) read from the calls, and `moved`
+blocks over the module's maps and over a local read from a JSON file of the module, iterator
+references, lookups in the module's maps, and the keys of for_each maps (a module call's
+arguments included), on the forms the modules use; and the module evaluation: the route maps
+given to terraform/modules/http_api (and http_api/routes) read from the calls, and `moved`
 blocks followed into the modules called.
 
     python3 tests/infra/test_contract_hcl.py     (tests/infra/run.sh runs it)
 """
 
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 import hcl2
@@ -134,6 +137,103 @@ class ExpandDynamic(unittest.TestCase):
             c.expand_dynamic(c.blocks(doc, "resource", "r")["x"], local)
 
 
+BEHAVIOURS = """
+locals {
+  behaviours = jsondecode(file("${path.module}/b.json"))
+  policies   = { fast = aws_cloudfront_cache_policy.fast.id, none = null }
+  functions  = { none = [], strip = [aws_cloudfront_function.strip.arn], verifier = local.cf ? [aws_cloudfront_function.v[0].arn] : [] }
+}
+
+resource "aws_cloudfront_distribution" "d" {
+  dynamic "default_cache_behavior" {
+    for_each = [local.behaviours.default]
+    iterator = b
+    content {
+      target_origin_id = b.value.origin
+      cache_policy_id  = local.policies[b.value.policy]
+      dynamic "function_association" {
+        for_each = local.functions[b.value.fn]
+        content {
+          function_arn = function_association.value
+        }
+      }
+    }
+  }
+  dynamic "ordered_cache_behavior" {
+    for_each = [for b in local.behaviours.ordered : b if contains(local.origin_ids, b.origin)]
+    iterator = b
+    content {
+      path_pattern    = b.value.pattern
+      cache_policy_id = local.policies[b.value.policy]
+      dynamic "function_association" {
+        for_each = local.functions[b.value.fn]
+        content {
+          function_arn = function_association.value
+        }
+      }
+    }
+  }
+}
+"""
+
+
+class JsonLocals(unittest.TestCase):
+    """A module's local read from its JSON file, and dynamic blocks over it."""
+
+    def load(self, doc: dict) -> tuple[dict, list[str]]:
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "terraform", "m"))
+            with open(os.path.join(root, "terraform", "m", "main.tf"), "w", encoding="utf-8") as fh:
+                fh.write(BEHAVIOURS)
+            with open(os.path.join(root, "terraform", "m", "b.json"), "w", encoding="utf-8") as fh:
+                json.dump(doc, fh)
+            modules, problems, _ = c.parse_tf(root)
+        mod = modules["terraform/m"]
+        dist = c.blocks(mod, "resource", "aws_cloudfront_distribution")["d"]
+        return c.expand_dynamic(dist, c.locals_of(mod)), problems
+
+    DOC = {
+        "default": {"origin": "site", "policy": "none", "fn": "verifier"},
+        "ordered": [
+            {"pattern": "/a/*", "origin": "x", "policy": "fast", "fn": "strip"},
+            {"pattern": "/b/*", "origin": "y", "policy": "none", "fn": "none"},
+        ],
+    }
+
+    def test_the_blocks_are_the_files_in_its_order_the_names_looked_up(self):
+        dist, problems = self.load(self.DOC)
+        self.assertEqual(problems, [])
+        ordered = dist["ordered_cache_behavior"]
+        self.assertEqual([c.first(b["path_pattern"]) for b in ordered], ["/a/*", "/b/*"])
+        self.assertEqual(c.first(ordered[0]["cache_policy_id"]), "${aws_cloudfront_cache_policy.fast.id}")
+        self.assertEqual(c.first(ordered[1]["cache_policy_id"]), None)
+        self.assertEqual(c.first(ordered[0]["function_association"][0]["function_arn"]), "${aws_cloudfront_function.strip.arn}")
+        self.assertNotIn("function_association", ordered[1])
+        self.assertNotIn("dynamic", dist)
+
+    def test_an_entry_that_is_an_expression_stays_dynamic_named(self):
+        dist, _ = self.load(self.DOC)
+        default = dist["default_cache_behavior"]
+        self.assertEqual(len(default), 1)
+        self.assertEqual(c.first(default[0]["target_origin_id"]), "site")
+        kept = default[0]["dynamic"][0]["function_association"]
+        self.assertIn("aws_cloudfront_function.v[0].arn", c.first(kept["for_each"]))
+
+    def test_a_name_the_map_lacks_is_an_error(self):
+        doc = {**self.DOC, "ordered": [{"pattern": "/a/*", "origin": "x", "policy": "slow", "fn": "none"}]}
+        with self.assertRaises(c.HclError):
+            self.load(doc)
+
+    def test_an_unreadable_file_is_a_parse_problem(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "terraform", "m"))
+            with open(os.path.join(root, "terraform", "m", "main.tf"), "w", encoding="utf-8") as fh:
+                fh.write(BEHAVIOURS)
+            _modules, problems, _ = c.parse_tf(root)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("b.json", problems[0])
+
+
 class ForEachItems(unittest.TestCase):
     env = {"it": {"key": "k", "value": {"m": None, "p": "/p/", "list": [1, 2]}}}
 
@@ -144,17 +244,28 @@ class ForEachItems(unittest.TestCase):
             "${it.value.p != None ? [it.value.p] : []}": [(0, "/p/")],
             "${it.value.list}": [(0, 1), (1, 2)],
             "${local.m}": [("a", 1)],
+            "${local.j.list}": [(0, "x"), (1, "y")],
+            "${[for x in local.j.list : x if contains(var.on, x)]}": [(0, "x"), (1, "y")],
+            "${[for x in local.j.list : upper(x)]}": None,
+            "${local.t[it.key]}": [(0, "k")],
+            "${local.t['z']}": [],
             "${var.on ? [1] : []}": None,
             "${other.value == None ? [] : [1]}": None,
         }
         for expr, want in cases.items():
-            self.assertEqual(c.for_each_items([expr], self.env, {"m": {"a": 1}}), want, expr)
+            self.assertEqual(c.for_each_items([expr], self.env, {"m": {"a": 1}, "j": {"list": ["x", "y"]}, "t": {"k": ["k"], "z": []}}), want, expr)
+        self.assertEqual(c.for_each_items([["${local.j}", "${it.value.p}", "${var.x}"]], self.env, {"j": {}}), [(0, {}), (1, "/p/"), (2, "${var.x}")])
 
     def test_templates(self):
         self.assertEqual(c.hcl_subst("x-${it.key}-${var.name}", self.env), "x-k-${var.name}")
         self.assertEqual(c.hcl_subst("${it.value.m}", self.env), None)
         with self.assertRaises(c.HclError):
             c.hcl_subst("x-${it.value.m}", self.env)
+        local = {"t": {"k": "${aws_x.k.id}"}}
+        self.assertEqual(c.hcl_subst("${local.t[it.key]}", self.env, local), "${aws_x.k.id}")
+        self.assertEqual(c.hcl_subst("${local.t}", self.env, local), "${local.t}", "other references to locals stay text")
+        with self.assertRaises(c.HclError):
+            c.hcl_subst("${local.t[it.value.p]}", self.env, local)
 
 
 class Scan(unittest.TestCase):

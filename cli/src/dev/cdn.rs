@@ -1,9 +1,13 @@
-//! The CDN in front of the public documents, emulated by `vwr dev`: CloudFront caches
-//! `GET /vwr-api/vwr/status/{eventId}` (tier 1's status document) and
-//! `GET /api/queue/line/{eventId}` (tier 2's line document) for the `max-age` the origin answers
-//! (1 s), keyed on the path only, and collapses concurrent misses into one origin request. Emulating it makes the
-//! local figures (origin requests per second, Lambda calls per visitor) mean what they will
-//! mean behind CloudFront (docs/lifecycle.md#the-public-status-document).
+//! The CDN in front of the public documents, emulated by `vwr dev`: CloudFront caches the
+//! documents (the behaviours of `terraform/modules/edge/behaviours.json` that forward nothing
+//! of the viewer's request: tier 1's status document `GET /vwr-api/vwr/status/{eventId}`, its
+//! page document, tier 2's line document `GET /api/queue/line/{eventId}`) for the `max-age` the
+//! origin answers, keyed on the path only, and collapses concurrent misses into one origin
+//! request. Emulating it makes the local figures (origin requests per second, Lambda calls per
+//! visitor) mean what they will mean behind CloudFront
+//! (docs/lifecycle.md#the-public-status-document). The page document is cached a minute behind
+//! CloudFront (docs/brand.md), at most a second here like the rest, so a change of the settings
+//! shows at once locally.
 //!
 //! Written here rather than taken from a caching crate: what matters is CloudFront's exact
 //! behaviour on this one route (path-only key, `max-age` from the origin, request collapsing,
@@ -21,13 +25,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
-/// The cached path prefixes: tier 1's status document, tier 2's line document, the page
-/// document (docs/brand.md: a minute behind CloudFront, at most a second here like the rest,
-/// so a change of the settings shows at once locally).
-pub const STATUS_PREFIX: &str = "/vwr-api/vwr/status/";
-pub const LINE_PREFIX: &str = "/api/queue/line/";
-pub const PAGE_PREFIX: &str = "/vwr-api/vwr/page/";
-const CACHED: [&str; 3] = [STATUS_PREFIX, LINE_PREFIX, PAGE_PREFIX];
+use super::behaviours::Behaviours;
+
 /// Largest body kept (the status document is well under 2 KB).
 const MAX_BODY: usize = 64 * 1024;
 /// Longest time an entry is kept, whatever the origin says (CloudFront's behaviour max TTL).
@@ -43,8 +42,8 @@ struct Entry {
 }
 
 /// The emulated edge cache and its counters.
-#[derive(Default)]
 pub struct StatusCache {
+    behaviours: Arc<Behaviours>,
     slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Entry>>>>>,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -57,8 +56,9 @@ impl std::fmt::Debug for StatusCache {
 }
 
 impl StatusCache {
-    pub fn new() -> Self {
-        Self::default()
+    /// A cache of the documents among `behaviours`.
+    pub fn new(behaviours: Arc<Behaviours>) -> Self {
+        Self { behaviours, slots: Mutex::default(), hits: AtomicU64::default(), misses: AtomicU64::default() }
     }
 
     /// Requests answered from the cache.
@@ -105,10 +105,10 @@ fn answer(e: &Entry, hit: bool) -> Response {
     res
 }
 
-/// Middleware: serves `GET` of the cached prefixes from the cache when fresh, else from the
-/// origin (one origin request at a time per path; the others wait for its answer).
+/// Middleware: serves `GET` of the documents from the cache when fresh, else from the origin
+/// (one origin request at a time per path; the others wait for its answer).
 pub async fn layer(State(cache): State<Arc<StatusCache>>, req: Request, next: Next) -> Response {
-    if req.method() != Method::GET || !CACHED.iter().any(|p| req.uri().path().starts_with(p)) {
+    if req.method() != Method::GET || !cache.behaviours.route(req.uri().path()).is_document() {
         return next.run(req).await;
     }
     // The key is the path alone: cookies, headers and the query string never vary the answer.
@@ -155,6 +155,10 @@ mod tests {
     use axum::routing::get;
     use tower::ServiceExt;
 
+    fn shipped() -> Arc<Behaviours> {
+        Arc::new(Behaviours::shipped().unwrap())
+    }
+
     fn app(cache: Arc<StatusCache>, calls: Arc<AtomicU64>, cc: &'static str) -> Router {
         Router::new()
             .route(
@@ -188,7 +192,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_origin_call_per_path_per_second_whatever_the_query_or_cookie() {
-        let cache = Arc::new(StatusCache::new());
+        let cache = Arc::new(StatusCache::new(shipped()));
         let calls = Arc::new(AtomicU64::new(0));
         let app = app(Arc::clone(&cache), Arc::clone(&calls), "public, max-age=1");
         let (a, x) = get_body(&app, "/vwr-api/vwr/status/e1", None).await;
@@ -219,14 +223,14 @@ mod tests {
 
     #[tokio::test]
     async fn stale_entries_are_fetched_again_and_no_store_is_never_kept() {
-        let cache = Arc::new(StatusCache::new());
+        let cache = Arc::new(StatusCache::new(shipped()));
         let calls = Arc::new(AtomicU64::new(0));
         let app = app(Arc::clone(&cache), Arc::clone(&calls), "public, max-age=0");
         get_body(&app, "/vwr-api/vwr/status/e1", None).await;
         get_body(&app, "/vwr-api/vwr/status/e1", None).await;
         assert_eq!(calls.load(Ordering::SeqCst), 2, "max-age=0 is stale at once");
         let calls2 = Arc::new(AtomicU64::new(0));
-        let app = app_no_store(Arc::new(StatusCache::new()), Arc::clone(&calls2));
+        let app = app_no_store(Arc::new(StatusCache::new(shipped())), Arc::clone(&calls2));
         get_body(&app, "/vwr-api/vwr/status/e1", None).await;
         get_body(&app, "/vwr-api/vwr/status/e1", None).await;
         assert_eq!(calls2.load(Ordering::SeqCst), 2);

@@ -21,17 +21,20 @@ use vwr_core::{ApiError, EventId};
 use vwr_tier1::Tier1Service;
 use vwr_tier1::model::revoked_live;
 
+use super::behaviours::Behaviours;
+
 /// Longest `next` kept (as the JS verifier).
 const MAX_NEXT: usize = 2000;
 /// Message of the 400 for a non-canonical protected path (as the JS `BAD_PATH`).
 const BAD_PATH_MESSAGE: &str = "Bad path, or no event id in it.";
 
-/// Raw path prefixes of the CloudFront behaviours that run no verifier (`terraform/modules/edge`:
-/// the waiting page, the tier-1 API, tier 2), matched as CloudFront matches its path patterns:
-/// case-sensitively, undecoded. Their origins read the viewer's own `x-vwr-*` headers (the
-/// request secret, a tier-1 token); everywhere else the verifier deletes them (the JS
-/// `dropViewerHeaders`; `NO_VERIFIER_PREFIXES` of `edge/local/proxy.mjs`).
-pub const NO_VERIFIER_PREFIXES: [&str; 3] = ["/vwr/", "/vwr-api/", "/api/queue/"];
+/// What the edge check reads: tier 1 (the active events, the tokens) and the distribution's
+/// behaviours (where the verifier runs).
+#[derive(Clone)]
+pub struct EdgeState {
+    pub tier1: Arc<Tier1Service>,
+    pub behaviours: Arc<Behaviours>,
+}
 
 /// A protected-path rule: the path starts with `prefix` (segments, lower case) and the event
 /// id is segment `at` (0-based). `exact` is the prefix as configured (`/events/`): the only
@@ -337,10 +340,12 @@ pub fn drop_viewer_headers(headers: &mut HeaderMap) {
 }
 
 /// Middleware: the edge decision in front of the whole local site, and the viewer's `x-vwr-*`
-/// headers dropped wherever the deployed verifier runs (every path outside
-/// [`NO_VERIFIER_PREFIXES`]), so local origins see what deployed ones do.
-pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, mut req: Request, next: Next) -> Response {
-    if !NO_VERIFIER_PREFIXES.iter().any(|p| req.uri().path().starts_with(p)) {
+/// headers dropped wherever the deployed verifier runs (the behaviours whose viewer request is
+/// the verifier: the site's and the protected APIs', not the waiting page's, `/vwr-api/*` or
+/// `/api/queue/*`, whose origins read them), so local origins see what deployed ones do.
+pub async fn edge_check(State(edge): State<EdgeState>, mut req: Request, next: Next) -> Response {
+    let tier1 = &edge.tier1;
+    if edge.behaviours.route(req.uri().path()).runs_verifier() {
         drop_viewer_headers(req.headers_mut());
     }
     let uri = req.uri();
@@ -359,7 +364,7 @@ pub async fn edge_check(State(tier1): State<Arc<Tier1Service>>, mut req: Request
         Gate::BadPath => bad_path_response(&er),
         Gate::Event(event) => {
             let api_path = req.uri().path().starts_with(API_PREFIX);
-            if has_pass(&tier1, req.headers(), &event, api_path).await {
+            if has_pass(tier1, req.headers(), &event, api_path).await {
                 next.run(req).await
             } else {
                 gate_response(&er, &event)

@@ -8,8 +8,9 @@
 //! - this file: the options, both tiers put together on local clients as their Lambdas put
 //!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
 //! - [`site`]: the greeting, the waiting and booking pages' files and the demo origin (`demo/`);
+//! - [`behaviours`]: CloudFront's behaviours, from the file Terraform builds them from;
 //! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
-//! - [`cdn`]: CloudFront's cache of the public status document;
+//! - [`cdn`]: CloudFront's cache of the public documents;
 //! - [`state`]: the keys and admin key kept in `.vwr/dev.json`.
 
 use std::net::SocketAddr;
@@ -42,6 +43,7 @@ use vwr_tier2_store::redis::{RedisConfig, RedisStore, redact_url};
 use vwr_tier2_store::registry::DynamoRegistry;
 
 pub mod alarms;
+pub mod behaviours;
 pub mod cdn;
 pub mod edge;
 pub mod site;
@@ -115,6 +117,8 @@ pub enum DevError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("server failed: {0}")]
     Serve(std::io::Error),
+    #[error(transparent)]
+    Behaviours(#[from] behaviours::BehavioursError),
 }
 
 /// Everything the local server runs.
@@ -274,14 +278,16 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found(ErrorCode::NotFound, "no such route") });
-    // CloudFront's cache in front of the public status document (1 s, path-only key).
-    let status_cache = Arc::new(cdn::StatusCache::new());
+    // CloudFront's behaviours, as deployed: its cache in front of the public documents (1 s,
+    // path-only key), then the edge check in front of everything (the fallback included), as
+    // CloudFront's viewer-request function does.
+    let behaviours = Arc::new(behaviours::Behaviours::shipped()?);
+    let status_cache = Arc::new(cdn::StatusCache::new(Arc::clone(&behaviours)));
     let router = router.layer(axum::middleware::from_fn_with_state(Arc::clone(&status_cache), cdn::layer));
-    // The edge check runs in front of everything (the fallback included), as CloudFront's
-    // viewer-request function does.
     let router = match opts.edge {
         EdgeMode::Native => {
-            router.layer(axum::middleware::from_fn_with_state(Arc::clone(&tier1), edge::edge_check))
+            let state = edge::EdgeState { tier1: Arc::clone(&tier1), behaviours };
+            router.layer(axum::middleware::from_fn_with_state(state, edge::edge_check))
         }
         EdgeMode::Off => router,
     };

@@ -19,7 +19,6 @@ locals {
   }
   edge_config_json = jsonencode(local.edge_config)
 
-  all_methods    = ["GET", "HEAD", "OPTIONS", "PUT", "POST", "PATCH", "DELETE"]
   cached_methods = ["GET", "HEAD"]
 
   # Managed policies.
@@ -252,6 +251,7 @@ resource "aws_cloudfront_distribution" "this" {
   #checkov:skip=CKV_AWS_374:No geo restriction: a sale is open to whoever the operator's site serves.
   #checkov:skip=CKV_AWS_174:TLS 1.2_2021 is used with var.acm_certificate_arn; the default *.cloudfront.net certificate cannot set a minimum.
   #checkov:skip=CKV2_AWS_42:A custom certificate is used when var.acm_certificate_arn is given.
+  #checkov:skip=CKV2_AWS_32:Every behaviour has one of this module's response headers policies, named in behaviours.json and looked up in local.response_headers_policy_ids, which checkov does not follow from a calling module; tests/infra/contract.py checks it.
   enabled         = true
   is_ipv6_enabled = true
   http_version    = "http2and3"
@@ -342,182 +342,71 @@ resource "aws_cloudfront_distribution" "this" {
     }
   }
 
-  # The site, gated by the verifier, which also deletes the viewer's own x-vwr-* headers
-  # (docs/invariants.md#25): the behaviours below whose origins read such headers (/vwr-api/*,
-  # /api/queue/*) never run it (tests/infra/contract.py checks both).
-  default_cache_behavior {
-    target_origin_id           = "site"
-    viewer_protocol_policy     = "redirect-to-https"
-    allowed_methods            = local.all_methods
-    cached_methods             = local.cached_methods
-    cache_policy_id            = var.site_cache_policy_id
-    origin_request_policy_id   = var.site_origin_request_policy_id
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-    compress                   = true
-
-    dynamic "function_association" {
-      for_each = local.cf_function ? [1] : []
-      content {
-        event_type   = "viewer-request"
-        function_arn = aws_cloudfront_function.verifier[0].arn
-      }
-    }
-
-    dynamic "lambda_function_association" {
-      for_each = local.lambda_edge ? [1] : []
-      content {
-        event_type   = "viewer-request"
-        lambda_arn   = aws_lambda_function.lambda_edge[0].qualified_arn
-        include_body = false
-      }
-    }
-  }
-
-  # The public status document (docs/lifecycle.md): one body for every visitor, cached 1 s keyed
-  # on the path alone, so the origin sees about one request per event per second per edge
-  # location. Before /vwr-api/* (CloudFront takes the first pattern that matches). Treated like
-  # the rest of /vwr-api/*: the prefix-stripping function, never the verifier. Nothing from the
-  # viewer reaches the origin (cookies, query strings, headers); the origin custom header
-  # x-vwr-origin-secret is added by CloudFront whatever the origin request policy says.
-  ordered_cache_behavior {
-    path_pattern               = "/vwr-api/vwr/status/*"
-    target_origin_id           = "tier1-api"
-    viewer_protocol_policy     = "https-only"
-    allowed_methods            = local.cached_methods
-    cached_methods             = local.cached_methods
-    cache_policy_id            = aws_cloudfront_cache_policy.status.id
-    origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-    compress                   = true
-
-    function_association {
-      event_type   = "viewer-request"
-      function_arn = aws_cloudfront_function.strip_prefix.arn
-    }
-  }
-
-  # The page document (docs/brand.md): the event's page settings, the same for every visitor,
-  # cached a minute keyed on the path alone; otherwise like the status document.
-  ordered_cache_behavior {
-    path_pattern               = "/vwr-api/vwr/page/*"
-    target_origin_id           = "tier1-api"
-    viewer_protocol_policy     = "https-only"
-    allowed_methods            = local.cached_methods
-    cached_methods             = local.cached_methods
-    cache_policy_id            = aws_cloudfront_cache_policy.page.id
-    origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-    compress                   = true
-
-    function_association {
-      event_type   = "viewer-request"
-      function_arn = aws_cloudfront_function.strip_prefix.arn
-    }
-  }
-
-  # Tier-1 API: assign and release (POSTs, never cached) and check (per requestId in the path;
-  # the API answers no-store, so nothing is cached unless it says otherwise, and then for 1 s at
-  # most). Every method is allowed, and the origin request policy (AllViewerExceptHostHeader)
-  # forwards every viewer cookie and header: early release (POST /vwr-api/vwr/release/{eventId},
-  # docs/outflow.md#early-release) and check (a session tier 2 holds, docs/outflow.md#sessions)
-  # read the visitor's tier-1 cookie (vwr_t1_<eventId>) or the x-vwr-token header. They reach
-  # the origin without being part of the cache key.
-  ordered_cache_behavior {
-    path_pattern               = "/vwr-api/*"
-    target_origin_id           = "tier1-api"
-    viewer_protocol_policy     = "https-only"
-    allowed_methods            = local.all_methods
-    cached_methods             = local.cached_methods
-    cache_policy_id            = aws_cloudfront_cache_policy.api_one_second.id
-    origin_request_policy_id   = local.all_viewer_except_host_header
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-    compress                   = true
-
-    function_association {
-      event_type   = "viewer-request"
-      function_arn = aws_cloudfront_function.strip_prefix.arn
-    }
-  }
-
-  # The waiting page, and the booking page at /vwr/queue/{eventId} (docs/adr/0027-booking-page-path.md):
-  # one cached copy of each for every event (the rewrite runs before the cache key).
-  ordered_cache_behavior {
-    path_pattern               = "/vwr/*"
-    target_origin_id           = "waiting-page"
-    viewer_protocol_policy     = "redirect-to-https"
-    allowed_methods            = ["GET", "HEAD", "OPTIONS"]
-    cached_methods             = local.cached_methods
-    cache_policy_id            = aws_cloudfront_cache_policy.waiting_page.id
-    response_headers_policy_id = aws_cloudfront_response_headers_policy.waiting_page.id
-    compress                   = true
-
-    function_association {
-      event_type   = "viewer-request"
-      function_arn = aws_cloudfront_function.waiting_page_rewrite.arn
-    }
-  }
-
-  # Tier 2's line document (docs/api.md#the-line-document): the same for every visitor in the
-  # line, cached 1 s keyed on the path alone, as the status document; waiting visitors read it
-  # instead of calling tier 2. Before /api/queue/* (the first matching pattern wins).
-  dynamic "ordered_cache_behavior" {
-    for_each = var.tier2_api_domain == null ? [] : ["/api/queue/line/*"]
+  # The cache behaviours are behaviours.json's, in its order (the default, then the ordered ones
+  # whose origin this distribution has), their names turned into ids by the maps below the
+  # distribution. The two blocks read each behaviour alike; only the ordered ones have a pattern.
+  # The verifier, which deletes the viewer's own x-vwr-* headers (docs/invariants.md#25), runs
+  # on the site's and the protected APIs' behaviours, never where the origin reads such headers
+  # (the waiting page, /vwr-api/*, /api/queue/*; tests/infra/contract.py checks both).
+  dynamic "default_cache_behavior" {
+    for_each = [local.behaviours.default]
+    iterator = b
     content {
-      path_pattern               = ordered_cache_behavior.value
-      target_origin_id           = "tier2-api"
-      viewer_protocol_policy     = "https-only"
-      allowed_methods            = local.cached_methods
+      target_origin_id           = b.value.origin
+      viewer_protocol_policy     = b.value.viewerProtocolPolicy
+      allowed_methods            = b.value.allowedMethods
       cached_methods             = local.cached_methods
-      cache_policy_id            = aws_cloudfront_cache_policy.status.id
-      origin_request_policy_id   = aws_cloudfront_origin_request_policy.status.id
-      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-      compress                   = true
-    }
-  }
-
-  # Tier-2 API: per user (tier-1 cookie) — never cached, all cookies forwarded.
-  dynamic "ordered_cache_behavior" {
-    for_each = var.tier2_api_domain == null ? [] : ["/api/queue/*"]
-    content {
-      path_pattern               = ordered_cache_behavior.value
-      target_origin_id           = "tier2-api"
-      viewer_protocol_policy     = "https-only"
-      allowed_methods            = local.all_methods
-      cached_methods             = local.cached_methods
-      cache_policy_id            = local.caching_disabled
-      origin_request_policy_id   = local.all_viewer_except_host_header
-      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
-      compress                   = true
-    }
-  }
-
-  # Protected APIs: the verifier (tier 1) at the edge, then the gate's authorizer (tier 2).
-  dynamic "ordered_cache_behavior" {
-    for_each = var.protected_api_domain == null ? [] : ["/api/seats/*", "/api/reservations/*"]
-    content {
-      path_pattern               = ordered_cache_behavior.value
-      target_origin_id           = "protected-api"
-      viewer_protocol_policy     = "https-only"
-      allowed_methods            = local.all_methods
-      cached_methods             = local.cached_methods
-      cache_policy_id            = local.caching_disabled
-      origin_request_policy_id   = local.all_viewer_except_host_header
-      response_headers_policy_id = aws_cloudfront_response_headers_policy.security.id
+      cache_policy_id            = local.cache_policy_ids[b.value.cachePolicy]
+      origin_request_policy_id   = local.origin_request_policy_ids[b.value.originRequestPolicy]
+      response_headers_policy_id = local.response_headers_policy_ids[b.value.responseHeadersPolicy]
       compress                   = true
 
       dynamic "function_association" {
-        for_each = local.cf_function ? [1] : []
+        for_each = local.viewer_request_functions[b.value.viewerRequest]
         content {
           event_type   = "viewer-request"
-          function_arn = aws_cloudfront_function.verifier[0].arn
+          function_arn = function_association.value
         }
       }
 
       dynamic "lambda_function_association" {
-        for_each = local.lambda_edge ? [1] : []
+        for_each = local.viewer_request_lambdas[b.value.viewerRequest]
         content {
           event_type   = "viewer-request"
-          lambda_arn   = aws_lambda_function.lambda_edge[0].qualified_arn
+          lambda_arn   = lambda_function_association.value
+          include_body = false
+        }
+      }
+    }
+  }
+
+  dynamic "ordered_cache_behavior" {
+    for_each = [for b in local.behaviours.ordered : b if contains(local.origin_ids, b.origin)]
+    iterator = b
+    content {
+      path_pattern               = b.value.pathPattern
+      target_origin_id           = b.value.origin
+      viewer_protocol_policy     = b.value.viewerProtocolPolicy
+      allowed_methods            = b.value.allowedMethods
+      cached_methods             = local.cached_methods
+      cache_policy_id            = local.cache_policy_ids[b.value.cachePolicy]
+      origin_request_policy_id   = local.origin_request_policy_ids[b.value.originRequestPolicy]
+      response_headers_policy_id = local.response_headers_policy_ids[b.value.responseHeadersPolicy]
+      compress                   = true
+
+      dynamic "function_association" {
+        for_each = local.viewer_request_functions[b.value.viewerRequest]
+        content {
+          event_type   = "viewer-request"
+          function_arn = function_association.value
+        }
+      }
+
+      dynamic "lambda_function_association" {
+        for_each = local.viewer_request_lambdas[b.value.viewerRequest]
+        content {
+          event_type   = "viewer-request"
+          lambda_arn   = lambda_function_association.value
           include_body = false
         }
       }
@@ -559,6 +448,59 @@ resource "aws_cloudfront_distribution" "this" {
 
   # The verifier answers 503 until its KeyValueStore entries exist: write them first.
   depends_on = [aws_cloudfrontkeyvaluestore_key.config, aws_cloudfrontkeyvaluestore_key.keys]
+}
+
+# The behaviours (behaviours.json) and the ids their names stand for. The file lives in this
+# module, not beside the code that also reads it (`vwr dev`: cli/src/dev/behaviours.rs; the local
+# proxies: edge/local/behaviours.mjs), so that the module is whole by itself: a git source brings
+# the repository, and a copy of this directory alone still plans.
+locals {
+  behaviours = jsondecode(file("${path.module}/behaviours.json"))
+
+  # The distribution's origins: an ordered behaviour is made only where its origin is.
+  origin_ids = concat(
+    ["site", "waiting-page", "tier1-api"],
+    var.tier2_api_domain == null ? [] : ["tier2-api"],
+    var.protected_api_domain == null ? [] : ["protected-api"],
+  )
+
+  cache_policy_ids = {
+    "site"         = var.site_cache_policy_id
+    "api-1s"       = aws_cloudfront_cache_policy.api_one_second.id
+    "document-1s"  = aws_cloudfront_cache_policy.status.id
+    "document-60s" = aws_cloudfront_cache_policy.page.id
+    "waiting-page" = aws_cloudfront_cache_policy.waiting_page.id
+    "disabled"     = local.caching_disabled
+  }
+
+  # "none": no origin request policy (CloudFront forwards what the cache key holds).
+  origin_request_policy_ids = {
+    "site"               = var.site_origin_request_policy_id
+    "forward-nothing"    = aws_cloudfront_origin_request_policy.status.id
+    "forward-all-viewer" = local.all_viewer_except_host_header
+    "none"               = null
+  }
+
+  response_headers_policy_ids = {
+    "security"     = aws_cloudfront_response_headers_policy.security.id
+    "waiting-page" = aws_cloudfront_response_headers_policy.waiting_page.id
+  }
+
+  # The viewer-request function of each name, as the function_association and
+  # lambda_function_association blocks each want it: the verifier is one or the other
+  # (var.verifier).
+  viewer_request_functions = {
+    "none"                 = []
+    "strip-prefix"         = [aws_cloudfront_function.strip_prefix.arn]
+    "waiting-page-rewrite" = [aws_cloudfront_function.waiting_page_rewrite.arn]
+    "verifier"             = local.cf_function ? [aws_cloudfront_function.verifier[0].arn] : []
+  }
+  viewer_request_lambdas = {
+    "none"                 = []
+    "strip-prefix"         = []
+    "waiting-page-rewrite" = []
+    "verifier"             = local.lambda_edge ? [aws_lambda_function.lambda_edge[0].qualified_arn] : []
+  }
 }
 
 # Security headers for every response: HSTS always (the distribution is HTTPS-only); the others

@@ -18,6 +18,9 @@ Fails when they disagree:
     the authorizer knows;
   * the DynamoDB table is the one `vwr bootstrap` creates (keys, index, TTL);
   * the CloudFront Functions stay within 10 KB once the placeholders are filled;
+  * the distribution's cache behaviours are terraform/modules/edge/behaviours.json's, in its
+    order (the one place they are written: `vwr dev` and the local proxies read it too), every
+    name it uses is one the module maps, and every pattern a literal prefix and a trailing `*`;
   * origins are locked to CloudFront: every CloudFront origin gets the `x-vwr-origin-secret`
     header, and every Lambda behind a CloudFront-fronted API gets VWR_ORIGIN_SECRET_ID (and no
     other Lambda does);
@@ -52,8 +55,8 @@ Fails when they disagree:
   * every `moved` block of terraform/ moves an address no longer declared to an instance that is
     declared, in the module or a module it calls (module.X.…, nested), with the for_each or
     count its index needs (and, where the keys can be read, the key);
-  * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but the
-    waiting page, /vwr-api/* and /api/queue/*, and `vwr dev` and the local proxy skip the same.
+  * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but those
+    of the origins that read them (the waiting page, the tier-1 API, tier 2).
   * the docs stay true to the code: the README's routes → files map names every route the
     routers serve (tier 1, tier 2, the site and health routes of `vwr dev`) and nothing else,
     every file it names exists, and the README stays a front door (≤ 15,000 bytes, ≤ 250
@@ -80,7 +83,7 @@ a new AWS call that they do not classify makes this test fail with a message nam
 
 The package, by subject: tables.py (the reviewed tables), common.py (the tally), rust.py (the
 Rust sources: reads, calls, key builders, the routers' routes), terraform.py (the .tf files
-parsed, and dynamic blocks and for_each maps evaluated), lambdas.py (binaries, packaging,
+parsed, the JSON files they read, and dynamic blocks and for_each maps evaluated), lambdas.py (binaries, packaging,
 environment, timeouts, table, routes, the LocalStack kit), iam.py (IAM and keys), edge.py
 (CloudFront behaviours and origins), waf.py (the web ACL), observability.py (the alarms),
 docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count, the

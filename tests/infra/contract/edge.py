@@ -1,5 +1,6 @@
-"""The edge: CloudFront behaviours and origins, the origin lock, throttling, the waiting and
-booking pages, the status and line documents, early release, where the verifier runs."""
+"""The edge: CloudFront behaviours (terraform/modules/edge/behaviours.json) and origins, the
+origin lock, throttling, the waiting and booking pages, the status and line documents, early
+release, where the verifier runs."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from .tables import (
     STATUS_ROUTE,
 )
 from .terraform import (
+    HclError,
     blocks,
     calls_of,
+    expand_dynamic,
     first,
     flat,
     HTTP_API,
@@ -35,6 +38,82 @@ from .terraform import (
     tf_routes,
     var_default,
 )
+
+EDGE = "terraform/modules/edge"
+BEHAVIOURS = f"{EDGE}/behaviours.json"
+
+
+def edge_distributions(modules: dict) -> tuple[dict[str, dict], list[str]]:
+    """The edge module's CloudFront distributions as Terraform makes them: dynamic blocks
+    expanded, so the cache behaviours are behaviours.json's (parse_tf reads the file in place of
+    the module's `jsondecode(file(…))`), every optional origin's included; and the problems
+    where a distribution cannot be read so."""
+    edge = modules.get(EDGE, {})
+    local = locals_of(edge)
+    out, problems = {}, []
+    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+        try:
+            out[name] = expand_dynamic(dist, local)
+        except HclError as e:
+            problems.append(f"{EDGE} aws_cloudfront_distribution.{name}: {e}")
+    return out, problems
+
+
+def ordered_behaviours(modules: dict) -> list[dict]:
+    """The ordered cache behaviours of the edge module's distributions, in order."""
+    dists, _ = edge_distributions(modules)
+    return [b for d in dists.values() for b in d.get("ordered_cache_behavior", [])]
+
+
+def check_behaviours(checks: Checks, modules: dict) -> None:
+    """The distribution's cache behaviours are behaviours.json's, the one place they are written
+    (`vwr dev` and the local proxies route by the same file): the module reads the file, makes
+    its default behaviour and, in the file's order, its ordered ones from it (no other, no
+    dynamic block left unread, so the order is known), every name the file uses is one the
+    module maps, every origin one the distribution has, every pattern a literal prefix and one
+    trailing `*` (the form the local emulators match), and every behaviour HTTPS-only or
+    redirecting, with one of the module's response headers policies."""
+    local = locals_of(modules.get(EDGE, {}))
+    doc = local.get("behaviours")
+    dists, problems = edge_distributions(modules)
+    if not isinstance(doc, dict) or not isinstance(doc.get("ordered"), list) or not isinstance(doc.get("default"), dict):
+        problems.append(f"{EDGE}: local.behaviours is not {BEHAVIOURS} read with jsondecode(file(…)) ({str(doc)[:80]!r})")
+        doc = {"default": {}, "ordered": []}
+    want = [b.get("pathPattern") for b in doc["ordered"]]
+    for p in want:
+        if not isinstance(p, str) or not p.startswith("/") or not p.endswith("*") or any(c in p[:-1] for c in "*?"):
+            problems.append(f"{BEHAVIOURS}: pattern {p!r} is not a literal path prefix and one trailing *")
+    if not dists and not problems:
+        problems.append(f"no aws_cloudfront_distribution in {EDGE}")
+    raw = blocks(modules.get(EDGE, {}), "resource", "aws_cloudfront_distribution")
+    policies = blocks(modules.get(EDGE, {}), "resource", "aws_cloudfront_response_headers_policy")
+    for name, dist in dists.items():
+        left = [n for dyn in dist.get("dynamic", []) for n in dyn if n.endswith("cache_behavior")]
+        if left:
+            problems.append(f"aws_cloudfront_distribution.{name}: dynamic {left} not read: the behaviours and their order are unknown")
+        if raw[name].get("ordered_cache_behavior") or raw[name].get("default_cache_behavior"):
+            problems.append(f"aws_cloudfront_distribution.{name}: a cache behaviour written in HCL, not made from {BEHAVIOURS}")
+        got = [first(b.get("path_pattern")) for b in dist.get("ordered_cache_behavior", [])]
+        if got != want:
+            problems.append(f"aws_cloudfront_distribution.{name}: ordered behaviours {got}, {BEHAVIOURS} has {want}")
+        if len(dist.get("default_cache_behavior", [])) != 1:
+            problems.append(f"aws_cloudfront_distribution.{name}: {len(dist.get('default_cache_behavior', []))} default behaviours from {BEHAVIOURS}, want 1")
+        ids = {first(o.get("origin_id")) for o in origins(dist)}
+        for b in [doc["default"], *doc["ordered"]]:
+            if b.get("origin") not in ids:
+                problems.append(f"{BEHAVIOURS}: {b.get('pathPattern', 'default')} goes to origin {b.get('origin')!r}, not one of {sorted(ids)}")
+        # What checkov may not see through the lookups (its CKV2_AWS_32 is skipped for this):
+        # every behaviour has one of the module's response headers policies, and plain HTTP
+        # reaches no origin.
+        made = [("default", b) for b in dist.get("default_cache_behavior", [])]
+        made += [(first(b.get("path_pattern")), b) for b in dist.get("ordered_cache_behavior", [])]
+        for pattern, b in made:
+            ref = re.fullmatch(r"\$\{aws_cloudfront_response_headers_policy\.(\w+)\.id\}", str(first(b.get("response_headers_policy_id"))))
+            if not ref or ref.group(1) not in policies:
+                problems.append(f"aws_cloudfront_distribution.{name} behaviour {pattern}: response headers policy {first(b.get('response_headers_policy_id'))!r} is not one of the module's")
+            if first(b.get("viewer_protocol_policy")) not in ("https-only", "redirect-to-https"):
+                problems.append(f"aws_cloudfront_distribution.{name} behaviour {pattern}: viewer_protocol_policy {first(b.get('viewer_protocol_policy'))!r}")
+    checks.check(f"CloudFront behaviours = {BEHAVIOURS} ({len(want)} ordered and the default), in its order", problems)
 
 
 def check_edge(root: str, checks: Checks, layout: list[str]) -> None:
@@ -224,10 +303,9 @@ CSP_REQUIRED = ("default-src 'self'", "script-src 'self'", "frame-ancestors 'non
 def check_waiting_page_headers(checks: Checks, modules: dict) -> None:
     """The /vwr/* behavior answers with a strict CSP (nothing inline, no eval) and no framing."""
     problems = []
-    edge = modules.get("terraform/modules/edge", {})
+    edge = modules.get(EDGE, {})
     policies = blocks(edge, "resource", "aws_cloudfront_response_headers_policy")
-    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
-    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    behaviors = [b for b in ordered_behaviours(modules) if first(b.get("path_pattern")) == "/vwr/*"]
     if len(behaviors) != 1:
         problems.append(f"expected one /vwr/* behavior in terraform/modules/edge, found {len(behaviors)}")
     for b in behaviors:
@@ -264,10 +342,11 @@ def check_booking_page(root: str, checks: Checks, modules: dict, layout: list[st
     for ref in re.findall(r'(?:src|href)="(/vwr/[^"]+)"', page):
         if f"static{ref}" not in layout:
             problems.append(f"static/queue/index.html loads {ref}, which is not packaged")
-    edge = modules.get("terraform/modules/edge", {})
+    edge = modules.get(EDGE, {})
     fns = blocks(edge, "resource", "aws_cloudfront_function")
-    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
-    behaviors = [b for d in dists for b in d.get("ordered_cache_behavior", []) if first(b.get("path_pattern")) == "/vwr/*"]
+    behaviors = [b for b in ordered_behaviours(modules) if first(b.get("path_pattern")) == "/vwr/*"]
+    if not behaviors:
+        problems.append(f"no /vwr/* behaviour in {EDGE}")
     for b in behaviors:
         arns = [str(first(f.get("function_arn"))) for f in b.get("function_association", []) if first(f.get("event_type")) == "viewer-request"]
         names = [m.group(1) for a in arns for m in [re.fullmatch(r"\$\{aws_cloudfront_function\.(\w+)\.arn\}", a)] if m]
@@ -290,14 +369,10 @@ def check_status_document(checks: Checks, modules: dict) -> None:
     the path alone, nothing of the viewer's request forwarded, treated like /vwr-api/* at the edge
     (prefix stripped, never the verifier), and a tier-1 public route behind it."""
     problems = []
-    edge = modules.get("terraform/modules/edge", {})
-    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
+    edge = modules.get(EDGE, {})
+    dists = list(edge_distributions(modules)[0].values())
     ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
     patterns = [first(b.get("path_pattern")) for b in ordered]
-    dynamic_patterns = [
-        str(first(body.get("for_each")))
-        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
-    ]
     if patterns.count(STATUS_PATTERN) != 1:
         problems.append(f"expected one {STATUS_PATTERN} behavior in terraform/modules/edge, found {patterns.count(STATUS_PATTERN)}")
     elif "/vwr-api/*" not in patterns:
@@ -305,8 +380,6 @@ def check_status_document(checks: Checks, modules: dict) -> None:
     else:
         if patterns.index(STATUS_PATTERN) > patterns.index("/vwr-api/*"):
             problems.append(f"{STATUS_PATTERN} comes after /vwr-api/*, which would take its requests (first match wins)")
-        if any(STATUS_PATTERN in p for p in dynamic_patterns):
-            problems.append(f"{STATUS_PATTERN} is a dynamic behavior: its order against /vwr-api/* cannot be checked")
         status = ordered[patterns.index(STATUS_PATTERN)]
         api = ordered[patterns.index("/vwr-api/*")]
         if first(status.get("target_origin_id")) != first(api.get("target_origin_id")):
@@ -322,8 +395,9 @@ def check_status_document(checks: Checks, modules: dict) -> None:
             problems.append(f"{STATUS_PATTERN} runs {edge_functions(status)} at the edge, /vwr-api/* runs {edge_functions(api)}: treat them alike")
         if any("verifier" in f or "lambda_edge" in f or f.startswith("dynamic") for f in edge_functions(status)):
             problems.append(f"{STATUS_PATTERN} must never be gated by the edge verifier")
-        if "${local.all_methods}" in str(status.get("allowed_methods")):
-            problems.append(f"{STATUS_PATTERN} allows every method: GET and HEAD suffice for a cached document")
+        methods = flat(first(status.get("allowed_methods")))
+        if set(methods) - {"GET", "HEAD"}:
+            problems.append(f"{STATUS_PATTERN} allows {methods}: GET and HEAD suffice for a cached document")
 
         cache_ref = re.fullmatch(r"\$\{aws_cloudfront_cache_policy\.(\w+)\.id\}", str(first(status.get("cache_policy_id"))))
         cache = blocks(edge, "resource", "aws_cloudfront_cache_policy").get(cache_ref.group(1)) if cache_ref else None
@@ -369,20 +443,16 @@ def check_line_document(checks: Checks, modules: dict) -> None:
     cache and origin request policies (nothing of the viewer's reaches the origin), to the
     tier-2 API, and the tier-2 public API has the route."""
     problems = []
-    edge = modules.get("terraform/modules/edge", {})
-    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
-    dyns = [
-        (str(first(body.get("for_each"))), (body.get("content") or [{}])[0])
-        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
-    ]
-    line = [i for i, (fe, _) in enumerate(dyns) if f"'{LINE_PATTERN}'" in fe]
-    queue = [i for i, (fe, _) in enumerate(dyns) if "'/api/queue/*'" in fe]
+    ordered = ordered_behaviours(modules)
+    patterns = [first(b.get("path_pattern")) for b in ordered]
+    line = [i for i, p in enumerate(patterns) if p == LINE_PATTERN]
+    queue = [i for i, p in enumerate(patterns) if p == "/api/queue/*"]
     if not line:
         problems.append(f"no CloudFront behaviour for {LINE_PATTERN}")
     elif queue and line[0] > queue[0]:
         problems.append(f"{LINE_PATTERN} comes after /api/queue/*, which would take it uncached")
     else:
-        content = dyns[line[0]][1]
+        content = ordered[line[0]]
         want = {
             "cache_policy_id": "${aws_cloudfront_cache_policy.status.id}",
             "origin_request_policy_id": "${aws_cloudfront_origin_request_policy.status.id}",
@@ -402,22 +472,15 @@ def check_release(checks: Checks, modules: dict) -> None:
     CloudFront behaviour that matches it is /vwr-api/*'s, allows POST, and forwards the
     visitor's tier-1 cookie and x-vwr-token to the origin."""
     problems = []
-    edge = modules.get("terraform/modules/edge", {})
+    edge = modules.get(EDGE, {})
     local = locals_of(edge)
-    dists = list(blocks(edge, "resource", "aws_cloudfront_distribution").values())
-    ordered = [b for d in dists for b in d.get("ordered_cache_behavior", [])]
-    dynamic_patterns = [
-        str(first(body.get("for_each")))
-        for d in dists for dyn in d.get("dynamic", []) for name, body in dyn.items() if name == "ordered_cache_behavior"
-    ]
+    ordered = ordered_behaviours(modules)
 
     def resolve(v):
         ref = re.fullmatch(r"\$\{local\.(\w+)\}", str(first(v)))
         return local.get(ref.group(1)) if ref else first(v)
 
     matching = [b for b in ordered if fnmatch.fnmatchcase(RELEASE_PATH, str(first(b.get("path_pattern"))))]
-    if any("/vwr-api" in p for p in dynamic_patterns):
-        problems.append(f"a dynamic behaviour may take /vwr-api paths ({dynamic_patterns}): its order cannot be checked")
     if not matching:
         problems.append(f"no CloudFront behaviour matches {RELEASE_PATH}")
     else:
@@ -452,37 +515,32 @@ def check_release(checks: Checks, modules: dict) -> None:
     checks.check(f"early release: {RELEASE_PATH} → /vwr-api/* (POST allowed, tier-1 cookie and {RELEASE_HEADER} forwarded) → {RELEASE_ROUTE}", problems)
 
 
-def check_verifier_behaviours(root: str, checks: Checks, modules: dict) -> None:
+# The origins that read the viewer's own x-vwr-* headers (the request secret, a tier-1 token),
+# which the edge verifier deletes (docs/invariants.md#25).
+READS_VIEWER_X_VWR = ("waiting-page", "tier1-api", "tier2-api")
+
+
+def check_verifier_behaviours(checks: Checks, modules: dict) -> None:
     """The edge verifier deletes the viewer's x-vwr-* headers (docs/invariants.md#25), so it
-    runs on the default behaviour and every ordered one except those whose origins read viewer
-    x-vwr-* headers (the waiting page, /vwr-api/*, /api/queue/*), which must never run it, in both
-    verifier variants; and `vwr dev` and the local proxy skip exactly those prefixes."""
+    runs, in both verifier variants, on the default behaviour and every ordered one except
+    those whose origins read viewer x-vwr-* headers (READS_VIEWER_X_VWR: the waiting page, the
+    tier-1 API, tier 2), which must never run it. `vwr dev` and the local proxies decide from
+    the same behaviours.json."""
     problems = []
-    edge = modules.get("terraform/modules/edge", {})
     variants = ("aws_cloudfront_function.verifier", "aws_lambda_function.lambda_edge")
-    free: set[str] = set()
-    for name, dist in blocks(edge, "resource", "aws_cloudfront_distribution").items():
+    dists, _ = edge_distributions(modules)
+    free = []
+    for name, dist in dists.items():
         behaviours = [("default", b) for b in dist.get("default_cache_behavior", [])]
         behaviours += [(str(first(b.get("path_pattern"))), b) for b in dist.get("ordered_cache_behavior", [])]
-        for dyn in dist.get("dynamic", []):
-            body = dyn.get("ordered_cache_behavior")
-            if body:
-                for pattern in re.findall(r"'(/[^']*)'|\"(/[^\"]*)\"", str(first(body.get("for_each")))):
-                    behaviours += [(pattern[0] or pattern[1], c) for c in body.get("content", [])]
         for pattern, b in behaviours:
-            text = str(b)
-            runs = [v for v in variants if v in text]
-            if pattern != "default" and pattern.endswith("*") and any(pattern.startswith(p) for p in ("/vwr/", "/vwr-api/", "/api/queue/")):
-                free.add(pattern[:-1])
+            runs = [v for v in variants if v in str(b)]
+            if first(b.get("target_origin_id")) in READS_VIEWER_X_VWR:
+                free.append(pattern)
                 if runs:
-                    problems.append(f"{name} behaviour {pattern} runs the verifier ({runs}): it would delete the x-vwr-* headers its origin reads")
+                    problems.append(f"{name} behaviour {pattern} runs the verifier ({runs}): it would delete the x-vwr-* headers its origin {first(b.get('target_origin_id'))} reads")
             elif len(runs) != len(variants):
                 problems.append(f"{name} behaviour {pattern} runs {runs or 'no verifier'}: want both variants {list(variants)} (x-vwr-* viewer headers must be deleted there)")
-    minimal = sorted(p for p in free if not any(p != q and p.startswith(q) for q in free))
-    for path, pat in (("edge/local/proxy.mjs", r"NO_VERIFIER_PREFIXES = \[([^\]]*)\]"), ("cli/src/dev/edge.rs", r"NO_VERIFIER_PREFIXES: \[&str; \d+\] = \[([^\]]*)\]")):
-        with open(os.path.join(root, path), encoding="utf-8") as fh:
-            m = re.search(pat, fh.read())
-        got = sorted(re.findall(r"['\"]([^'\"]+)['\"]", m.group(1))) if m else None
-        if got != minimal:
-            problems.append(f"{path}: NO_VERIFIER_PREFIXES is {got}, the behaviours without the verifier are {minimal}")
-    checks.check(f"the edge verifier (x-vwr-* viewer headers deleted) on every behaviour but {', '.join(p + '*' for p in minimal)}, and vwr dev and the local proxy agree", problems)
+    if not dists:
+        problems.append(f"no aws_cloudfront_distribution in {EDGE}")
+    checks.check(f"the edge verifier (x-vwr-* viewer headers deleted) on every behaviour but {', '.join(free)}", problems)

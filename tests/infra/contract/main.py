@@ -16,6 +16,7 @@ from .docs import (
     check_settings_doc,
 )
 from .edge import (
+    check_behaviours,
     check_booking_page,
     check_edge,
     check_line_document,
@@ -96,6 +97,7 @@ def main() -> int:
     check_edge_keys(root, checks, modules)
     check_tier2_link_keys(root, checks, modules, deployments)
     check_tier2_writes(root, checks, deployments)
+    check_behaviours(checks, modules)
     check_waiting_page_headers(checks, modules)
     check_booking_page(root, checks, modules, layout)
     check_status_document(checks, modules)
@@ -104,7 +106,7 @@ def main() -> int:
     check_waf(root, checks, modules)
     check_waf_queue_nat(root, checks, modules)
     check_alarms(root, checks, modules)
-    check_verifier_behaviours(root, checks, modules)
+    check_verifier_behaviours(checks, modules)
     check_admin_allow_list(checks, modules, deployments)
     check_moved(checks, modules)
     check_checkov_skips(root, checks)

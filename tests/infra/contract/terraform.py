@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import glob
+import json
 import os
 import re
 
@@ -16,7 +17,8 @@ from .rust import normalize_path
 
 def parse_tf(root: str, on_doc=None) -> tuple[dict[str, dict], list[str], int]:
     """Directory (relative) -> merged parse of its .tf files, the parse problems, and how many
-    files; `on_doc(path, doc)` sees each file's parse first (tf_schema.py tags its blocks)."""
+    files; `on_doc(path, doc)` sees each file's parse first (tf_schema.py tags its blocks). A
+    local `jsondecode(file("${path.module}/F"))` is F's JSON (read_json_locals)."""
     problems = []
     modules: dict[str, dict] = {}
     files = sorted(glob.glob(os.path.join(root, "terraform", "**", "*.tf"), recursive=True))
@@ -35,7 +37,30 @@ def parse_tf(root: str, on_doc=None) -> tuple[dict[str, dict], list[str], int]:
             d.setdefault(key, []).extend(blocks)
     if not files:
         problems.append("no .tf files under terraform/")
+    for dirname, mod in modules.items():
+        problems += read_json_locals(root, dirname, mod)
     return modules, problems, len(files)
+
+
+JSON_FILE_LOCAL = re.compile(r'^\$\{jsondecode\(file\("\$\{path\.module\}/([^"$]+)"\)\)\}$')
+
+
+def read_json_locals(root: str, mod_dir: str, mod: dict) -> list[str]:
+    """Puts in place of each local `jsondecode(file("${path.module}/F"))` of the module (mod_dir
+    relative to root) F's JSON, as Terraform reads it; the problems reading them."""
+    problems = []
+    for block in mod.get("locals", []):
+        for name, value in block.items():
+            m = JSON_FILE_LOCAL.match(str(first(value)))
+            if not m:
+                continue
+            path = os.path.join(root, mod_dir, m.group(1))
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    block[name] = [json.load(fh)]
+            except (OSError, ValueError) as e:
+                problems.append(f"{mod_dir} local.{name}: {rel(root, path)}: {e}")
+    return problems
 
 
 def load_tf(root: str, checks: Checks) -> dict[str, dict]:
@@ -233,11 +258,19 @@ def origins(dist: dict) -> list[dict]:
 #     scope (the dynamic block's label or its `iterator`), alone (the value itself: a number,
 #     null, "${var.x}" stays an expression) or inside a string template;
 #   * each.key / each.value.field of a resource whose for_each is a map the same way (for_each_keys
-#     reads its keys).
+#     reads its keys);
+#   * a local read from a JSON file of the module, `jsondecode(file("${path.module}/F"))`
+#     (parse_tf puts F's JSON in its place), and paths into it: for_each = local.NAME.field…, a list of such
+#     references (`[local.behaviours.default]`), or `[for x in local.NAME.field… : x if …]`
+#     (every element, as if the `if` held);
+#   * `local.MAP[it.value.field]` (a literal map of the module's locals, indexed by an iterator
+#     reference or a quoted key), as a for_each or alone in the content: the map's entry.
 
 HCL_PURE_REF = re.compile(r"^\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}$")
 HCL_TEMPLATE_REF = re.compile(r"\$\{([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*)\}")
 HCL_NULL_TEST = re.compile(r"^\$\{(\S+) (==|!=) None \? (\[\]|\[(.+)\]) : (\[\]|\[(.+)\])\}$")
+HCL_INDEX = re.compile(r"^\$\{local\.(\w+)\[([A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)*|'[^']*'|\"[^\"]*\")\]\}$")
+HCL_FOR_ALL = re.compile(r"^\$\{\[for (\w+) in ([A-Za-z_][\w.-]*) : (\w+)(?: if .*)?\]\}$", re.S)
 
 
 class HclError(Exception):
@@ -258,6 +291,47 @@ def hcl_lookup(path: str, env: dict):
     return True, v
 
 
+def hcl_local(path: str, local: dict | None):
+    """(True, value) of `local.NAME.field…` with NAME in local (a missing field of a map read
+    is an error); (False, None) otherwise."""
+    parts = path.split(".")
+    if local is None or parts[0] != "local" or len(parts) < 2 or parts[1] not in local:
+        return False, None
+    v = local[parts[1]]
+    for p in parts[2:]:
+        if not isinstance(v, dict):
+            return False, None
+        if p not in v:
+            raise HclError(f"{path}: no field {p!r} in local.{parts[1]}")
+        v = v[p]
+    return True, v
+
+
+def hcl_ref(text, env: dict, local: dict | None):
+    """(True, value) of '${…}' text that is an iterator reference, a path into a local, or
+    `local.MAP[key]` (key an iterator reference or quoted); (False, None) for anything else."""
+    if not isinstance(text, str):
+        return False, None
+    m = HCL_PURE_REF.match(text)
+    if m:
+        found, value = hcl_lookup(m.group(1), env)
+        return (found, value) if found else hcl_local(m.group(1), local)
+    m = HCL_INDEX.match(text)
+    if not m or local is None or not isinstance(local.get(m.group(1)), dict):
+        return False, None
+    key = m.group(2)
+    if key[0] in "'\"":
+        found, key = True, key[1:-1]
+    else:
+        found, key = hcl_lookup(key, env)
+    if not found:
+        return False, None
+    table = local[m.group(1)]
+    if not isinstance(key, str) or key not in table:
+        raise HclError(f"{text}: no entry {key!r} in local.{m.group(1)} ({sorted(k for k in table if not k.startswith('__'))})")
+    return True, table[key]
+
+
 def hcl_operand(text: str, env: dict):
     """(True, value) of a for_each operand: an iterator reference, bare or as '${…}'."""
     text = text.strip()
@@ -267,17 +341,21 @@ def hcl_operand(text: str, env: dict):
     return hcl_lookup(m.group(1) if m else text, env)
 
 
-def hcl_subst(v, env: dict):
-    """v with the iterator references of env replaced, recursively."""
+def hcl_subst(v, env: dict, local: dict | None = None):
+    """v with the iterator references of env replaced, recursively, and with local given, each
+    `local.MAP[key]` by the map's entry (other references to locals stay text)."""
     if isinstance(v, dict):
-        return {k: hcl_subst(x, env) for k, x in v.items()}
+        return {k: hcl_subst(x, env, local) for k, x in v.items()}
     if isinstance(v, list):
-        return [hcl_subst(x, env) for x in v]
+        return [hcl_subst(x, env, local) for x in v]
     if not isinstance(v, str) or "${" not in v:
         return v
     m = HCL_PURE_REF.match(v)
     if m:
         found, value = hcl_lookup(m.group(1), env)
+        return value if found else v
+    if HCL_INDEX.match(v):
+        found, value = hcl_ref(v, env, local)
         return value if found else v
 
     def one(m: re.Match) -> str:
@@ -304,15 +382,21 @@ def for_each_items(expr, env: dict, local: dict) -> list[tuple] | None:
     """What a for_each iterates over, as (key, value) pairs, or None when it is not a form
     these helpers read."""
     expr = first(expr)
+    if isinstance(expr, list):
+        values = []
+        for x in expr:
+            found, value = hcl_ref(x, env, local)
+            values.append(value if found else x)
+        return hcl_items(values)
     if not isinstance(expr, str):
         return hcl_items(expr)
-    m = HCL_PURE_REF.match(expr)
-    if m:
-        ref = m.group(1).split(".")
-        if ref[0] == "local" and len(ref) == 2 and ref[1] in local:
-            return hcl_items(local[ref[1]])
-        found, value = hcl_lookup(m.group(1), env)
-        return hcl_items(value) if found else None
+    found, value = hcl_ref(expr, env, local)
+    if found:
+        return hcl_items(value)
+    m = HCL_FOR_ALL.match(expr)
+    if m and m.group(1) == m.group(3):
+        found, value = hcl_ref("${" + m.group(2) + "}", env, local)
+        return hcl_items(value) if found and isinstance(value, list) else None
     m = HCL_NULL_TEST.match(expr)
     if m:
         found, value = hcl_operand(m.group(1), env)
@@ -342,7 +426,7 @@ def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
                     contents = spec.get("content", [])
                     contents = contents if isinstance(contents, list) else [contents]
                     if items is None:
-                        kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env), "content": [expand_dynamic(c, local, env) for c in contents]}})
+                        kept.append({name: {**hcl_subst({k: x for k, x in spec.items() if k != "content"}, env, local), "content": [expand_dynamic(c, local, env) for c in contents]}})
                         continue
                     it = re.sub(r"^\$\{(\w+)\}$", r"\1", str(first(spec.get("iterator")) or name))
                     for k, value in items:
@@ -351,7 +435,7 @@ def expand_dynamic(body: dict, local: dict, env: dict | None = None) -> dict:
         elif isinstance(v, list) and v and all(isinstance(b, dict) for b in v):
             out[key] = [expand_dynamic(b, local, env) for b in v]
         else:
-            out[key] = hcl_subst(v, env)
+            out[key] = hcl_subst(v, env, local)
     for name, blocks_ in made.items():
         out[name] = out.get(name, []) + blocks_
     if kept:
