@@ -233,7 +233,9 @@ async fn main() -> ExitCode {
         Command::Dev(opts) => vwr_cli::dev::run(opts).await.map_err(|e| e.to_string()),
         Command::Bootstrap { table } => bootstrap(table).await,
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
-            vwr_loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
+            vwr_loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second)
+                .await
+                .map_err(|e| e.to_string())
         }
         Command::Loadtest(mut lt) => {
             if lt.opts.base_url.is_none() || lt.opts.admin_key.is_none() {
@@ -257,7 +259,7 @@ async fn main() -> ExitCode {
                     eprintln!("vwr loadtest: a safety counter is not zero");
                     return ExitCode::from(3);
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.to_string()),
             }
         }
         Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
