@@ -33,6 +33,48 @@ pub struct Context {
     pub region: Option<String>,
 }
 
+/// Why `vwr context …` fails, or the config file cannot be read; the message is what `vwr` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error("no config file: set VWR_CONFIG (or HOME)")]
+    NoConfigFile,
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Toml { path: PathBuf, source: Box<toml::de::Error> },
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: Box<toml::ser::Error> },
+    /// A context of the file with a bad name.
+    #[error("{}: {source}", path.display())]
+    InFile { path: PathBuf, source: Box<ContextError> },
+    /// A context of the file with a bad URL.
+    #[error("{}: context {name}: {source}", path.display())]
+    BadContext { path: PathBuf, name: String, source: Box<ContextError> },
+    #[error("{}: current context {name:?} is not defined", path.display())]
+    CurrentUndefined { path: PathBuf, name: String },
+    #[error("{0:?} is not a context name (letters, digits, - _ .; at most 64)")]
+    BadName(String),
+    #[error("{0:?} is not a URL")]
+    NotAUrl(String),
+    #[error(
+        "{0:?} is not an http(s) URL with a host, e.g. https://abc123.execute-api.eu-west-1.amazonaws.com"
+    )]
+    NotHttp(String),
+    #[error("a context keeps no key: give it per command (--key or VWR_ADMIN_KEY), or use --sigv4")]
+    KeepsNoKey,
+    #[error("give the context's address: vwr context set NAME --url URL")]
+    NoUrl,
+    #[error("--region is for signing: give it with --sigv4")]
+    RegionWithoutSigv4,
+    #[error(
+        "no context {name:?}: {} defines none (add one with `vwr context set {name} --url URL`)",
+        path.display()
+    )]
+    NoneDefined { name: String, path: PathBuf },
+    #[error("no context {name:?} in {} (there are: {names})", path.display())]
+    Unknown { name: String, path: PathBuf, names: String },
+}
+
 /// `vwr context …`.
 #[derive(Debug, Clone, Subcommand)]
 pub enum ContextCommand {
@@ -57,7 +99,7 @@ pub enum ContextCommand {
 }
 
 /// Where the config file is: `$VWR_CONFIG`, else the XDG config directory.
-pub fn path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+pub fn path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ContextError> {
     if let Some(p) = env("VWR_CONFIG").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
@@ -66,35 +108,43 @@ pub fn path(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
     }
     match env("HOME").filter(|p| !p.is_empty()) {
         Some(home) => Ok(Path::new(&home).join(".config").join("vwr").join("config.toml")),
-        None => Err("no config file: set VWR_CONFIG (or HOME)".into()),
+        None => Err(ContextError::NoConfigFile),
     }
 }
 
 /// Reads the config; a missing file is an empty config.
-pub fn load(path: &Path) -> Result<Config, String> {
+pub fn load(path: &Path) -> Result<Config, ContextError> {
+    let path_buf = || path.to_owned();
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let config: Config = toml::from_str(&text)
+                .map_err(|e| ContextError::Toml { path: path_buf(), source: Box::new(e) })?;
             for (name, c) in &config.contexts {
-                check_name(name).map_err(|e| format!("{}: {e}", path.display()))?;
-                check_url(&c.url).map_err(|e| format!("{}: context {name}: {e}", path.display()))?;
+                check_name(name)
+                    .map_err(|e| ContextError::InFile { path: path_buf(), source: Box::new(e) })?;
+                check_url(&c.url).map_err(|e| ContextError::BadContext {
+                    path: path_buf(),
+                    name: name.clone(),
+                    source: Box::new(e),
+                })?;
             }
             if let Some(cur) = &config.current
                 && !config.contexts.contains_key(cur)
             {
-                return Err(format!("{}: current context {cur:?} is not defined", path.display()));
+                return Err(ContextError::CurrentUndefined { path: path_buf(), name: cur.clone() });
             }
             Ok(config)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(source) => Err(ContextError::Io { path: path_buf(), source }),
     }
 }
 
 /// Writes the config whole (a temporary file renamed over it), owner-only.
-pub fn save(path: &Path, config: &Config) -> Result<(), String> {
-    let text = toml::to_string_pretty(config).map_err(|e| format!("{}: {e}", path.display()))?;
-    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+pub fn save(path: &Path, config: &Config) -> Result<(), ContextError> {
+    let text = toml::to_string_pretty(config)
+        .map_err(|e| ContextError::Write { path: path.to_owned(), source: Box::new(e) })?;
+    let io = |source| ContextError::Io { path: path.to_owned(), source };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
@@ -109,25 +159,19 @@ pub fn save(path: &Path, config: &Config) -> Result<(), String> {
 }
 
 /// A context's name: letters, digits, `-`, `_`, `.`, at most 64.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), ContextError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{name:?} is not a context name (letters, digits, - _ .; at most 64)"))
-    }
+    if ok { Ok(()) } else { Err(ContextError::BadName(name.to_owned())) }
 }
 
 /// An admin API's base URL: `http://` or `https://` with a host.
-pub fn check_url(url: &str) -> Result<(), String> {
-    let uri: http::Uri = url.parse().map_err(|_| format!("{url:?} is not a URL"))?;
+pub fn check_url(url: &str) -> Result<(), ContextError> {
+    let uri: http::Uri = url.parse().map_err(|_| ContextError::NotAUrl(url.to_owned()))?;
     match (uri.scheme_str(), uri.host()) {
         (Some("http" | "https"), Some(h)) if !h.is_empty() => Ok(()),
-        _ => Err(format!(
-            "{url:?} is not an http(s) URL with a host, e.g. https://abc123.execute-api.eu-west-1.amazonaws.com"
-        )),
+        _ => Err(ContextError::NotHttp(url.to_owned())),
     }
 }
 
@@ -142,25 +186,21 @@ pub struct SetFlags {
 }
 
 /// Runs `vwr context …` on the config at `path`; answers what to print.
-pub fn run(cmd: ContextCommand, flags: &SetFlags, path: &Path) -> Result<String, String> {
+pub fn run(cmd: ContextCommand, flags: &SetFlags, path: &Path) -> Result<String, ContextError> {
     let mut config = load(path)?;
     match cmd {
         ContextCommand::Set { name, use_it } => {
             check_name(&name)?;
             if flags.key_given {
-                return Err(
-                    "a context keeps no key: give it per command (--key or VWR_ADMIN_KEY), or use --sigv4"
-                        .into(),
-                );
+                return Err(ContextError::KeepsNoKey);
             }
-            let url =
-                flags.url.clone().ok_or("give the context's address: vwr context set NAME --url URL")?;
+            let url = flags.url.clone().ok_or(ContextError::NoUrl)?;
             check_url(&url)?;
             if let Some(t2) = &flags.tier2_url {
                 check_url(t2)?;
             }
             if flags.region.is_some() && !flags.sigv4 {
-                return Err("--region is for signing: give it with --sigv4".into());
+                return Err(ContextError::RegionWithoutSigv4);
             }
             let ctx = Context {
                 url: url.trim_end_matches('/').to_owned(),
@@ -205,15 +245,13 @@ pub fn run(cmd: ContextCommand, flags: &SetFlags, path: &Path) -> Result<String,
 }
 
 /// The error for a context that is not in the file.
-pub fn unknown(name: &str, config: &Config, path: &Path) -> String {
+pub fn unknown(name: &str, config: &Config, path: &Path) -> ContextError {
     let names: Vec<&str> = config.contexts.keys().map(String::as_str).collect();
+    let (name, path) = (name.to_owned(), path.to_owned());
     if names.is_empty() {
-        format!(
-            "no context {name:?}: {} defines none (add one with `vwr context set {name} --url URL`)",
-            path.display()
-        )
+        ContextError::NoneDefined { name, path }
     } else {
-        format!("no context {name:?} in {} (there are: {})", path.display(), names.join(", "))
+        ContextError::Unknown { name, path, names: names.join(", ") }
     }
 }
 
@@ -298,16 +336,19 @@ mod tests {
         .unwrap();
         assert_eq!(json["contexts"][1]["current"], true);
 
-        let e = run(ContextCommand::Use { name: "stage".into() }, &SetFlags::default(), &path).unwrap_err();
+        let e = run(ContextCommand::Use { name: "stage".into() }, &SetFlags::default(), &path)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("there are: local, prod"), "{e}");
         assert!(
             set("x", &SetFlags { key_given: true, ..flags("http://h") })
                 .unwrap_err()
+                .to_string()
                 .contains("keeps no key")
         );
-        assert!(set("x", &flags("ftp://h")).unwrap_err().contains("http(s)"));
-        assert!(set("x y", &flags("http://h")).unwrap_err().contains("not a context name"));
-        assert!(set("x", &SetFlags::default()).unwrap_err().contains("--url URL"));
+        assert!(set("x", &flags("ftp://h")).unwrap_err().to_string().contains("http(s)"));
+        assert!(set("x y", &flags("http://h")).unwrap_err().to_string().contains("not a context name"));
+        assert!(set("x", &SetFlags::default()).unwrap_err().to_string().contains("--url URL"));
         assert_eq!(load(&path).unwrap().contexts.len(), 2, "refused sets change nothing");
 
         run(ContextCommand::Remove { name: "prod".into() }, &SetFlags::default(), &path).unwrap();
@@ -315,9 +356,12 @@ mod tests {
         assert_eq!((c.current, c.contexts.len()), (None, 1), "removing the current context unsets it");
 
         std::fs::write(&path, "current = \"nope\"\n").unwrap();
-        assert!(load(&path).unwrap_err().contains("current context \"nope\" is not defined"));
+        assert!(load(&path).unwrap_err().to_string().contains("current context \"nope\" is not defined"));
         std::fs::write(&path, "[contexts.a]\nurl = \"http://h\"\nkey = \"secret\"\n").unwrap();
-        assert!(load(&path).unwrap_err().contains("unknown field"), "a key in the file is refused");
+        assert!(
+            load(&path).unwrap_err().to_string().contains("unknown field"),
+            "a key in the file is refused"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

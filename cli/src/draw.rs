@@ -7,6 +7,29 @@ use clap::Subcommand;
 use serde_json::{Map, Value, json};
 use vwr_tier1::draw::{self, Seed};
 
+/// Why `vwr draw verify` refuses its input, or the seed is not the one committed to.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    /// A seed, a size, a rank or counts the draw does not take.
+    #[error(transparent)]
+    Draw(#[from] draw::DrawError),
+    #[error(
+        "the seed does not match the commitment: SHA-256 of the seed is {computed}, \
+         the published commitment is {published}"
+    )]
+    Mismatch { computed: String, published: String },
+    #[error("--counts needs --pre-index or --ticket")]
+    NoPreIndex,
+    #[error("give --size and --index, or --counts and --pre-index")]
+    NoDraw,
+    #[error("the ticket is malformed: expected v1.<kid>.<payload>.<mac>")]
+    MalformedTicket,
+    #[error(
+        "this is a regular ticket (it joined after the open): its position is P + its join index, not drawn"
+    )]
+    RegularTicket,
+}
+
 /// Draw operations.
 #[derive(Debug, Clone, Subcommand)]
 pub enum DrawCommand {
@@ -62,7 +85,7 @@ struct Verified {
 }
 
 /// Runs a draw command; returns the text to print, or an error message (exit non-zero).
-pub fn run(cmd: DrawCommand) -> Result<String, String> {
+pub fn run(cmd: DrawCommand) -> Result<String, DrawError> {
     match cmd {
         DrawCommand::Verify(args) => {
             let v = verify(&args)?;
@@ -71,33 +94,29 @@ pub fn run(cmd: DrawCommand) -> Result<String, String> {
     }
 }
 
-fn verify(args: &VerifyArgs) -> Result<Verified, String> {
-    let seed = Seed::from_hex(args.seed.trim()).map_err(|e| e.to_string())?;
+fn verify(args: &VerifyArgs) -> Result<Verified, DrawError> {
+    let seed = Seed::from_hex(args.seed.trim())?;
     let commitment = seed.commitment();
     if let Some(published) = &args.commitment
         && !seed.matches_commitment(published)
     {
-        return Err(format!(
-            "the seed does not match the commitment: SHA-256 of the seed is {commitment}, \
-             the published commitment is {}",
-            published.trim()
-        ));
+        return Err(DrawError::Mismatch { computed: commitment, published: published.trim().to_owned() });
     }
     let (counts, pre_index, size, rank) = match (&args.counts, args.size, args.index) {
         (Some(counts), _, _) => {
             let pre_index = match (args.pre_index, &args.ticket) {
                 (Some(i), _) => i,
                 (None, Some(ticket)) => pre_index_of_ticket(ticket)?,
-                (None, None) => return Err("--counts needs --pre-index or --ticket".into()),
+                (None, None) => return Err(DrawError::NoPreIndex),
             };
-            let size = draw::prequeue_size(counts).map_err(|e| e.to_string())?;
-            let rank = draw::rank_of_pre_index(counts, pre_index).map_err(|e| e.to_string())?;
+            let size = draw::prequeue_size(counts)?;
+            let rank = draw::rank_of_pre_index(counts, pre_index)?;
             (Some(counts.clone()), Some(pre_index), size, rank)
         }
         (None, Some(size), Some(rank)) => (None, None, size, rank),
-        _ => return Err("give --size and --index, or --counts and --pre-index".into()),
+        _ => return Err(DrawError::NoDraw),
     };
-    let position = draw::position(&seed, size, rank).map_err(|e| e.to_string())?;
+    let position = draw::position(&seed, size, rank)?;
     Ok(Verified {
         seed: seed.to_hex(),
         commitment,
@@ -112,8 +131,8 @@ fn verify(args: &VerifyArgs) -> Result<Verified, String> {
 
 /// The pre-queue index `i` of a ticket `v1.<kid>.<payload>.<mac>` whose payload is base64url of
 /// `eventId:q{i}:issuedAt`.
-fn pre_index_of_ticket(ticket: &str) -> Result<u64, String> {
-    let malformed = || "the ticket is malformed: expected v1.<kid>.<payload>.<mac>".to_owned();
+fn pre_index_of_ticket(ticket: &str) -> Result<u64, DrawError> {
+    let malformed = || DrawError::MalformedTicket;
     let parts: Vec<&str> = ticket.trim().split('.').collect();
     let [ver, _kid, payload, _mac] = parts[..] else {
         return Err(malformed());
@@ -131,10 +150,7 @@ fn pre_index_of_ticket(ticket: &str) -> Result<u64, String> {
         Some(i) if !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) => {
             i.parse().ok().filter(|&i| i > 0).ok_or_else(malformed)
         }
-        _ if !place.is_empty() && place.bytes().all(|b| b.is_ascii_digit()) => Err(
-            "this is a regular ticket (it joined after the open): its position is P + its join index, not drawn"
-                .into(),
-        ),
+        _ if !place.is_empty() && place.bytes().all(|b| b.is_ascii_digit()) => Err(DrawError::RegularTicket),
         _ => Err(malformed()),
     }
 }
@@ -184,8 +200,9 @@ mod tests {
         Cli::try_parse_from(std::iter::once("vwr-draw").chain(args.iter().copied())).map(|c| c.cmd)
     }
 
-    fn run_args(args: &[&str]) -> Result<String, String> {
-        run(parse(args).map_err(|e| e.to_string())?)
+    /// The text `vwr draw` prints, or the error it says (the arguments parse).
+    fn run_args(args: &[&str]) -> Result<String, DrawError> {
+        run(parse(args).unwrap())
     }
 
     fn vectors() -> Value {
@@ -266,7 +283,9 @@ mod tests {
                 "--json",
             ]);
             match &v["rank"] {
-                Value::Null => assert!(out.unwrap_err().contains("not part of the sealed pre-queue"), "{v}"),
+                Value::Null => {
+                    assert!(out.unwrap_err().to_string().contains("not part of the sealed pre-queue"), "{v}")
+                }
                 rank => {
                     assert_eq!(&serde_json::from_str::<Value>(&out.unwrap()).unwrap()["rank"], rank, "{v}")
                 }
@@ -297,7 +316,8 @@ mod tests {
         assert!(text.contains("position        1"), "{text}");
         let bad = good.replace('6', "7");
         let err = run_args(&["verify", "--seed", seed, "--commitment", &bad, "--size", "9", "--index", "6"])
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("does not match the commitment") && err.contains(good), "{err}");
         // Uppercase seed and commitment are accepted; output is lowercase.
         let json = run_args(&[
@@ -337,7 +357,8 @@ mod tests {
             (json!(7), json!(6), json!(1))
         );
         let err = run_args(&["verify", "--seed", seed, "--counts", "3,2,4", "--ticket", &ticket("42")])
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("regular ticket"), "{err}");
         for bad in [
             ticket("q0"),
@@ -347,8 +368,9 @@ mod tests {
             "v2.k1.ZTE6cTE6MQ.x".into(),
             "junk".into(),
         ] {
-            let err =
-                run_args(&["verify", "--seed", seed, "--counts", "3,2,4", "--ticket", &bad]).unwrap_err();
+            let err = run_args(&["verify", "--seed", seed, "--counts", "3,2,4", "--ticket", &bad])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("malformed"), "{bad}: {err}");
         }
     }
@@ -359,16 +381,19 @@ mod tests {
         assert!(
             run_args(&["verify", "--seed", "abc", "--size", "3", "--index", "0"])
                 .unwrap_err()
+                .to_string()
                 .contains("64 hexadecimal")
         );
         assert!(
             run_args(&["verify", "--seed", &seed, "--size", "3", "--index", "3"])
                 .unwrap_err()
+                .to_string()
                 .contains("out of range")
         );
         assert!(
             run_args(&["verify", "--seed", &seed, "--size", "0", "--index", "0"])
                 .unwrap_err()
+                .to_string()
                 .contains("size is 0")
         );
         // clap: one of --size / --counts, the right companions, not both.
@@ -382,7 +407,10 @@ mod tests {
         );
         assert!(parse(&["verify", "--seed", &seed, "--counts", "1,x", "--pre-index", "1"]).is_err());
         assert!(
-            run_args(&["verify", "--seed", &seed, "--counts", "1,2"]).unwrap_err().contains("--pre-index")
+            run_args(&["verify", "--seed", &seed, "--counts", "1,2"])
+                .unwrap_err()
+                .to_string()
+                .contains("--pre-index")
         );
     }
 }

@@ -5,7 +5,7 @@
 use comfy_table::{Cell, Table, presets};
 use serde_json::Value;
 
-use crate::zone;
+use vwr_watch::zone;
 
 /// The innermost cause of an error chain, the line a person needs ("Connection refused (os
 /// error 111)", "IMDS is disabled…"): the outer ones only say that something failed.

@@ -56,7 +56,7 @@ enum Command {
     },
     /// A live console for one event: state, line figures, rates, tier 2; keys to pause,
     /// resume, advance, close and set the message.
-    Watch(vwr_cli::watch::WatchArgs),
+    Watch(vwr_watch::WatchArgs),
     /// Check the pre-queue draw of a sale (docs/fairness.md).
     Draw {
         #[command(subcommand)]
@@ -124,10 +124,19 @@ fn default_kid() -> String {
     format!("k{days}")
 }
 
-async fn generate_keys(kid: Option<String>) -> Result<(), String> {
+/// Why `vwr keys generate` printed no keys.
+#[derive(Debug, thiserror::Error)]
+enum KeysError {
+    #[error(transparent)]
+    Key(#[from] vwr_core::KeyError),
+    #[error(transparent)]
+    Secret(#[from] vwr_cli::dev::state::DevStateError),
+}
+
+async fn generate_keys(kid: Option<String>) -> Result<(), KeysError> {
     let kid = kid.unwrap_or_else(default_kid);
-    let ring = vwr_core::HmacKeyring::generate(&kid).map_err(|e| e.to_string())?;
-    let admin = vwr_cli::dev::state::random_secret(24).map_err(|e| e.to_string())?;
+    let ring = vwr_core::HmacKeyring::generate(&kid)?;
+    let admin = vwr_cli::dev::state::random_secret(24)?;
     println!("# Tier-1 HMAC key (HS256). Keep secret. To rotate, prepend the new key and keep the old");
     println!("# one until every ticket and token signed with it has expired.");
     println!("VWR_TIER1_KEYS={}", ring.to_text());
@@ -148,7 +157,7 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("VWR_ADMIN_KEY={admin}");
     println!("# Secrets Manager secret value (VWR_TIER1_KEYS_SECRET_ID):");
     println!("# {}", ring.to_json());
-    let entry = vwr_core::EcKeyring::generate(&kid).map_err(|e| e.to_string())?;
+    let entry = vwr_core::EcKeyring::generate(&kid)?;
     println!("# Tier-2 entry-token key (ES256, P-256, PKCS#8). Keep secret; its public half is served");
     println!("# at /api/queue/.well-known/jwks.json.");
     println!("VWR_TIER2_KEYS={}", entry.to_text());
@@ -157,7 +166,7 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     println!("# {}", entry.to_json());
     println!("# Public JWKS for verifiers (VWR_TIER2_JWKS):");
     println!("# {}", serde_json::to_string(&entry.jwks()).unwrap_or_default());
-    let site = vwr_core::EcKeyring::generate(&format!("site-{kid}")).map_err(|e| e.to_string())?;
+    let site = vwr_core::EcKeyring::generate(&format!("site-{kid}"))?;
     println!("# Enqueue tokens (one place per account, docs/abuse.md). The SITE keeps the private key and");
     println!("# signs {{k, eid, exp}} with ES256; vwr gets only the public JWKS:");
     println!("SITE_ENQUEUE_KEY={}", site.to_text());
@@ -165,36 +174,58 @@ async fn generate_keys(kid: Option<String>) -> Result<(), String> {
     Ok(())
 }
 
-/// Creates the table; a failure is one line naming its cause (no region, no credentials, the
+/// Why `vwr bootstrap` made no table: one line naming its cause (no region, no credentials, the
 /// endpoint that did not answer), never a dump of the SDK's error.
-async fn bootstrap(table: String) -> Result<(), String> {
+#[derive(Debug, thiserror::Error)]
+enum BootstrapError {
+    #[error("no AWS region: set AWS_REGION (or a profile's region)")]
+    NoRegion,
+    #[error("no AWS credentials: {0}")]
+    NoCredentials(String),
+    #[error("cannot reach {endpoint}: {cause}")]
+    Unreachable { endpoint: String, cause: String },
+    #[error("{endpoint} refused ListTables: {code}: {message}")]
+    Refused { endpoint: String, code: String, message: String },
+    #[error("table {table} at {endpoint}: {source}")]
+    Table { table: String, endpoint: String, source: vwr_tier1::model::StoreError },
+}
+
+/// Creates the table.
+async fn bootstrap(table: String) -> Result<(), BootstrapError> {
     use aws_credential_types::provider::ProvideCredentials;
     let sdk = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
     let Some(region) = sdk.region().map(ToString::to_string) else {
-        return Err("no AWS region: set AWS_REGION (or a profile's region)".into());
+        return Err(BootstrapError::NoRegion);
     };
-    let creds = sdk.credentials_provider().ok_or("no AWS credentials: no credentials provider configured")?;
+    let creds = sdk
+        .credentials_provider()
+        .ok_or_else(|| BootstrapError::NoCredentials("no credentials provider configured".into()))?;
     if let Err(e) = creds.provide_credentials().await {
-        return Err(format!("no AWS credentials: {}", vwr_cli::human::root_cause(&e)));
+        return Err(BootstrapError::NoCredentials(vwr_cli::human::root_cause(&e)));
     }
     let endpoint =
         sdk.endpoint_url().map_or_else(|| format!("the DynamoDB endpoint of {region}"), str::to_owned);
     let client = aws_sdk_dynamodb::Client::new(&sdk);
     if let Err(e) = client.list_tables().limit(1).send().await {
         use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+        let cause = vwr_cli::human::root_cause(&e);
         return Err(match &e {
             SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
-                format!("cannot reach {endpoint}: {}", vwr_cli::human::root_cause(&e))
+                BootstrapError::Unreachable { endpoint, cause }
             }
-            _ => format!(
-                "{endpoint} refused ListTables: {}: {}",
-                e.code().unwrap_or("error"),
-                e.message().map_or_else(|| vwr_cli::human::root_cause(&e), str::to_owned)
-            ),
+            _ => BootstrapError::Refused {
+                endpoint,
+                code: e.code().unwrap_or("error").to_owned(),
+                message: e.message().map_or(cause, str::to_owned),
+            },
         });
     }
     let store = vwr_tier1_store::dynamo::DynamoStore::new(client, table.clone());
-    store.ensure_table().await.map_err(|e| format!("table {table} at {endpoint}: {e}"))?;
+    store.ensure_table().await.map_err(|source| BootstrapError::Table {
+        table: table.clone(),
+        endpoint: endpoint.clone(),
+        source,
+    })?;
     println!("table {table} ready at {endpoint}");
     Ok(())
 }
@@ -208,9 +239,20 @@ fn print_out(text: &str) {
 }
 
 /// Bad input or a stack that cannot be named: said on stderr, exit 2 (docs/cli.md#exit-codes).
-fn usage(e: &str) -> ExitCode {
+fn usage(e: impl std::fmt::Display) -> ExitCode {
     eprintln!("vwr: {e}");
     ExitCode::from(2)
+}
+
+/// A command's end: exit 0, or its error said on stderr and exit 1 (docs/cli.md#exit-codes).
+fn done(result: Result<(), impl std::fmt::Display>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vwr: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[tokio::main]
@@ -219,21 +261,18 @@ async fn main() -> ExitCode {
     vwr_core::logging::init_pretty();
     let tz = cli.global.tz.clone().or_else(|| std::env::var("VWR_TZ").ok().filter(|v| !v.is_empty()));
     if let Some(name) = tz {
-        match vwr_cli::zone::parse(&name) {
-            Ok(zone) => vwr_cli::zone::set(zone),
-            Err(e) => {
-                eprintln!("vwr: {e}");
-                return ExitCode::from(2);
-            }
+        match vwr_watch::zone::parse(&name) {
+            Ok(zone) => vwr_watch::zone::set(zone),
+            Err(e) => return usage(e),
         }
     }
     // The stack, for the commands that talk to one (docs/cli.md#addressing-a-stack).
     let target = || vwr_cli::target::from_process(&cli.global);
-    let result = match cli.command {
-        Command::Dev(opts) => vwr_cli::dev::run(opts).await.map_err(|e| e.to_string()),
-        Command::Bootstrap { table } => bootstrap(table).await,
+    match cli.command {
+        Command::Dev(opts) => done(vwr_cli::dev::run(opts).await),
+        Command::Bootstrap { table } => done(bootstrap(table).await),
         Command::AwsProxy { listen, upstream, item_writes_per_second } => {
-            vwr_loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await
+            done(vwr_loadtest::faults::serve_proxy(listen, &upstream, item_writes_per_second).await)
         }
         Command::Loadtest(mut lt) => {
             if lt.opts.base_url.is_none() || lt.opts.admin_key.is_none() {
@@ -244,7 +283,7 @@ async fn main() -> ExitCode {
                             lt.opts.admin_key.get_or_insert(key);
                         }
                     }
-                    Err(e) => return usage(&e),
+                    Err(e) => return usage(e),
                 }
             }
             let report = match lt.command {
@@ -252,68 +291,68 @@ async fn main() -> ExitCode {
                 None => vwr_loadtest::run(lt.opts).await,
             };
             match report {
-                Ok(report) if report.safety.clean() => Ok(()),
+                Ok(report) if report.safety.clean() => ExitCode::SUCCESS,
                 Ok(_) => {
                     eprintln!("vwr loadtest: a safety counter is not zero");
-                    return ExitCode::from(3);
+                    ExitCode::from(3)
                 }
-                Err(e) => Err(e),
+                Err(e) => done(Err(e)),
             }
         }
-        Command::Keys { command: KeysCommand::Generate { kid } } => generate_keys(kid).await,
+        Command::Keys { command: KeysCommand::Generate { kid } } => done(generate_keys(kid).await),
         Command::Completions { shell } => {
             // Into memory first: clap_complete panics on a failed write (a closed pipe).
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "vwr", &mut script);
             use std::io::Write;
             let _ = std::io::stdout().lock().write_all(&script);
-            Ok(())
+            ExitCode::SUCCESS
         }
         Command::Watch(mut args) => match target() {
             Ok(t) => {
                 args.target = t;
-                vwr_cli::watch::run(args).await
+                done(vwr_watch::run(args).await)
             }
-            Err(e) => return usage(&e),
+            Err(e) => usage(e),
         },
         Command::Preview(mut args) => match target() {
             Ok(t) => {
                 args.url = t.url;
-                vwr_cli::preview::run(args).await
+                done(vwr_cli::preview::run(args).await)
             }
-            Err(e) => return usage(&e),
+            Err(e) => usage(e),
         },
         Command::Plan(args) => match vwr_cli::plan::run(args) {
             Ok(out) => {
                 print_out(&out);
-                return ExitCode::SUCCESS;
+                ExitCode::SUCCESS
             }
             Err(e) => {
                 eprintln!("vwr plan: {e}");
-                return ExitCode::from(2);
+                ExitCode::from(2)
             }
         },
         Command::Preflight(args) => match vwr_cli::preflight::run(args).await {
             Ok((out, code)) => {
                 print_out(&out);
-                return ExitCode::from(code);
+                ExitCode::from(code)
             }
             Err(e) => {
                 eprintln!("vwr preflight: {e}");
-                return ExitCode::from(2);
+                ExitCode::from(2)
             }
         },
         Command::Report(mut args) => match target() {
             Ok(t) => {
                 args.target = t;
-                vwr_cli::report::run(args).await.map(|text| print_out(&text))
+                done(vwr_cli::report::run(args).await.map(|text| print_out(&text)))
             }
-            Err(e) => return usage(&e),
+            Err(e) => usage(e),
         },
-        Command::Draw { command } => vwr_cli::draw::run(command).map(|text| print_out(&text)),
+        Command::Draw { command } => done(vwr_cli::draw::run(command).map(|text| print_out(&text))),
         Command::Admin { json, command } => match target() {
-            Ok(t) => vwr_cli::admin::run(t, command, json).await.map(|text| print_out(&text)),
-            Err(e) => return usage(&e),
+            Ok(t) => done(vwr_cli::admin::run(t, command, json).await.map(|text| print_out(&text))),
+            Err(e) => usage(e),
         },
         Command::Context { command } => {
             let g = &cli.global;
@@ -325,23 +364,14 @@ async fn main() -> ExitCode {
                 key_given: g.key.is_some(),
             };
             let env = |k: &str| std::env::var(k).ok();
-            match vwr_cli::context::path(&env) {
-                Ok(path) => match vwr_cli::context::run(command, &flags, &path) {
-                    Ok(text) => {
-                        print_out(&text);
-                        return ExitCode::SUCCESS;
-                    }
-                    Err(e) => return usage(&e),
-                },
-                Err(e) => return usage(&e),
+            match vwr_cli::context::path(&env).and_then(|path| vwr_cli::context::run(command, &flags, &path))
+            {
+                Ok(text) => {
+                    print_out(&text);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => usage(e),
             }
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("vwr: {e}");
-            ExitCode::FAILURE
         }
     }
 }

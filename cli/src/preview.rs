@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::dev::site::{PREVIEW_STATES, languages};
-use vwr_loadtest::client::HttpClient;
+use vwr_loadtest::client::{ClientError, HttpClient};
 
 /// Where Chromium is looked for when neither `--chromium` nor `VWR_CHROMIUM` says.
 const CHROMIUM_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
@@ -15,6 +15,40 @@ const CHROMIUM_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome
 const SHOT_TIMEOUT: Duration = Duration::from_secs(20);
 /// Virtual time the page runs before the shot: enough for the first answers and the turn.
 const SETTLE_MS: u32 = 5_000;
+
+/// Why `vwr preview` (or one shot of it) fails; the message is what `vwr` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    #[error("event id {id:?}: {source}")]
+    EventId { id: String, source: vwr_core::ids::EventIdError },
+    #[error("--width and --height must be between 100 and 4000")]
+    Size,
+    /// A state or language the page does not have: what, the name asked, the known ones.
+    #[error("unknown {what} {asked:?}: one of {known}")]
+    Unknown { what: &'static str, asked: String, known: String },
+    #[error("no Chromium at {}", .0.display())]
+    NoChromiumAt(PathBuf),
+    #[error("no Chromium found ({names} on PATH): install it or pass --chromium", names = CHROMIUM_NAMES.join(", "))]
+    NoChromium,
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("{url} answered {status}: is this vwr dev?")]
+    NotDev { url: String, status: http::StatusCode },
+    #[error("no vwr dev at {base} ({source}): start `vwr dev` or pass --url")]
+    NoDev { base: String, source: ClientError },
+    #[error("{}: {source}", path.display())]
+    Folder { path: PathBuf, source: std::io::Error },
+    #[error("{failed} of {total} shots failed: {names}")]
+    ShotsFailed { failed: usize, total: usize, names: String },
+    // One shot (printed on its progress line; the run goes on with the next).
+    #[error("Chromium took more than {}s", SHOT_TIMEOUT.as_secs())]
+    ShotTimeout,
+    #[error("could not run {}: {source}", browser.display())]
+    Run { browser: PathBuf, source: std::io::Error },
+    /// Chromium wrote no picture: its exit status and the last lines it said.
+    #[error("no screenshot ({status}): {tail}")]
+    NoScreenshot { status: std::process::ExitStatus, tail: String },
+}
 
 /// Arguments of `vwr preview`.
 #[derive(Debug, clap::Args)]
@@ -50,10 +84,11 @@ pub struct PreviewArgs {
 }
 
 /// The shots of `args`: (state, language), every state in every language, in that order.
-pub fn shots(args: &PreviewArgs) -> Result<Vec<(String, String)>, String> {
-    vwr_core::EventId::parse(&args.event_id).map_err(|e| format!("event id {:?}: {e}", args.event_id))?;
+pub fn shots(args: &PreviewArgs) -> Result<Vec<(String, String)>, PreviewError> {
+    vwr_core::EventId::parse(&args.event_id)
+        .map_err(|source| PreviewError::EventId { id: args.event_id.clone(), source })?;
     if !(100..=4000).contains(&args.width) || !(100..=4000).contains(&args.height) {
-        return Err("--width and --height must be between 100 and 4000".into());
+        return Err(PreviewError::Size);
     }
     let all_langs: Vec<&str> = languages().collect();
     let states = pick(&args.states, PREVIEW_STATES, "state")?;
@@ -61,7 +96,7 @@ pub fn shots(args: &PreviewArgs) -> Result<Vec<(String, String)>, String> {
     Ok(states.iter().flat_map(|s| langs.iter().map(move |l| (s.clone(), l.clone()))).collect())
 }
 
-fn pick(asked: &[String], known: &[&str], what: &str) -> Result<Vec<String>, String> {
+fn pick(asked: &[String], known: &[&str], what: &'static str) -> Result<Vec<String>, PreviewError> {
     if asked.is_empty() {
         return Ok(known.iter().map(|s| (*s).to_owned()).collect());
     }
@@ -71,27 +106,22 @@ fn pick(asked: &[String], known: &[&str], what: &str) -> Result<Vec<String>, Str
             if known.contains(&a.as_str()) {
                 Ok(a.clone())
             } else {
-                Err(format!("unknown {what} {a:?}: one of {}", known.join(", ")))
+                Err(PreviewError::Unknown { what, asked: a.clone(), known: known.join(", ") })
             }
         })
         .collect()
 }
 
 /// The Chromium to run: the one named, else the first of [`CHROMIUM_NAMES`] on `PATH`.
-fn chromium(named: Option<&Path>) -> Result<PathBuf, String> {
+fn chromium(named: Option<&Path>) -> Result<PathBuf, PreviewError> {
     if let Some(p) = named {
-        return if p.is_file() { Ok(p.to_owned()) } else { Err(format!("no Chromium at {}", p.display())) };
+        return if p.is_file() { Ok(p.to_owned()) } else { Err(PreviewError::NoChromiumAt(p.to_owned())) };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .flat_map(|dir| CHROMIUM_NAMES.iter().map(move |n| dir.join(n)))
         .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no Chromium found ({} on PATH): install it or pass --chromium",
-                CHROMIUM_NAMES.join(", ")
-            )
-        })
+        .ok_or(PreviewError::NoChromium)
 }
 
 /// The fontconfig language (`fc-list :lang=…`) whose fonts a page language needs, for the
@@ -195,7 +225,7 @@ fn sandbox(no_sandbox: bool, euid: Option<u32>) -> (bool, Option<&'static str>) 
 }
 
 /// Takes every shot; prints one line per shot. Fails (after trying them all) if any failed.
-pub async fn run(args: PreviewArgs) -> Result<(), String> {
+pub async fn run(args: PreviewArgs) -> Result<(), PreviewError> {
     let shots = shots(&args)?;
     let browser = chromium(args.chromium.as_deref())?;
     let (no_sandbox, note) = sandbox(args.no_sandbox, euid());
@@ -206,14 +236,15 @@ pub async fn run(args: PreviewArgs) -> Result<(), String> {
         eprintln!("{warning}");
     }
     let base = args.url.trim_end_matches('/').to_owned();
-    let client = HttpClient::new(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    let client = HttpClient::new(Duration::from_secs(5))?;
     let health = format!("{base}/healthz");
     match client.send(http::Method::GET, &health, None, &vwr_loadtest::client::Auth::None).await {
         Ok(r) if r.status.is_success() => {}
-        Ok(r) => return Err(format!("{health} answered {}: is this vwr dev?", r.status)),
-        Err(e) => return Err(format!("no vwr dev at {base} ({e}): start `vwr dev` or pass --url")),
+        Ok(r) => return Err(PreviewError::NotDev { url: health, status: r.status }),
+        Err(source) => return Err(PreviewError::NoDev { base, source }),
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|source| PreviewError::Folder { path: args.out.clone(), source })?;
     let total = shots.len();
     let mut failed = Vec::new();
     for (i, (state, lang)) in shots.into_iter().enumerate() {
@@ -235,7 +266,7 @@ pub async fn run(args: PreviewArgs) -> Result<(), String> {
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(format!("{} of {total} shots failed: {}", failed.len(), failed.join(", ")))
+        Err(PreviewError::ShotsFailed { failed: failed.len(), total, names: failed.join(", ") })
     }
 }
 
@@ -256,7 +287,7 @@ async fn shoot(
     width: u32,
     height: u32,
     no_sandbox: bool,
-) -> Result<u64, String> {
+) -> Result<u64, PreviewError> {
     // A failed shot must not leave an older picture looking like this one.
     let _ = std::fs::remove_file(file);
     let profile = std::env::temp_dir().join(format!("vwr-preview-{}-{}", std::process::id(), rand_suffix()));
@@ -281,18 +312,15 @@ async fn shoot(
     let out = tokio::time::timeout(SHOT_TIMEOUT, cmd.output()).await;
     let _ = std::fs::remove_dir_all(&profile);
     let out = out
-        .map_err(|_| format!("Chromium took more than {}s", SHOT_TIMEOUT.as_secs()))?
-        .map_err(|e| format!("could not run {}: {e}", browser.display()))?;
+        .map_err(|_| PreviewError::ShotTimeout)?
+        .map_err(|source| PreviewError::Run { browser: browser.to_owned(), source })?;
     match std::fs::metadata(file) {
         Ok(m) if m.len() > 0 => Ok(m.len()),
         _ => {
             let err = String::from_utf8_lossy(&out.stderr);
             let tail: Vec<&str> = err.lines().rev().take(3).collect();
-            Err(format!(
-                "no screenshot ({}): {}",
-                out.status,
-                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-            ))
+            let tail = tail.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            Err(PreviewError::NoScreenshot { status: out.status, tail })
         }
     }
 }
@@ -331,11 +359,11 @@ mod tests {
     fn a_chosen_few_and_clear_refusals() {
         let few = shots(&args(&["--states", "waiting,turn", "--langs", "ja"])).unwrap();
         assert_eq!(few, vec![("waiting".into(), "ja".into()), ("turn".into(), "ja".into())]);
-        let e = shots(&args(&["--states", "queued"])).unwrap_err();
+        let e = shots(&args(&["--states", "queued"])).unwrap_err().to_string();
         assert!(e.contains("unknown state \"queued\"") && e.contains("prequeue"), "{e}");
-        let e = shots(&args(&["--langs", "fr"])).unwrap_err();
+        let e = shots(&args(&["--langs", "fr"])).unwrap_err().to_string();
         assert!(e.contains("unknown language \"fr\""), "{e}");
-        let e = shots(&Cli::parse_from(["vwr", "../x", "--out", "o"]).args).unwrap_err();
+        let e = shots(&Cli::parse_from(["vwr", "../x", "--out", "o"]).args).unwrap_err().to_string();
         assert!(e.contains("event id"), "{e}");
     }
 
@@ -388,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_missing_chromium_is_named() {
-        let e = chromium(Some(Path::new("/nonexistent/chromium"))).unwrap_err();
+        let e = chromium(Some(Path::new("/nonexistent/chromium"))).unwrap_err().to_string();
         assert!(e.contains("no Chromium at"), "{e}");
     }
 }

@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 use vwr_tier1::report::SaleReport;
 use vwr_tier2::report::Tier2Report;
 
-use crate::admin::AdminTarget;
-use vwr_loadtest::client::HttpClient;
+use vwr_loadtest::client::{AdminTarget, ClientError, HttpClient, NoAdminKey};
 use vwr_loadtest::html::charts::{Line, STYLE, bar_chart, esc, fmt_f, line_chart};
 
 /// Arguments of `vwr report`.
@@ -32,6 +31,29 @@ pub struct ReportArgs {
     pub html: Option<PathBuf>,
 }
 
+/// Why `vwr report` has no report to show; the message is what `vwr` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("event id {id:?}: {source}")]
+    EventId { id: String, source: vwr_core::ids::EventIdError },
+    #[error(transparent)]
+    NoAdminKey(#[from] NoAdminKey),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Tier 1's report route answered an error.
+    #[error("{url}: {status} {body}")]
+    Refused { url: String, status: http::StatusCode, body: String },
+    /// Tier 2's report route answered an error other than 404 (its status code alone).
+    #[error("{url}: {status} {body}")]
+    Tier2Refused { url: String, status: u16, body: String },
+    #[error("{url}: not a report: {source}")]
+    NotAReport { url: String, source: serde_json::Error },
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Both tiers' reports of one event: tier 1's fields, and `tier2` when tier 2 holds the event.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
@@ -42,37 +64,46 @@ pub struct Report {
 }
 
 /// Fetches the report and shows it as asked; answers what to print.
-pub async fn run(args: ReportArgs) -> Result<String, String> {
-    vwr_core::EventId::parse(&args.event_id).map_err(|e| format!("event id {:?}: {e}", args.event_id))?;
-    let auth = crate::admin::auth(&args.target).await?;
-    let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+pub async fn run(args: ReportArgs) -> Result<String, ReportError> {
+    vwr_core::EventId::parse(&args.event_id)
+        .map_err(|source| ReportError::EventId { id: args.event_id.clone(), source })?;
+    let auth = args.target.auth().await?;
+    let client = HttpClient::new(Duration::from_secs(30))?;
     let url = format!("{}/api/admin/vwr/report/{}", args.target.url.trim_end_matches('/'), args.event_id);
-    let reply = client.send(http::Method::GET, &url, None, &auth).await.map_err(|e| e.to_string())?;
+    let reply = client.send(http::Method::GET, &url, None, &auth).await?;
+    let body = |reply: &vwr_loadtest::client::Reply| String::from_utf8_lossy(&reply.body).into_owned();
     if !reply.status.is_success() {
-        return Err(format!("{url}: {} {}", reply.status, String::from_utf8_lossy(&reply.body)));
+        return Err(ReportError::Refused { body: body(&reply), url, status: reply.status });
     }
-    let tier1: SaleReport =
-        serde_json::from_slice(&reply.body).map_err(|e| format!("{url}: not a report: {e}"))?;
+    let not_a_report = |url: &str| {
+        let url = url.to_owned();
+        move |source| ReportError::NotAReport { url, source }
+    };
+    let tier1: SaleReport = serde_json::from_slice(&reply.body).map_err(not_a_report(&url))?;
     let base2 = args.target.tier2_base();
     let url2 = format!("{base2}/api/queue/admin/report/{}", args.event_id);
-    let reply = client.send(http::Method::GET, &url2, None, &auth).await.map_err(|e| e.to_string())?;
+    let reply = client.send(http::Method::GET, &url2, None, &auth).await?;
     // 404: tier 2 does not hold this event (or is not deployed); anything else is an error.
     let tier2 = match reply.status.as_u16() {
-        200 => Some(serde_json::from_slice(&reply.body).map_err(|e| format!("{url2}: not a report: {e}"))?),
+        200 => Some(serde_json::from_slice(&reply.body).map_err(not_a_report(&url2))?),
         404 => None,
-        s => return Err(format!("{url2}: {s} {}", String::from_utf8_lossy(&reply.body))),
+        status => return Err(ReportError::Tier2Refused { body: body(&reply), url: url2, status }),
     };
     let report = Report { tier1, tier2 };
     let mut out = String::new();
     if let Some(path) = &args.html {
+        let write = |path: &std::path::Path| {
+            let path = path.to_owned();
+            move |source| ReportError::Write { path, source }
+        };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(write(dir))?;
         }
-        std::fs::write(path, html(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, html(&report)).map_err(write(path))?;
         let _ = writeln!(out, "report written to {}", path.display());
     }
     if args.json {
-        out.push_str(&serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+        out.push_str(&serde_json::to_string_pretty(&report)?);
     } else if args.html.is_none() {
         out.push_str(&summary(&report));
     }

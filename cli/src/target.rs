@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
-use crate::admin::AdminTarget;
-use crate::context::{self, Config, Context};
+use crate::context::{self, Config, Context, ContextError};
 
-pub use vwr_loadtest::client::DEFAULT_URL;
+pub use vwr_loadtest::client::{AdminTarget, DEFAULT_URL};
 
 /// Flags every command takes, before or after its subcommand.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -37,6 +36,21 @@ pub struct Global {
     pub tz: Option<String>,
 }
 
+/// Why no stack can be named: said on stderr, exit 2 (docs/cli.md#exit-codes).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("no context {0:?}: there is no config file")]
+    NoConfigFile(String),
+    /// The config file cannot be read, or names no such context.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The admin API's address is not one, and where it came from.
+    #[error("{source} (from {from})")]
+    BadUrl { source: ContextError, from: String },
+    #[error("--tier2-url: {0}")]
+    BadTier2Url(ContextError),
+}
+
 /// What the resolution reads besides the flags.
 pub struct Sources<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
@@ -47,14 +61,13 @@ pub struct Sources<'a> {
 }
 
 /// The stack the flags, variables, contexts and `vwr dev` point at.
-pub fn resolve(g: &Global, src: &Sources<'_>) -> Result<AdminTarget, String> {
+pub fn resolve(g: &Global, src: &Sources<'_>) -> Result<AdminTarget, TargetError> {
     let env = |k: &str| (src.env)(k).filter(|v| !v.trim().is_empty());
     let config = src.config.as_ref();
     let named = g.context.clone().or_else(|| env("VWR_CONTEXT"));
     let explicit: Option<(String, &Context)> = match &named {
         Some(name) => {
-            let (path, config) =
-                config.ok_or_else(|| format!("no context {name:?}: there is no config file"))?;
+            let (path, config) = config.ok_or_else(|| TargetError::NoConfigFile(name.clone()))?;
             let ctx = config.contexts.get(name).ok_or_else(|| context::unknown(name, config, path))?;
             Some((name.clone(), ctx))
         }
@@ -88,14 +101,14 @@ pub fn resolve(g: &Global, src: &Sources<'_>) -> Result<AdminTarget, String> {
     } else {
         (DEFAULT_URL.to_owned(), "the default".to_owned())
     };
-    context::check_url(&url).map_err(|e| format!("{e} (from {from})"))?;
+    context::check_url(&url).map_err(|source| TargetError::BadUrl { source, from: from.clone() })?;
 
     let pick = |flag: &Option<String>, var: &str, field: fn(&Context) -> Option<String>| {
         flag.clone().or_else(|| ctx.and_then(field)).or_else(|| env(var))
     };
     let tier2_url = pick(&g.tier2_url, "VWR_TIER2_ADMIN_URL", |c| c.tier2_url.clone());
     if let Some(t2) = &tier2_url {
-        context::check_url(t2).map_err(|e| format!("--tier2-url: {e}"))?;
+        context::check_url(t2).map_err(TargetError::BadTier2Url)?;
     }
     let region = pick(&g.region, "AWS_REGION", |c| c.region.clone());
     let truthy = |v: String| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
@@ -113,7 +126,7 @@ pub fn resolve(g: &Global, src: &Sources<'_>) -> Result<AdminTarget, String> {
 }
 
 /// Resolves from this process's environment, config file and `vwr dev` state.
-pub fn from_process(g: &Global) -> Result<AdminTarget, String> {
+pub fn from_process(g: &Global) -> Result<AdminTarget, TargetError> {
     let env = |k: &str| std::env::var(k).ok();
     let path = context::path(&env).ok();
     let config = match &path {
@@ -154,7 +167,7 @@ mod tests {
         vars: &[(&str, &str)],
         config: Option<Config>,
         dev: Option<(Option<&str>, &str)>,
-    ) -> Result<AdminTarget, String> {
+    ) -> Result<AdminTarget, TargetError> {
         let env = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned());
         let path = Path::new("/cfg/config.toml");
         let src = Sources {
@@ -214,12 +227,13 @@ mod tests {
     #[test]
     fn a_missing_context_or_a_bad_url_is_an_error_that_says_where_it_came_from() {
         let g = Global { context: Some("qa".into()), ..Global::default() };
-        let e = resolve_with(&g, &[], Some(config()), None).unwrap_err();
+        let e = resolve_with(&g, &[], Some(config()), None).unwrap_err().to_string();
         assert!(e.contains("no context \"qa\"") && e.contains("prod, stage"), "{e}");
-        let e = resolve_with(&g, &[], None, None).unwrap_err();
+        let e = resolve_with(&g, &[], None, None).unwrap_err().to_string();
         assert!(e.contains("no config file"), "{e}");
-        let e =
-            resolve_with(&Global::default(), &[("VWR_ADMIN_URL", "localhost:8080")], None, None).unwrap_err();
+        let e = resolve_with(&Global::default(), &[("VWR_ADMIN_URL", "localhost:8080")], None, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from VWR_ADMIN_URL"), "{e}");
     }
 }

@@ -7,8 +7,8 @@
 
 mod common;
 
-use vwr_cli::admin::AdminTarget;
 use vwr_cli::report::{ReportArgs, run};
+use vwr_loadtest::client::AdminTarget;
 
 const KEY: &str = "report-vs-loadtest-admin-key-0123456789";
 

@@ -35,6 +35,7 @@ use super::stats::{Counters, Latencies, Timeline};
 use super::tally::{self, Ran};
 use super::visitor::{End, Outcome, cause};
 use crate::client::HttpClient;
+use crate::error::LoadtestError;
 
 /// The endpoints a visitor calls, as the load test names them (the keys of `latency`).
 const ENDPOINTS: [&str; 11] = [
@@ -94,7 +95,7 @@ fn known(name: &str, list: &[&'static str]) -> &'static str {
 }
 
 /// The load test's options that the rehearsal ran with (from the workers' `run` lines).
-fn options(records: &Records, visitors: u64, arrival_seconds: f64) -> Result<LoadOptions, String> {
+fn options(records: &Records, visitors: u64, arrival_seconds: f64) -> Result<LoadOptions, LoadtestError> {
     #[derive(Parser)]
     struct Wrap {
         #[command(flatten)]
@@ -119,7 +120,7 @@ fn options(records: &Records, visitors: u64, arrival_seconds: f64) -> Result<Loa
     ];
     let argv =
         std::iter::once("analyze".to_owned()).chain(args.into_iter().flat_map(|(k, v)| [k.to_owned(), v]));
-    Wrap::try_parse_from(argv).map(|w| w.opts).map_err(|e| format!("the records' settings: {e}"))
+    Wrap::try_parse_from(argv).map(|w| w.opts).map_err(LoadtestError::Settings)
 }
 
 /// Counts one call as the load test's `Ctx::send` counts its own.
@@ -242,7 +243,7 @@ fn shared_identities(visitors: &[VisitorRecord]) -> u64 {
 }
 
 /// The report of the records in `records`.
-pub fn report(records: &Records) -> Result<Report, String> {
+pub fn report(records: &Records) -> Result<Report, LoadtestError> {
     let visitors = &records.visitors;
     let t0 = visitors.iter().map(|v| v.arrived_at).fold(f64::INFINITY, f64::min);
     let last_arrival = visitors.iter().map(|v| v.arrived_at).fold(f64::NEG_INFINITY, f64::max);
@@ -251,7 +252,7 @@ pub fn report(records: &Records) -> Result<Report, String> {
         .map(|v| v.ended_at.unwrap_or(v.arrived_at).max(v.calls.last().map_or(0.0, |c| c.at + c.ms / 1000.0)))
         .fold(t0, f64::max);
     let opts = options(records, visitors.len() as u64, (last_arrival - t0).max(0.0))?;
-    let client = HttpClient::new(Duration::from_secs(1)).map_err(|e| e.to_string())?;
+    let client = HttpClient::new(Duration::from_secs(1))?;
     let event = opts.event.clone().unwrap_or_default();
     let now = Instant::now();
     let ctx = Ctx {
@@ -292,20 +293,19 @@ pub fn report(records: &Records) -> Result<Report, String> {
 
 /// `vwr loadtest analyze`: reads the records, prints the report (tables, or `--json`), writes
 /// `--html`; answers the report (whether safety held: `Safety::clean`).
-pub fn run(args: &AnalyzeArgs) -> Result<Report, String> {
+pub fn run(args: &AnalyzeArgs) -> Result<Report, LoadtestError> {
     let records = Records::read_dir_with(&args.dir, |file, visitors| {
         eprintln!("read {}: {visitors} visitors so far", file.display());
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let report = report(&records)?;
     if args.json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        let json = serde_json::to_string_pretty(&report)?;
         super::print_text(&format!("{json}\n"));
     } else {
         super::print_text(&super::text::render(&report));
     }
     if let Some(path) = &args.html {
-        std::fs::write(path, super::html::render(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, super::html::render(&report)).map_err(LoadtestError::write(path))?;
     }
     Ok(report)
 }

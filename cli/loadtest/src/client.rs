@@ -1,5 +1,7 @@
 //! A small HTTP(S) JSON client for `vwr admin` (bearer key locally, SigV4 for the deployed
-//! admin API behind API Gateway IAM auth).
+//! admin API behind API Gateway IAM auth), and the stack a command talks to ([`AdminTarget`]):
+//! here, below both the `vwr` command and `vwr-watch`, as both address a stack the same way
+//! (docs/cli.md#addressing-a-stack).
 
 use std::time::{Duration, SystemTime};
 
@@ -31,6 +33,69 @@ impl std::fmt::Debug for Auth {
             Self::SigV4(_) => "Auth::SigV4",
         })
     }
+}
+
+/// The stack a command talks to, resolved from the global flags, the environment, the config
+/// file's contexts and `vwr dev`'s state (the `vwr` command's `target` module,
+/// docs/cli.md#addressing-a-stack).
+#[derive(Debug, Clone, Default)]
+pub struct AdminTarget {
+    /// Base URL of the admin API.
+    pub url: String,
+    /// Bearer key (locally).
+    pub key: Option<String>,
+    /// Sign requests with AWS SigV4 (the deployed admin API uses IAM auth).
+    pub sigv4: bool,
+    /// The region to sign for (else the AWS config's).
+    pub region: Option<String>,
+    /// The tier-2 admin API when it is not `url`.
+    pub tier2_url: Option<String>,
+    /// Where `url` came from, said in errors ("--url", "context prod", …).
+    pub from: String,
+}
+
+impl AdminTarget {
+    /// A target at `url` with a bearer key (tests, the load test).
+    pub fn bearer(url: &str, key: &str) -> Self {
+        Self {
+            url: url.trim_end_matches('/').to_owned(),
+            key: Some(key.to_owned()),
+            from: "--url".into(),
+            ..Self::default()
+        }
+    }
+
+    /// The tier-2 admin API's base URL: `tier2_url`, else `url` (as `vwr dev` and the
+    /// deployed admin API serve both).
+    pub fn tier2_base(&self) -> &str {
+        self.tier2_url.as_deref().unwrap_or(&self.url).trim_end_matches('/')
+    }
+
+    /// The credentials: SigV4 from the AWS chain (in `region` when given), or the bearer key
+    /// (flag, env, or the local `vwr dev` state file, as resolved).
+    pub async fn auth(&self) -> Result<Auth, NoAdminKey> {
+        if self.sigv4 {
+            let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+            if let Some(region) = &self.region {
+                loader = loader.region(aws_config::Region::new(region.clone()));
+            }
+            return Ok(Auth::SigV4(Box::new(loader.load().await)));
+        }
+        let key =
+            self.key.clone().ok_or_else(|| NoAdminKey { url: self.url.clone(), from: self.from.clone() })?;
+        Ok(Auth::Bearer(key))
+    }
+}
+
+/// A target without SigV4 and without a key.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no admin key for {url} (from {from}): pass --key, set VWR_ADMIN_KEY, use --sigv4 for a deployed stack, \
+     or start `vwr dev` in this directory first"
+)]
+pub struct NoAdminKey {
+    pub url: String,
+    pub from: String,
 }
 
 /// A client failure.

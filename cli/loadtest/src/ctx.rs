@@ -19,6 +19,7 @@ use vwr_core::keys::EcKeyring;
 
 use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{HttpClient, Reply};
+use crate::error::LoadtestError;
 use crate::page::{backoff_seconds, jitter_seconds, retry_after_seconds, retry_after_wait};
 
 /// Endpoint names (the keys of latencies and costs).
@@ -304,10 +305,10 @@ pub struct Proofs {
 
 impl Proofs {
     /// `site_key`: the site's private key as `vwr keys generate` prints `SITE_ENQUEUE_KEY`.
-    pub fn new(site_key: Option<&str>, event: &str) -> Result<Self, String> {
-        let event = EventId::parse(event).map_err(|e| e.to_string())?;
+    pub fn new(site_key: Option<&str>, event: &str) -> Result<Self, LoadtestError> {
+        let event = EventId::parse(event)?;
         let site = match site_key {
-            Some(text) => Some(EcKeyring::from_text(text, None).map_err(|e| format!("--enqueue-key: {e}"))?),
+            Some(text) => Some(EcKeyring::from_text(text, None).map_err(LoadtestError::EnqueueKey)?),
             None => None,
         };
         Ok(Self { site, event })

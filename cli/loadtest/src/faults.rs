@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, Full};
 
 use crate::client::HttpClient;
+use crate::error::{LoadtestError, OptionsError};
 
 /// A fault window: `KIND@START+DURATION` (seconds), e.g. `redis@20+3`, `dynamodb@10+5`,
 /// `sqs@5+30`, `check403@40+60`.
@@ -52,12 +53,10 @@ impl FaultKind {
 }
 
 impl std::str::FromStr for Fault {
-    type Err = String;
+    type Err = OptionsError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let err = || {
-            format!("fault {s:?}: expected KIND@START+DURATION, KIND one of redis, dynamodb, sqs, check403")
-        };
+    fn from_str(s: &str) -> Result<Self, OptionsError> {
+        let err = || OptionsError::Fault(s.to_owned());
         let (kind, rest) = s.split_once('@').ok_or_else(err)?;
         let (start, dur) = rest.split_once('+').ok_or_else(err)?;
         let kind = match kind {
@@ -319,13 +318,13 @@ pub async fn start_front_proxy(
     upstream: &str,
     faults: Arc<ProxyFaults>,
     stats: Arc<ProxyStats>,
-) -> Result<SocketAddr, String> {
-    let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+) -> Result<SocketAddr, LoadtestError> {
+    let client = HttpClient::new(Duration::from_secs(30))?;
     let st = FrontState { upstream: upstream.trim_end_matches('/').to_owned(), client, faults, stats };
     let app = axum::Router::new().fallback(front).with_state(st);
-    let listener =
-        tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("front proxy on {listen}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| format!("front proxy on {listen}: {e}"))?;
+    let failed = |source| LoadtestError::Listen { what: "front proxy", listen, source };
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(failed)?;
+    let addr = listener.local_addr().map_err(failed)?;
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -362,7 +361,7 @@ pub async fn serve_proxy(
     listen: SocketAddr,
     upstream: &str,
     item_writes_per_second: Option<f64>,
-) -> Result<(), String> {
+) -> Result<(), LoadtestError> {
     start_proxy(
         listen,
         upstream,
@@ -381,12 +380,15 @@ pub async fn start_proxy(
     upstream: &str,
     faults: Arc<ProxyFaults>,
     stats: Arc<ProxyStats>,
-) -> Result<(), String> {
-    let client = HttpClient::new(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+) -> Result<(), LoadtestError> {
+    let client = HttpClient::new(Duration::from_secs(30))?;
     let st = ProxyState { upstream: upstream.trim_end_matches('/').to_owned(), client, faults, stats };
     let app = axum::Router::new().fallback(forward).with_state(st);
-    let listener =
-        tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("fault proxy on {listen}: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|source| LoadtestError::Listen {
+        what: "fault proxy",
+        listen,
+        source,
+    })?;
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });

@@ -27,7 +27,8 @@
 //! - Below them all: `page` (the waiting page's rules the visitors follow, held to the page's
 //!   by the vectors of static/test/page-rules.json), `stats` (counters, latencies, rank
 //!   figures), `admin` (the harness's admin calls), `faults` (the fault proxies and the
-//!   stop/start commands).
+//!   stop/start commands), `error` (why a run stops: [`LoadtestError`], and why options are
+//!   refused: [`OptionsError`]).
 
 mod admin;
 pub mod analyze;
@@ -37,6 +38,7 @@ pub mod client;
 pub mod cost;
 mod crowd;
 pub mod ctx;
+pub mod error;
 pub mod faults;
 pub mod html;
 pub mod open;
@@ -57,6 +59,7 @@ pub mod visitor;
 use std::io::IsTerminal;
 
 pub use self::arrival::Curve;
+pub use self::error::{LoadtestError, OptionsError};
 pub use self::options::{Action, ActionKind, LoadOptions, Mode, Scenario};
 pub use self::report::{Report, Safety};
 use self::setup::Harness;
@@ -68,7 +71,7 @@ use self::tally::Ran;
 /// The phases: set up the event, the front proxy and the visitors' context; start the faults'
 /// and actions' timers and the samplers; run the visitors and the bots; stop the samplers and
 /// the timers; tally and build the report; show and write it.
-pub async fn run(opts: LoadOptions) -> Result<Report, String> {
+pub async fn run(opts: LoadOptions) -> Result<Report, LoadtestError> {
     opts.validate()?;
     let harness = Harness::new(&opts).await?;
     let gate = harness.gate(&opts).await?;
@@ -91,18 +94,18 @@ pub async fn run(opts: LoadOptions) -> Result<Report, String> {
 }
 
 /// Prints the report, and writes `--json` (its keys in order, as always) and `--html`.
-fn publish(opts: &LoadOptions, report: &Report) -> Result<(), String> {
+fn publish(opts: &LoadOptions, report: &Report) -> Result<(), LoadtestError> {
     print_text(&text::render(report));
     if let Some(path) = &opts.json {
-        let json = serde_json::to_value(report).map_err(|e| e.to_string())?;
+        let json = serde_json::to_value(report)?;
         std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(LoadtestError::write(path))?;
     }
     if let Some(path) = &opts.html {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(LoadtestError::write(dir))?;
         }
-        std::fs::write(path, html::render(report)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, html::render(report)).map_err(LoadtestError::write(path))?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ use super::options::{LoadOptions, tier1_config};
 use super::stats::{quantile, spearman};
 use super::visitor::Outcome;
 use crate::client::{Auth, HttpClient};
+use crate::error::LoadtestError;
 
 /// The 1-s buckets after `openAt` in which the peak request rate is looked for.
 pub const OPEN_WINDOW_SECONDS: usize = 10;
@@ -47,12 +48,10 @@ pub struct OpenPlan {
     pub start: Instant,
 }
 
-async fn public_status(client: &HttpClient, base: &str, event: &str) -> Result<Value, String> {
-    let r = client
-        .send(Method::GET, &format!("{base}/vwr-api/vwr/status/{event}"), None, &Auth::None)
-        .await
-        .map_err(|e| e.to_string())?;
-    if r.status.is_success() { Ok(r.json()) } else { Err(format!("status document: {}", r.status)) }
+async fn public_status(client: &HttpClient, base: &str, event: &str) -> Result<Value, LoadtestError> {
+    let r =
+        client.send(Method::GET, &format!("{base}/vwr-api/vwr/status/{event}"), None, &Auth::None).await?;
+    if r.status.is_success() { Ok(r.json()) } else { Err(LoadtestError::StatusDocument(r.status)) }
 }
 
 /// Schedules the sale (pre-queue at the next second, open at `--prequeue-seconds`), registers
@@ -65,7 +64,7 @@ pub async fn schedule(
     opts: &LoadOptions,
     start: Instant,
     unix_start: f64,
-) -> Result<OpenPlan, String> {
+) -> Result<OpenPlan, LoadtestError> {
     let now = unix_start.floor() as u64;
     let (prequeue_at, open_at) = (now + 1, now + opts.prequeue_seconds);
     let st = admin_call(
@@ -101,9 +100,7 @@ pub async fn schedule(
             break (start.elapsed().as_secs_f64(), d["seedCommitment"].as_str().map(str::to_owned));
         }
         if Instant::now() > last_call {
-            return Err(format!(
-                "event {event} was not in its pre-queue a second before its open: is the advancer running?"
-            ));
+            return Err(LoadtestError::NoPrequeue(event.to_owned()));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::arrival::Curve;
 use super::bots;
 use super::faults::{Fault, FaultKind};
+use crate::error::OptionsError;
 
 /// What the load test drives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -50,10 +51,10 @@ pub enum ActionKind {
 }
 
 impl std::str::FromStr for Action {
-    type Err = String;
+    type Err = OptionsError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let err = || format!("action {s:?}: expected SECONDS:advance=N or SECONDS:threshold=N");
+    fn from_str(s: &str) -> Result<Self, OptionsError> {
+        let err = || OptionsError::Action(s.to_owned());
         let (at, rest) = s.split_once(':').ok_or_else(err)?;
         let (name, n) = rest.split_once('=').ok_or_else(err)?;
         let at = at.trim_end_matches('s').parse::<f64>().map_err(|_| err())?;
@@ -238,43 +239,41 @@ impl LoadOptions {
     }
 
     /// Refuses options the run cannot go with (before anything is sent).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), OptionsError> {
         if self.visitors == 0 {
-            return Err("--visitors must be at least 1".into());
+            return Err(OptionsError::NoVisitors);
         }
         if !(0.0..=1.0).contains(&self.abandon_rate) {
-            return Err("--abandon-rate must be between 0 and 1".into());
+            return Err(OptionsError::NotAShare("--abandon-rate"));
         }
         if !(0.0..=1.0).contains(&self.no_show_rate) {
-            return Err("--no-show-rate must be between 0 and 1".into());
+            return Err(OptionsError::NotAShare("--no-show-rate"));
         }
         if self.mode == Mode::TargetArrivals && self.target_per_minute.is_none_or(|t| t == 0) {
-            return Err("--mode target-arrivals needs --target-per-minute N (N ≥ 1)".into());
+            return Err(OptionsError::NoTarget);
         }
         if self.scenario == Scenario::Prequeue {
             if self.prequeue_seconds < 4 {
-                return Err(
-                    "--prequeue-seconds must be at least 4 (the pre-queue opens 1 s after the start)".into(),
-                );
+                return Err(OptionsError::ShortPrequeue);
             }
             if !(0.0..=1.0).contains(&self.before_open_share) {
-                return Err("--before-open-share must be between 0 and 1".into());
+                return Err(OptionsError::NotAShare("--before-open-share"));
             }
             if self.no_show_rate > 0.0 {
                 // A no-show in the pre-queue would never learn its drawn position, and the draw
                 // could no longer be checked to be exactly 1..=P.
-                return Err("--no-show-rate is for --scenario steady".into());
+                return Err(OptionsError::NoShowsInPrequeue);
             }
         }
         if self.faults.iter().any(|f| f.kind == FaultKind::Redis)
             && (self.redis_stop_cmd.is_none() || self.redis_start_cmd.is_none())
         {
-            return Err("a redis fault needs --redis-stop-cmd and --redis-start-cmd".into());
+            return Err(OptionsError::RedisCommands);
         }
         if self.faults.iter().any(|f| matches!(f.kind, FaultKind::Dynamodb | FaultKind::Sqs))
             && self.aws_proxy.is_none()
         {
-            return Err("dynamodb/sqs faults need --aws-proxy URL of a running `vwr aws-proxy` (and vwr's AWS_ENDPOINT_URL pointed at it)".into());
+            return Err(OptionsError::NoAwsProxy);
         }
         Ok(())
     }

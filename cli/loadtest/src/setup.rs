@@ -17,6 +17,7 @@ use super::open::{self, OpenPlan};
 use super::options::{LoadOptions, Scenario, tier1_config};
 use super::stats::{Counters, Latencies, Timeline};
 use crate::client::{Auth, HttpClient};
+use crate::error::LoadtestError;
 
 /// What the harness reaches vwr with.
 pub(crate) struct Harness {
@@ -48,12 +49,10 @@ impl Harness {
     /// The admin key (`--admin-key`; `vwr loadtest` fills it from the stack it addresses,
     /// docs/cli.md#addressing-a-stack), a client, the event id, and the
     /// AWS proxy's counters before the run.
-    pub async fn new(opts: &LoadOptions) -> Result<Self, String> {
+    pub async fn new(opts: &LoadOptions) -> Result<Self, LoadtestError> {
         let base = opts.base_url().trim_end_matches('/').to_owned();
-        let key = opts.admin_key.clone().ok_or(
-            "no admin key: pass --admin-key, set VWR_ADMIN_KEY, or run in the directory of `vwr dev`",
-        )?;
-        let client = HttpClient::new(Duration::from_secs(20)).map_err(|e| e.to_string())?;
+        let key = opts.admin_key.clone().ok_or(LoadtestError::NoAdminKey)?;
+        let client = HttpClient::new(Duration::from_secs(20))?;
         let event = opts.event.clone().unwrap_or_else(|| format!("lt{}", vwr_core::time::now_millis()));
         let proxy = match &opts.aws_proxy {
             Some(u) => {
@@ -72,7 +71,7 @@ impl Harness {
     }
 
     /// Gates the event in tier 1 (now, or from its pre-queue) and registers it for tier 2.
-    pub async fn gate(&self, opts: &LoadOptions) -> Result<Gate, String> {
+    pub async fn gate(&self, opts: &LoadOptions) -> Result<Gate, LoadtestError> {
         let (client, base, auth, event) = (&self.client, self.base.as_str(), &self.auth, &self.event);
         match opts.scenario {
             Scenario::Steady => {
@@ -106,7 +105,7 @@ impl Harness {
 
     /// The context the visitors and bots share; between them and vwr, where a WAF and API
     /// Gateway stand, a proxy that can answer their 403s (only when a fault needs it).
-    pub async fn context(&self, opts: &LoadOptions, gate: &Gate) -> Result<(Arc<Ctx>, Front), String> {
+    pub async fn context(&self, opts: &LoadOptions, gate: &Gate) -> Result<(Arc<Ctx>, Front), LoadtestError> {
         let front = Front::default();
         let visitors_base = if opts.faults.iter().any(|f| f.kind == FaultKind::Check403) {
             let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -70,26 +70,37 @@ pub fn languages() -> impl Iterator<Item = &'static str> {
     LANGUAGES.iter().filter_map(|(file, _)| file.strip_suffix(".js"))
 }
 
+/// A waiting-page query that asks for no page: the 400's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum PreviewQueryError {
+    #[error("{0} may be given once")]
+    Repeated(&'static str),
+    #[error("preview must be one of {states}", states = PREVIEW_STATES.join(", "))]
+    State,
+    #[error("lang must be one of {langs}", langs = languages().collect::<Vec<_>>().join(", "))]
+    Lang,
+}
+
 /// What a waiting-page query asks: `Ok(None)` the page as deployed, `Ok(Some((state, lang)))` a
 /// preview. `preview` and `lang` may each be given once: the page's script reads the first of
 /// repeated names, so a second one could let a check pass what the script then ignores (a
 /// "preview" taking a real place).
-fn preview_query(query: &[(String, String)]) -> Result<Option<(&str, Option<&str>)>, String> {
-    let once = |name: &str| -> Result<Option<&str>, String> {
+fn preview_query(query: &[(String, String)]) -> Result<Option<(&str, Option<&str>)>, PreviewQueryError> {
+    let once = |name: &'static str| -> Result<Option<&str>, PreviewQueryError> {
         let mut values = query.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str());
         match (values.next(), values.next()) {
             (first, None) => Ok(first),
-            _ => Err(format!("{name} may be given once")),
+            _ => Err(PreviewQueryError::Repeated(name)),
         }
     };
     let (Some(state), lang) = (once("preview")?, once("lang")?) else { return Ok(None) };
     if !PREVIEW_STATES.contains(&state) {
-        return Err(format!("preview must be one of {}", PREVIEW_STATES.join(", ")));
+        return Err(PreviewQueryError::State);
     }
     if let Some(lang) = lang
         && !languages().any(|l| l == lang)
     {
-        return Err(format!("lang must be one of {}", languages().collect::<Vec<_>>().join(", ")));
+        return Err(PreviewQueryError::Lang);
     }
     Ok(Some((state, lang)))
 }
@@ -107,7 +118,7 @@ async fn waiting_page(Path(event): Path<String>, Query(query): Query<Vec<(String
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
-        Err(msg) => ApiError::bad_request(ErrorCode::InvalidRequest, msg).into_response(),
+        Err(e) => ApiError::bad_request(ErrorCode::InvalidRequest, e.to_string()).into_response(),
     }
 }
 
@@ -296,7 +307,7 @@ mod tests {
             q(&[("preview", "turn"), ("preview", "turn")]),
             q(&[("preview", "turn"), ("lang", "en"), ("lang", "fr")]),
         ] {
-            assert!(matches!(preview_query(&bad), Err(m) if m.contains("once")), "{bad:?}");
+            assert!(matches!(preview_query(&bad), Err(m) if m.to_string().contains("once")), "{bad:?}");
         }
         assert!(preview_query(&q(&[("preview", "queued")])).is_err());
         assert!(preview_query(&q(&[("preview", "turn"), ("lang", "fr")])).is_err());

@@ -13,36 +13,51 @@ use crate::report::{
 
 const VOID: [&str; 2] = ["meta", "br"];
 
+/// Where a page is not well formed.
+#[derive(Debug, thiserror::Error)]
+enum Unbalanced {
+    #[error("unclosed <")]
+    Unclosed,
+    #[error("</{0}> without an opening tag")]
+    NoOpening(String),
+    #[error("<{open}> closed by </{name}>")]
+    Crossed { open: String, name: String },
+    #[error("bad tag <{0}>")]
+    BadTag(String),
+    #[error("never closed: {0:?}")]
+    NeverClosed(Vec<String>),
+}
+
 /// Checks that every element is closed in order; answers the element names seen.
-fn balanced(html: &str) -> Result<Vec<String>, String> {
+fn balanced(html: &str) -> Result<Vec<String>, Unbalanced> {
     let mut stack: Vec<String> = Vec::new();
     let mut seen = Vec::new();
     let mut rest = html;
     while let Some(i) = rest.find('<') {
         rest = &rest[i + 1..];
-        let end = rest.find('>').ok_or("unclosed <")?;
+        let end = rest.find('>').ok_or(Unbalanced::Unclosed)?;
         let tag = &rest[..end];
         rest = &rest[end + 1..];
         if tag.starts_with('!') {
             continue;
         }
         if let Some(name) = tag.strip_prefix('/') {
-            let open = stack.pop().ok_or_else(|| format!("</{name}> without an opening tag"))?;
+            let open = stack.pop().ok_or_else(|| Unbalanced::NoOpening(name.to_owned()))?;
             if open != name {
-                return Err(format!("<{open}> closed by </{name}>"));
+                return Err(Unbalanced::Crossed { open, name: name.to_owned() });
             }
             continue;
         }
         let name: String = tag.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
         if name.is_empty() {
-            return Err(format!("bad tag <{tag}>"));
+            return Err(Unbalanced::BadTag(tag.to_owned()));
         }
         seen.push(name.clone());
         if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
             stack.push(name);
         }
     }
-    if stack.is_empty() { Ok(seen) } else { Err(format!("never closed: {stack:?}")) }
+    if stack.is_empty() { Ok(seen) } else { Err(Unbalanced::NeverClosed(stack)) }
 }
 
 fn small_report() -> Report {

@@ -56,11 +56,12 @@ pub(super) async fn table(
 async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
     let applied: Result<Vec<ServiceQuota>, _> =
         client.list_service_quotas().service_code("dynamodb").into_paginator().items().send().collect().await;
-    let applied =
-        find(applied.map_err(|e| reason("ListServiceQuotas dynamodb", &e)), "Service Quotas", false);
     let first = match applied {
-        Ok(q) => return Seen::Found(q),
-        Err(why) => why,
+        Ok(list) => match find(&list, "Service Quotas", false) {
+            Some(q) => return Seen::Found(q),
+            None => not_named("Service Quotas"),
+        },
+        Err(e) => reason("ListServiceQuotas dynamodb", &e),
     };
     let defaults: Result<Vec<ServiceQuota>, _> = client
         .list_aws_default_service_quotas()
@@ -70,24 +71,27 @@ async fn table_write_quota(client: &QuotaClient) -> Seen<Quota> {
         .send()
         .collect()
         .await;
-    let defaults = find(
-        defaults.map_err(|e| reason("ListAWSDefaultServiceQuotas dynamodb", &e)),
-        "Service Quotas (AWS default)",
-        true,
-    );
-    match defaults {
-        Ok(q) => Seen::Found(q),
-        Err(second) => Seen::NotChecked(format!("{first}; {second}")),
-    }
+    let source = "Service Quotas (AWS default)";
+    let second = match defaults {
+        Ok(list) => match find(&list, source, true) {
+            Some(q) => return Seen::Found(q),
+            None => not_named(source),
+        },
+        Err(e) => reason("ListAWSDefaultServiceQuotas dynamodb", &e),
+    };
+    Seen::NotChecked(format!("{first}; {second}"))
 }
 
-/// The quota named [`TABLE_WRITE_QUOTA`] in one list, or why there is none.
-fn find(list: Result<Vec<ServiceQuota>, String>, source: &str, aws_default: bool) -> Result<Quota, String> {
-    let quotas = list?;
+/// The quota named [`TABLE_WRITE_QUOTA`] in one list (`source` says which).
+fn find(quotas: &[ServiceQuota], source: &str, aws_default: bool) -> Option<Quota> {
     quotas
         .iter()
         .filter(|q| q.quota_name().is_some_and(|n| n.eq_ignore_ascii_case(TABLE_WRITE_QUOTA)))
         .find_map(|q| q.value())
         .map(|value| Quota { value, source: format!("{source}: {TABLE_WRITE_QUOTA}"), aws_default })
-        .ok_or_else(|| format!("{source}: no quota named {TABLE_WRITE_QUOTA:?}"))
+}
+
+/// Why a list that was read has no [`TABLE_WRITE_QUOTA`] (a `not checked` row's reason).
+fn not_named(source: &str) -> String {
+    format!("{source}: no quota named {TABLE_WRITE_QUOTA:?}")
 }

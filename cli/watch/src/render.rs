@@ -521,7 +521,7 @@ pub fn fmt_duration(secs: f64) -> String {
 pub(super) fn countdown(at: u64, now: f64) -> String {
     let left = at as f64 - now;
     // The date only when it is not within the next or last day.
-    let when = if left.abs() < 86_400.0 { crate::zone::clock(at) } else { fmt_utc(at as f64) };
+    let when = if left.abs() < 86_400.0 { zone::clock(at) } else { fmt_utc(at as f64) };
     if left > 0.0 {
         format!("in {} · at {when}", fmt_duration(left))
     } else {
@@ -531,7 +531,7 @@ pub(super) fn countdown(at: u64, now: f64) -> String {
 
 /// Unix seconds as "YYYY-MM-DD hh:mm:ssZ" (UTC).
 pub fn fmt_utc(secs: f64) -> String {
-    crate::zone::short(secs.max(0.0) as u64)
+    zone::short(secs.max(0.0) as u64)
 }
 
 /// Unix seconds as "hh:mm:ssZ" (UTC).

@@ -311,7 +311,7 @@ fn h_holds_with_a_reason_and_releases_a_held_event() {
     assert!(app.snapshot_text().contains("wait for the answer to hold"));
 
     // the answer is the status: now held
-    app.on_action_result(&action.label(), Ok(held_target_arrivals_status()), T0 + 1.0);
+    app.on_action_done(&action.label(), &held_target_arrivals_status(), T0 + 1.0);
     let text = app.snapshot_text();
     assert!(text.contains("hold: done: now open"), "{text}");
     assert!(text.contains("HELD by health: origin 5xx"), "{text}");
@@ -331,7 +331,7 @@ fn h_holds_with_a_reason_and_releases_a_held_event() {
         action.request("sale1").unwrap(),
         (Method::PUT, "/api/admin/vwr/health/sale1".into(), Some(json!({"ok": true})))
     );
-    app.on_action_result(&action.label(), Ok(open_status()), T0 + 2.0);
+    app.on_action_done(&action.label(), &open_status(), T0 + 2.0);
     let text = app.snapshot_text();
     assert!(text.contains("release the hold: done"), "{text}");
     assert!(!text.contains("HELD"), "{text}");
@@ -439,7 +439,7 @@ fn advance_defaults_to_the_batch_size_and_parses_numbers() {
     assert!(question.contains("by 50"), "{question}");
     assert_eq!(app.on_key(key('y')), Some(Action::Advance { by: 50 }));
 
-    app.on_action_result("advance by 50", Ok(open_status()), T0 + 1.0);
+    app.on_action_done("advance by 50", &open_status(), T0 + 1.0);
     app.on_key(key('a'));
     typed(&mut app, "1,000");
     app.on_key(code(KeyCode::Enter));
@@ -502,7 +502,7 @@ fn close_asks_the_reason_then_a_message_then_confirmation() {
             Some(json!({"reason": "sold_out", "message": {"en": "All gone"}}))
         )
     );
-    app.on_action_result("close", Err("409 Conflict: invalid_transition: no".into()), T0 + 1.0);
+    app.on_action_failed("close", "409 Conflict: invalid_transition: no");
 
     app.on_key(key('c'));
     app.on_key(key('e'));
@@ -535,7 +535,7 @@ fn message_asks_en_then_ko_and_empty_both_clears() {
             Some(json!({"message": {"en": "Hi", "ko": "안녕"}}))
         )
     );
-    app.on_action_result("set message", Ok(json!({})), T0);
+    app.on_action_done("set message", &json!({}), T0);
 
     app.on_key(key('m'));
     app.on_key(code(KeyCode::Enter));
@@ -548,7 +548,7 @@ fn message_asks_en_then_ko_and_empty_both_clears() {
     assert_eq!(action.request("e").unwrap().2, Some(json!({"message": null})));
 
     // only ko
-    app.on_action_result("clear message", Ok(json!({})), T0);
+    app.on_action_done("clear message", &json!({}), T0);
     app.on_key(key('m'));
     app.on_key(code(KeyCode::Enter));
     typed(&mut app, "네");
@@ -567,7 +567,7 @@ fn no_second_action_while_one_is_in_flight() {
     assert!(screen(&app, 100, 30).contains("waiting for the answer"));
     let mut answer = open_status();
     answer["state"] = json!("open");
-    app.on_action_result("resume", Ok(answer), T0 + 1.0);
+    app.on_action_done("resume", &answer, T0 + 1.0);
     assert!(app.snapshot_text().contains("resume: done: now open"));
     app.on_key(key('p'));
     assert!(matches!(app.mode(), Mode::Prompt { .. }));
@@ -576,11 +576,7 @@ fn no_second_action_while_one_is_in_flight() {
 #[test]
 fn action_errors_show_the_api_message() {
     let mut app = app_with(&open_status());
-    app.on_action_result(
-        "pause",
-        Err("409 Conflict: invalid_transition: cannot pause a closed event".into()),
-        T0 + 1.0,
-    );
+    app.on_action_failed("pause", "409 Conflict: invalid_transition: cannot pause a closed event");
     let s = screen(&app, 120, 30);
     assert!(s.contains("pause failed: 409 Conflict: invalid_transition: cannot pause a closed event"), "{s}");
 }

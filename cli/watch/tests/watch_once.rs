@@ -14,8 +14,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use serde_json::{Value, json};
-use vwr_cli::admin::AdminTarget;
-use vwr_cli::watch::{self, WatchArgs};
+use vwr_loadtest::client::AdminTarget;
+use vwr_watch::{self as watch, WatchArgs};
 
 const KEY: &str = "watch-test-admin-key-0123456789";
 
@@ -217,21 +217,21 @@ async fn watch_once_json_is_the_status_with_tier2s_beside_it() {
     assert_eq!(v["tier2"]["threshold"], 500, "{v}");
     // A tier-2 API that does not answer is an error here: JSON has no place for a note.
     a.target.tier2_url = Some("http://127.0.0.1:1".to_owned());
-    assert!(watch::snapshot_json(&a).await.unwrap_err().contains("127.0.0.1:1"));
+    assert!(watch::snapshot_json(&a).await.unwrap_err().to_string().contains("127.0.0.1:1"));
 }
 
 #[tokio::test]
 async fn watch_once_fails_with_the_api_error_message() {
     let (url, _) = server().await;
-    let e = watch::snapshot(&args(&url, "nope", KEY)).await.unwrap_err();
+    let e = watch::snapshot(&args(&url, "nope", KEY)).await.unwrap_err().to_string();
     assert!(e.contains("404") && e.contains("event_not_found: no such event"), "{e}");
-    let e = watch::snapshot(&args(&url, "sale1", "wrong-key-wrong-key-wrong")).await.unwrap_err();
+    let e = watch::snapshot(&args(&url, "sale1", "wrong-key-wrong-key-wrong")).await.unwrap_err().to_string();
     assert!(e.contains("401") && e.contains("unauthorized"), "{e}");
-    let e = watch::snapshot(&args(&url, "weird", KEY)).await.unwrap_err();
+    let e = watch::snapshot(&args(&url, "weird", KEY)).await.unwrap_err().to_string();
     assert!(e.contains("not a JSON object"), "{e}");
-    let e = watch::snapshot(&args("http://127.0.0.1:1", "sale1", KEY)).await.unwrap_err();
+    let e = watch::snapshot(&args("http://127.0.0.1:1", "sale1", KEY)).await.unwrap_err().to_string();
     assert!(e.contains("could not reach"), "{e}");
-    let e = watch::snapshot(&args(&url, "bad id!", KEY)).await.unwrap_err();
+    let e = watch::snapshot(&args(&url, "bad id!", KEY)).await.unwrap_err().to_string();
     assert!(e.contains("event id"), "{e}");
 }
 
@@ -244,6 +244,6 @@ async fn watch_run_once_succeeds_and_the_console_refuses_a_non_terminal() {
     }
     let mut a = args(&url, "sale1", KEY);
     a.once = false;
-    let e = watch::run(a).await.unwrap_err();
+    let e = watch::run(a).await.unwrap_err().to_string();
     assert!(e.contains("needs a terminal") && e.contains("--once"), "{e}");
 }

@@ -109,9 +109,9 @@ pub struct Status {
 
 impl Status {
     /// Reads an admin status answer. `Err` only when it is not a JSON object.
-    pub fn from_json(v: &Value) -> Result<Self, String> {
+    pub fn from_json(v: &Value) -> Result<Self, WatchError> {
         if !v.is_object() {
-            return Err(format!("unexpected answer (not a JSON object): {}", clip(&v.to_string(), 120)));
+            return Err(WatchError::NotAnObject(clip(&v.to_string(), 120)));
         }
         let message = v.get("message").filter(|m| m.is_object());
         let rates = v.get("rates");

@@ -1,6 +1,7 @@
-//! `vwr watch {eventId}`: a live terminal console for the operator of a sale.
+//! `vwr watch {eventId}`: a live terminal console for the operator of a sale
+//! (docs/operate.md#vwr-watch), the crate `vwr-watch` under the `vwr` command.
 //!
-//! Three layers, arrows down (one file each, plus `actions` and `render`):
+//! Three layers, arrows down (one file each, plus `actions`, `render` and `error`):
 //! - [`run`]: the I/O loop (tokio). A ticker polls the admin status, a thread reads the
 //!   terminal's keys into a channel, HTTP calls run in tasks and report back through another
 //!   channel, so a slow answer never freezes the keys. `--once` prints [`snapshot`] instead.
@@ -13,6 +14,9 @@
 //! Contract: docs/api.md (admin routes of tier 1 and tier 2), docs/lifecycle.md (states,
 //! pause / resume / close / message), docs/outflow.md (modes, the `outflow` figures, the health
 //! gate's hold: `heldBy`, `holdReason`, `heldSince`, `PUT /api/admin/vwr/health/{eventId}`).
+//!
+//! Beside it, [`zone`]: instants in UTC and the operator's zone, read by the console and by the
+//! `vwr` command's answers alike (here, as the lowest crate that uses them).
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -22,18 +26,20 @@ use ratatui::crossterm::event::{self, Event};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::admin::AdminTarget;
-use vwr_loadtest::client::{Auth, HttpClient, Reply};
+use vwr_loadtest::client::{AdminTarget, Auth, HttpClient, Reply};
 
 mod actions;
 mod app;
+mod error;
 mod render;
 mod status;
 #[cfg(test)]
 mod tests;
+pub mod zone;
 
 pub use actions::*;
 pub use app::*;
+pub use error::*;
 pub use render::*;
 pub use status::*;
 
@@ -57,7 +63,7 @@ pub struct WatchArgs {
     pub json: bool,
 }
 
-fn parse_interval(s: &str) -> Result<Duration, String> {
+fn parse_interval(s: &str) -> Result<Duration, IntervalError> {
     let s = s.trim();
     let (num, scale) = if let Some(ms) = s.strip_suffix("ms") {
         (ms, 0.001)
@@ -66,9 +72,9 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
     } else {
         (s, 1.0)
     };
-    let secs = num.trim().parse::<f64>().map_err(|_| format!("not a duration: {s:?}"))? * scale;
+    let secs = num.trim().parse::<f64>().map_err(|_| IntervalError::NotADuration(s.to_owned()))? * scale;
     if !(0.1..=3600.0).contains(&secs) {
-        return Err(format!("interval {s:?} out of range (100ms to 3600s)"));
+        return Err(IntervalError::OutOfRange(s.to_owned()));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -88,10 +94,10 @@ struct Conn {
 }
 
 impl Conn {
-    async fn new(args: &WatchArgs) -> Result<Self, String> {
-        let auth = crate::admin::auth(&args.target).await?;
+    async fn new(args: &WatchArgs) -> Result<Self, WatchError> {
+        let auth = args.target.auth().await?;
         // A poll slower than this is an error shown on screen; the next tick tries again.
-        let client = HttpClient::new(Duration::from_secs(10)).map_err(|e| e.to_string())?;
+        let client = HttpClient::new(Duration::from_secs(10))?;
         Ok(Self {
             client,
             auth,
@@ -103,29 +109,28 @@ impl Conn {
         })
     }
 
-    async fn call(&self, method: Method, url: &str, body: Option<&Value>) -> Result<Value, String> {
-        let reply = self.client.send(method, url, body, &self.auth).await.map_err(|e| e.to_string())?;
+    async fn call(&self, method: Method, url: &str, body: Option<&Value>) -> Result<Value, WatchError> {
+        let reply = self.client.send(method, url, body, &self.auth).await?;
         if reply.status.is_success() {
             Ok(reply.json())
         } else {
-            Err(format!("{url}: {}", describe_error(&reply)))
+            Err(WatchError::Refused { url: url.to_owned(), answer: describe_error(&reply) })
         }
     }
 
-    async fn status(&self) -> Result<Value, String> {
+    async fn status(&self) -> Result<Value, WatchError> {
         let url = format!("{}/api/admin/vwr/status/{}", self.base, self.event_id);
         self.call(Method::GET, &url, None).await
     }
 
-    async fn tier2_status(&self) -> Option<Result<Value, String>> {
+    async fn tier2_status(&self) -> Option<Result<Value, WatchError>> {
         let base = self.tier2_base.as_ref()?;
         let url = format!("{base}/api/queue/admin/status/{}", self.event_id);
         Some(self.call(Method::GET, &url, None).await)
     }
 
-    async fn perform(&self, action: &Action) -> Result<Value, String> {
-        let (method, path, body) =
-            action.request(&self.event_id).ok_or_else(|| "nothing to send".to_owned())?;
+    async fn perform(&self, action: &Action) -> Result<Value, WatchError> {
+        let (method, path, body) = action.request(&self.event_id).ok_or(WatchError::NothingToSend)?;
         self.call(method, &format!("{}{path}", self.base), body.as_ref()).await
     }
 }
@@ -150,13 +155,15 @@ fn describe_error(reply: &Reply) -> String {
     }
 }
 
-fn check_event_id(id: &str) -> Result<(), String> {
-    vwr_core::EventId::parse(id).map(|_| ()).map_err(|e| format!("event id {id:?}: {e}"))
+fn check_event_id(id: &str) -> Result<(), WatchError> {
+    vwr_core::EventId::parse(id)
+        .map(|_| ())
+        .map_err(|source| WatchError::EventId { id: id.to_owned(), source })
 }
 
 /// One poll (and the tier-2 status with `--tier2-url`), as the `--once` text. A failed status
 /// poll is an error; a failed tier-2 poll shows in the text.
-pub async fn snapshot(args: &WatchArgs) -> Result<String, String> {
+pub async fn snapshot(args: &WatchArgs) -> Result<String, WatchError> {
     check_event_id(&args.event_id)?;
     let conn = Conn::new(args).await?;
     let mut app = App::new(&args.event_id);
@@ -173,34 +180,32 @@ pub async fn snapshot(args: &WatchArgs) -> Result<String, String> {
 }
 
 /// One poll as JSON: the admin status, with `tier2` the tier-2 admin status when asked for.
-pub async fn snapshot_json(args: &WatchArgs) -> Result<String, String> {
+pub async fn snapshot_json(args: &WatchArgs) -> Result<String, WatchError> {
     check_event_id(&args.event_id)?;
     let conn = Conn::new(args).await?;
     let mut json = conn.status().await?;
     if let Some(tier2) = conn.tier2_status().await {
         json["tier2"] = tier2?;
     }
-    serde_json::to_string_pretty(&json).map(|s| s + "\n").map_err(|e| e.to_string())
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
 }
 
 /// `vwr watch`: the live console, or with `--once` one snapshot on stdout.
-pub async fn run(args: WatchArgs) -> Result<(), String> {
+pub async fn run(args: WatchArgs) -> Result<(), WatchError> {
     check_event_id(&args.event_id)?;
     if args.once {
         let text = if args.json { snapshot_json(&args).await? } else { snapshot(&args).await? };
         let mut out = std::io::stdout().lock();
-        return out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| e.to_string());
+        return out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(WatchError::Output);
     }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return Err(
-            "vwr watch needs a terminal (stdin and stdout); use --once for a plain-text snapshot".into()
-        );
+        return Err(WatchError::NoTerminal);
     }
     let conn = Conn::new(&args).await?;
     let mut app = App::new(&args.event_id);
     app.tick(now_secs_f64());
     // Installs a panic hook that restores the terminal too.
-    let mut terminal = ratatui::try_init().map_err(|e| format!("terminal set-up failed: {e}"))?;
+    let mut terminal = ratatui::try_init().map_err(WatchError::TerminalSetUp)?;
     let restore = RestoreOnDrop;
     let result = event_loop(&mut terminal, &mut app, &conn, args.interval).await;
     drop(restore);
@@ -217,8 +222,8 @@ impl Drop for RestoreOnDrop {
 }
 
 enum Msg {
-    Polled { status: Result<Value, String>, tier2: Option<Result<Value, String>>, at: f64 },
-    Done { label: String, result: Result<Value, String>, at: f64 },
+    Polled { status: Result<Value, WatchError>, tier2: Option<Result<Value, WatchError>>, at: f64 },
+    Done { label: String, result: Result<Value, WatchError>, at: f64 },
 }
 
 /// Reads terminal events on a thread (crossterm's reads block) until the receiver is gone.
@@ -246,7 +251,7 @@ async fn event_loop(
     app: &mut App,
     conn: &Conn,
     interval: Duration,
-) -> Result<(), String> {
+) -> Result<(), WatchError> {
     let (key_tx, mut keys) = mpsc::unbounded_channel();
     let reader = spawn_event_reader(key_tx);
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
@@ -257,7 +262,7 @@ async fn event_loop(
     let mut polling = false;
     let result = loop {
         if let Err(e) = terminal.draw(|f| app.render(f)) {
-            break Err(format!("drawing failed: {e}"));
+            break Err(WatchError::Draw(e));
         }
         tokio::select! {
             _ = poll.tick() => {
@@ -273,8 +278,8 @@ async fn event_loop(
             }
             _ = clock.tick() => app.tick(now_secs_f64()),
             ev = keys.recv() => match ev {
-                None => break Err("terminal input closed".into()),
-                Some(Err(e)) => break Err(format!("reading the terminal failed: {e}")),
+                None => break Err(WatchError::InputClosed),
+                Some(Err(e)) => break Err(WatchError::ReadTerminal(e)),
                 Some(Ok(Event::Key(key))) => match app.on_key(key) {
                     Some(Action::Quit) => break Ok(()),
                     Some(action) => {
@@ -301,7 +306,8 @@ async fn event_loop(
                         None => {}
                     }
                 }
-                Msg::Done { label, result, at } => app.on_action_result(&label, result, at),
+                Msg::Done { label, result: Ok(v), at } => app.on_action_done(&label, &v, at),
+                Msg::Done { label, result: Err(e), .. } => app.on_action_failed(&label, &e),
             },
         }
     };

@@ -103,7 +103,7 @@ impl App {
         self.tick(at);
         let status = match Status::from_json(json) {
             Ok(s) => s,
-            Err(e) => return self.on_poll_error(&e, at),
+            Err(e) => return self.on_poll_error(e, at),
         };
         if let (Some(issued), Some(admitted), Some(serving)) =
             (status.issued, status.admitted, status.serving_counter)
@@ -131,7 +131,7 @@ impl App {
     }
 
     /// A poll failed: the figures stay, the error shows.
-    pub fn on_poll_error(&mut self, error: &str, at: f64) {
+    pub fn on_poll_error(&mut self, error: impl std::fmt::Display, at: f64) {
         self.tick(at);
         self.notice = Some(Notice {
             text: format!("poll failed at {}: {error}", fmt_clock(at)),
@@ -152,33 +152,32 @@ impl App {
     }
 
     /// The separate tier-2 admin status failed.
-    pub fn on_tier2_error(&mut self, error: &str) {
-        self.tier2_error = Some(error.to_owned());
+    pub fn on_tier2_error(&mut self, error: impl std::fmt::Display) {
+        self.tier2_error = Some(error.to_string());
     }
 
     /// An action's answer: every admin route answers the status, so it refreshes the figures.
-    pub fn on_action_result(&mut self, label: &str, result: Result<Value, String>, at: f64) {
+    pub fn on_action_done(&mut self, label: &str, v: &Value, at: f64) {
         self.busy = None;
-        match result {
-            Ok(v) => {
-                if v.is_object() && (v.get("issued").is_some() || v.get("state").is_some()) {
-                    self.on_status(&v, at);
-                }
-                let state = v.get("state").and_then(Value::as_str).map(|s| format!(": now {s}"));
-                self.notice = Some(Notice {
-                    text: format!("{label}: done{}", state.unwrap_or_default()),
-                    kind: NoticeKind::Ok,
-                    source: NoticeSource::Action,
-                });
-            }
-            Err(e) => {
-                self.notice = Some(Notice {
-                    text: format!("{label} failed: {e}"),
-                    kind: NoticeKind::Error,
-                    source: NoticeSource::Action,
-                });
-            }
+        if v.is_object() && (v.get("issued").is_some() || v.get("state").is_some()) {
+            self.on_status(v, at);
         }
+        let state = v.get("state").and_then(Value::as_str).map(|s| format!(": now {s}"));
+        self.notice = Some(Notice {
+            text: format!("{label}: done{}", state.unwrap_or_default()),
+            kind: NoticeKind::Ok,
+            source: NoticeSource::Action,
+        });
+    }
+
+    /// An action failed: the figures stay, the error shows.
+    pub fn on_action_failed(&mut self, label: &str, error: impl std::fmt::Display) {
+        self.busy = None;
+        self.notice = Some(Notice {
+            text: format!("{label} failed: {error}"),
+            kind: NoticeKind::Error,
+            source: NoticeSource::Action,
+        });
     }
 
     pub(super) fn info(&mut self, text: impl Into<String>) {

@@ -8,11 +8,17 @@ use jiff::tz::TimeZone;
 
 static ZONE: OnceLock<TimeZone> = OnceLock::new();
 
+/// A `--tz` that names no zone.
+#[derive(Debug, thiserror::Error)]
+#[error("--tz {name:?}: {source} (give an IANA name such as Asia/Seoul, Europe/Berlin or UTC)")]
+pub struct ZoneError {
+    pub name: String,
+    pub source: jiff::Error,
+}
+
 /// The zone named by `--tz`: an IANA name (`Asia/Seoul`, `Europe/Berlin`, `UTC`).
-pub fn parse(name: &str) -> Result<TimeZone, String> {
-    TimeZone::get(name.trim()).map_err(|e| {
-        format!("--tz {name:?}: {e} (give an IANA name such as Asia/Seoul, Europe/Berlin or UTC)")
-    })
+pub fn parse(name: &str) -> Result<TimeZone, ZoneError> {
+    TimeZone::get(name.trim()).map_err(|source| ZoneError { name: name.to_owned(), source })
 }
 
 /// Sets the operator's zone for this process (once, at start-up).
@@ -106,6 +112,6 @@ mod tests {
         assert_eq!(short_in(1_800_000_000, &la), "2027-01-15 08:00:00Z (00:00:00 PST)");
         let honolulu = parse("Pacific/Honolulu").unwrap();
         assert_eq!(short_in(1_800_000_000, &honolulu), "2027-01-15 08:00:00Z (2027-01-14 22:00:00 HST)");
-        assert!(parse("Mars/Olympus").unwrap_err().contains("IANA name"));
+        assert!(parse("Mars/Olympus").unwrap_err().to_string().contains("IANA name"));
     }
 }
