@@ -12,6 +12,9 @@
 #      test_contract_docs.py: the citation, invariant-count and word-count checks fail on a
 #      broken citation of a Markdown section, a wrong count of the invariants and a tree of
 #      Markdown over the limit;
+#      test_contract_habits.py: the habit checks (no source file over 800 lines outside test
+#      folders, no Result<_, String> in cli/, commit subjects ≤ 72 characters with a body)
+#      fail on an injected fault;
 #   2. tf_schema.py: terraform/ against the providers' schemas (resource and data types,
 #      arguments and blocks, required ones, module inputs, provider version constraints), read
 #      from the prebuilt CDKTF bindings pinned in tests/infra/tf-schema.lock.json: downloaded
@@ -67,6 +70,9 @@ if "$VENV/bin/python" "$HERE/test_contract_openapi.py"; then ok; else fail "cont
 
 step "contract: citations of a Markdown section and the count of the invariants"
 if "$VENV/bin/python" "$HERE/test_contract_docs.py"; then ok; else fail "contract docs checks"; fi
+
+step "contract: habits (file sizes, the command's error types, commit subjects)"
+if "$VENV/bin/python" "$HERE/test_contract_habits.py"; then ok; else fail "contract habit checks"; fi
 
 step "Terraform against the providers' schemas (tests/infra/tf-schema.lock.json)"
 if "$VENV/bin/python" "$HERE/tf_schema.py" --root "$ROOT" --cache "$ROOT/target/tf-schema"; then ok; else fail "terraform schema check"; fi

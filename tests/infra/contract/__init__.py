@@ -87,8 +87,9 @@ parsed, the JSON files they read, and dynamic blocks and for_each maps evaluated
 environment, timeouts, table, routes, the LocalStack kit), iam.py (IAM and keys), edge.py
 (CloudFront behaviours and origins), waf.py (the web ACL), observability.py (the alarms),
 docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count, the
-Markdown's words), openapi.py (docs/openapi.yaml), main.py (runs them all, in this order). Every name is re-exported here: `import contract` (tf_schema.py and the
-self-tests test_contract_*.py do) sees them all.
+Markdown's words), openapi.py (docs/openapi.yaml), habits.py (file sizes, the command's error types, commit
+subjects), main.py (runs them all, in this order). Every name is re-exported here: `import
+contract` (tf_schema.py and the self-tests test_contract_*.py do) sees them all.
 
 Usage: python3 -m contract [--root DIR]   (from tests/infra; tests/infra/contract.py runs it too)
        prints one line per check and "N passed, M failed"; exit status 1 on a failure.
@@ -105,4 +106,5 @@ from .waf import *  # noqa: F403
 from .observability import *  # noqa: F403
 from .docs import *  # noqa: F403
 from .openapi import *  # noqa: F403
+from .habits import *  # noqa: F403
 from .main import *  # noqa: F403

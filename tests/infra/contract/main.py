@@ -27,6 +27,7 @@ from .edge import (
     check_verifier_behaviours,
     check_waiting_page_headers,
 )
+from .habits import check_commit_subjects, check_error_types, check_source_sizes
 from .iam import (
     check_admin_allow_list,
     check_edge_keys,
@@ -118,6 +119,9 @@ def main() -> int:
     check_invariant_counts(root, checks)
     check_markdown_words(root, checks)
     check_openapi(root, checks)
+    check_source_sizes(root, checks)
+    check_error_types(root, checks)
+    check_commit_subjects(root, checks)
 
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
