@@ -26,7 +26,7 @@ SKIP_DIRS = {".git", ".venv", "node_modules", "target"}
 
 def tracked(root: str) -> list[str]:
     """The tracked files (git ls-files), or every file under `root` outside SKIP_DIRS."""
-    if os.path.isdir(os.path.join(root, ".git")):
+    if os.path.exists(os.path.join(root, ".git")):
         out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True)
         return [p for p in out.stdout.decode().split("\0") if p]
     files = []
@@ -70,7 +70,7 @@ def check_error_types(root: str, checks: Checks) -> None:
 
 
 def check_commit_subjects(root: str, checks: Checks) -> None:
-    if not os.path.isdir(os.path.join(root, ".git")):
+    if not os.path.exists(os.path.join(root, ".git")):
         print("note commit subjects: not a git checkout, skipped")
         return
     known = subprocess.run(["git", "-C", root, "cat-file", "-e", f"{SUBJECTS_SINCE}^{{commit}}"], capture_output=True)
