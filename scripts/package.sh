@@ -6,6 +6,7 @@
 #   dist/edge/waiting-page-rewrite.js   /vwr/{eventId} → /vwr/index.html
 #   dist/edge/lambda-edge/index.js      Lambda@Edge variant (Terraform adds config.json)
 #   dist/static/vwr/…                   the waiting page, laid out as its S3 keys
+#   dist/static/vwr-console/…           the console (static/console), laid out as its S3 keys
 #   dist/manifest.json                  architecture, git revision, sha256 of every file
 #
 # Usage:
@@ -44,10 +45,17 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$ARCH" == x86_64 || "$ARCH" == arm64 ]] || die "--arch must be x86_64 or arm64"
 
-# The waiting page: everything under static/ except tests, READMEs, its build script and the
-# sources it builds the pages' scripts from (static/src), keyed as in S3.
+# The waiting page: everything under static/ except tests, READMEs, its build script, the
+# sources it builds the pages' scripts from (static/src) and the console, keyed as in S3.
 static_files() {
-  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -path './console/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
+}
+
+# The console (served under /vwr-console/, docs/console.md): everything under static/console
+# except tests, sources and READMEs, whatever files it holds.
+console_files() {
+  [[ -d "$ROOT/static/console" ]] || return 0
+  (cd "$ROOT/static/console" && find . -type f ! -path './test/*' ! -path './src/*' ! -name 'README*' ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 layout() {
@@ -55,6 +63,7 @@ layout() {
   for b in "${LAMBDAS[@]}"; do echo "lambda/$b.zip"; done
   for f in "${EDGE_FILES[@]}"; do echo "edge/$f"; done
   static_files | sed 's|^|static/vwr/|'
+  console_files | sed 's|^|static/vwr-console/|'
   echo "manifest.json"
 }
 
@@ -107,12 +116,16 @@ for f in "${EDGE_FILES[@]}"; do
   cp "$ROOT/edge/dist/$f" "$DIST/edge/$f"
 done
 
-echo "==> waiting page"
+echo "==> waiting page and console"
 rm -rf "$DIST/static"
 while IFS= read -r f; do
   mkdir -p "$(dirname "$DIST/static/vwr/$f")"
   cp "$ROOT/static/$f" "$DIST/static/vwr/$f"
 done < <(static_files)
+while IFS= read -r f; do
+  mkdir -p "$(dirname "$DIST/static/vwr-console/$f")"
+  cp "$ROOT/static/console/$f" "$DIST/static/vwr-console/$f"
+done < <(console_files)
 
 echo "==> manifest"
 REV="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"

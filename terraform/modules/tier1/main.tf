@@ -187,6 +187,7 @@ locals {
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_EDGE_KVS_ARN         = var.edge_kvs_arn
     VWR_ADMIN_PRINCIPALS     = local.admin_principals
+    VWR_ADMIN_GROUPS_CLAIM   = var.admin_groups_claim
     VWR_ENQUEUE_JWKS         = var.enqueue_jwks
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
