@@ -64,6 +64,7 @@ function start(env) {
   }
 
   function go() {
+    if (/^#token=/.test(env.location.hash)) return;
     showProblem('');
     var r = route(env.location.hash);
     if (r.view === 'event' && app.view && app.view.id === r.id) {
@@ -105,6 +106,10 @@ function start(env) {
     });
   }
 
+  // A new `#token=…` link opened in this tab changes only the fragment: start again with it.
+  env.addEventListener('hashchange', function () {
+    if (/^#token=/.test(env.location.hash)) env.location.reload();
+  });
   wireActions(app);
   wireMessage(app);
   wirePasses(app);
