@@ -46,9 +46,11 @@ done
 [[ "$ARCH" == x86_64 || "$ARCH" == arm64 ]] || die "--arch must be x86_64 or arm64"
 
 # The waiting page: everything under static/ except tests, READMEs, its build script, the
-# sources it builds the pages' scripts from (static/src) and the console, keyed as in S3.
+# sources it builds the pages' scripts from (static/src), the npm packages the build copies the
+# console's libraries from (static/package.json, static/node_modules) and the console, keyed as
+# in S3.
 static_files() {
-  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -path './console/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -path './console/*' ! -path './node_modules/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' ! -name 'package.json' ! -name 'package-lock.json' | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 # The console (served under /vwr-console/, docs/console.md): everything under static/console
@@ -105,7 +107,11 @@ if command -v node >/dev/null 2>&1; then
     (cd "$ROOT/edge" && npm ci --no-audit --no-fund --silent)
   fi
   node "$ROOT/edge/build.mjs" --check
-  # The pages' scripts, built from static/src with the same minifier (static/build.mjs).
+  # The pages' scripts, built from static/src with the same minifier, and the console's
+  # libraries, copied from static/package.json's (static/build.mjs).
+  if [[ ! -d "$ROOT/static/node_modules/uplot" ]] || ! cmp -s "$ROOT/static/package-lock.json" "$ROOT/static/node_modules/.package-lock.json"; then
+    (cd "$ROOT/static" && npm ci --no-audit --no-fund --silent)
+  fi
   node "$ROOT/static/build.mjs" --check
 else
   echo "node not found: not checking that edge/dist matches edge/src, nor the pages' scripts static/src" >&2
