@@ -246,9 +246,7 @@ ENV_USERS = {
 }
 
 # Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.
-PLANNED_ENV: dict[str, str] = {
-    "VWR_ADMIN_GROUPS_CLAIM": "the console's role claim (issue 36), read by vwr-core's admin_auth once that lands",
-}
+PLANNED_ENV: dict[str, str] = {}
 
 # The HTTP APIs: every call of terraform/modules/http_api (module dir, call name) that has
 # routes, and the routes of the router it deploys (router file, "public" or "admin"). Its route
