@@ -97,8 +97,8 @@ function start(env) {
         return;
       }
       app.who = who;
-      setText('who-name', who.name || (who.via === 'legacy' ? 'admin key' : 'signed in'));
-      setText('who-role', who.role + (who.via === 'legacy' ? ' (this server has no roles yet)' : ''));
+      setText('who-name', who.name || 'signed in');
+      setText('who-role', who.role);
       byId('who').hidden = false;
       applyRole(D, who.role);
       env.addEventListener('hashchange', go);

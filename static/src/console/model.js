@@ -232,9 +232,6 @@ function whoamiFrom(res) {
   if (res && res.status === 200 && res.body && roleRank(res.body.role) >= 0) {
     return { name: String(res.body.name || ''), role: res.body.role, via: String(res.body.via || '') };
   }
-  // A server that predates roles (issue 36) has no whoami route and lets in only admins: its 404
-  // means "admin". To be removed once every server answers whoami.
-  if (res && res.status === 404) return { name: '', role: 'admin', via: 'legacy' };
   return null;
 }
 
