@@ -6,6 +6,7 @@
 #   dist/edge/waiting-page-rewrite.js   /vwr/{eventId} → /vwr/index.html
 #   dist/edge/lambda-edge/index.js      Lambda@Edge variant (Terraform adds config.json)
 #   dist/static/vwr/…                   the waiting page, laid out as its S3 keys
+#   dist/static/vwr-console/…           the console (static/console), laid out as its S3 keys
 #   dist/manifest.json                  architecture, git revision, sha256 of every file
 #
 # Usage:
@@ -44,10 +45,19 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$ARCH" == x86_64 || "$ARCH" == arm64 ]] || die "--arch must be x86_64 or arm64"
 
-# The waiting page: everything under static/ except tests, READMEs, its build script and the
-# sources it builds the pages' scripts from (static/src), keyed as in S3.
+# The waiting page: everything under static/ except tests, READMEs, its build script, the
+# sources it builds the pages' scripts from (static/src), the npm packages the build copies the
+# console's libraries from (static/package.json, static/node_modules) and the console, keyed as
+# in S3.
 static_files() {
-  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' | sed 's|^\./||' | LC_ALL=C sort)
+  (cd "$ROOT/static" && find . -type f ! -path './test/*' ! -path './src/*' ! -path './console/*' ! -path './node_modules/*' ! -name 'README*' ! -name '.*' ! -name 'build.mjs' ! -name 'package.json' ! -name 'package-lock.json' | sed 's|^\./||' | LC_ALL=C sort)
+}
+
+# The console (served under /vwr-console/, docs/console.md): everything under static/console
+# except tests, sources and READMEs, whatever files it holds.
+console_files() {
+  [[ -d "$ROOT/static/console" ]] || return 0
+  (cd "$ROOT/static/console" && find . -type f ! -path './test/*' ! -path './src/*' ! -name 'README*' ! -name '.*' | sed 's|^\./||' | LC_ALL=C sort)
 }
 
 layout() {
@@ -55,6 +65,7 @@ layout() {
   for b in "${LAMBDAS[@]}"; do echo "lambda/$b.zip"; done
   for f in "${EDGE_FILES[@]}"; do echo "edge/$f"; done
   static_files | sed 's|^|static/vwr/|'
+  console_files | sed 's|^|static/vwr-console/|'
   echo "manifest.json"
 }
 
@@ -96,7 +107,11 @@ if command -v node >/dev/null 2>&1; then
     (cd "$ROOT/edge" && npm ci --no-audit --no-fund --silent)
   fi
   node "$ROOT/edge/build.mjs" --check
-  # The pages' scripts, built from static/src with the same minifier (static/build.mjs).
+  # The pages' scripts, built from static/src with the same minifier, and the console's
+  # libraries, copied from static/package.json's (static/build.mjs).
+  if [[ ! -d "$ROOT/static/node_modules/uplot" ]] || ! cmp -s "$ROOT/static/package-lock.json" "$ROOT/static/node_modules/.package-lock.json"; then
+    (cd "$ROOT/static" && npm ci --no-audit --no-fund --silent)
+  fi
   node "$ROOT/static/build.mjs" --check
 else
   echo "node not found: not checking that edge/dist matches edge/src, nor the pages' scripts static/src" >&2
@@ -107,12 +122,16 @@ for f in "${EDGE_FILES[@]}"; do
   cp "$ROOT/edge/dist/$f" "$DIST/edge/$f"
 done
 
-echo "==> waiting page"
+echo "==> waiting page and console"
 rm -rf "$DIST/static"
 while IFS= read -r f; do
   mkdir -p "$(dirname "$DIST/static/vwr/$f")"
   cp "$ROOT/static/$f" "$DIST/static/vwr/$f"
 done < <(static_files)
+while IFS= read -r f; do
+  mkdir -p "$(dirname "$DIST/static/vwr-console/$f")"
+  cp "$ROOT/static/console/$f" "$DIST/static/vwr-console/$f"
+done < <(console_files)
 
 echo "==> manifest"
 REV="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"

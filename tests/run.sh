@@ -4,7 +4,7 @@
 #   - moto server (DynamoDB/SQS emulator) and Locust (the rehearsal test) in tests/.venv, on a free loopback port, one request
 #     at a time (tests/moto_serial.py: DynamoDB serialises writes to an item, moto does not);
 #   - Redis on 127.0.0.1:6379 if it is not already answering;
-#   - npm packages of the edge build (edge/: its minifier) and of the browser test, and Debian's Chromium and jq (apt-get, when run as root or
+#   - npm packages of the edge build (edge/: its minifier), of the console (static/: its libraries) and of the browser test, and Debian's Chromium and jq (apt-get, when run as root or
 #     with sudo) if they are missing.
 # `tests/run.sh --quick` is the inner loop (docs/testing.md): fmt, clippy, the Rust unit tests
 # and the node tests only — no servers, browser, infrastructure, tutorial or load test.
@@ -26,6 +26,10 @@ node_tests() {
   # The edge build's minifier and the test's parser (edge/package.json, pinned in its lockfile).
   if [[ ! -d edge/node_modules/terser ]] || ! cmp -s edge/package-lock.json edge/node_modules/.package-lock.json; then
     (cd edge && npm ci --no-audit --no-fund --silent)
+  fi
+  # The console's libraries (static/package.json): the build copies them into static/console/.
+  if [[ ! -d static/node_modules/uplot ]] || ! cmp -s static/package-lock.json static/node_modules/.package-lock.json; then
+    (cd static && npm ci --no-audit --no-fund --silent)
   fi
   node --test edge/test/*.test.mjs static/test/*.test.mjs
 }

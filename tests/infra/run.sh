@@ -7,7 +7,8 @@
 #      docs/openapi.yaml against the routers, validated as OpenAPI 3.1, citations of a Markdown
 #      section, the count of the invariants, the tracked Markdown under 60,000 words);
 #      test_contract_hcl.py: its evaluation of dynamic blocks and for_each maps, of the route
-#      maps given to modules/http_api, and of moved blocks into called modules;
+#      maps given to modules/http_api, and of moved blocks into called modules, and the console
+#      checks (API routes and authorizer, sign-in, behaviour, role claim) failing on each change;
 #      test_contract_openapi.py: the docs/openapi.yaml check fails when file and routers differ;
 #      test_contract_docs.py: the citation, invariant-count and word-count checks fail on a
 #      broken citation of a Markdown section, a wrong count of the invariants and a tree of
@@ -62,7 +63,7 @@ fi
 step "contract: code ⇄ packaging ⇄ Terraform ⇄ docs"
 if (cd "$HERE" && "$VENV/bin/python" -m contract --root "$ROOT"); then ok; else fail "contract"; fi
 
-step "contract: HCL evaluation (dynamic blocks, for_each maps, http_api route maps, moved blocks)"
+step "contract: HCL evaluation (dynamic blocks, for_each maps, http_api route maps, moved blocks, console)"
 if "$VENV/bin/python" "$HERE/test_contract_hcl.py"; then ok; else fail "contract HCL evaluation"; fi
 
 step "contract: docs/openapi.yaml check (routes read from Rust, missing and extra operations)"

@@ -3,14 +3,16 @@
 blocks over the module's maps and over a local read from a JSON file of the module, iterator
 references, lookups in the module's maps, and the keys of for_each maps (a module call's
 arguments included), on the forms the modules use; and the module evaluation: the route maps
-given to terraform/modules/http_api (and http_api/routes) read from the calls, and `moved`
-blocks followed into the modules called.
+given to terraform/modules/http_api (and http_api/routes) read from the calls, `moved`
+blocks followed into the modules called, and the console checks (its API's routes and
+authorizer, its sign-in, its behaviour, the role claim) failing on each kind of change.
 
     python3 tests/infra/test_contract_hcl.py     (tests/infra/run.sh runs it)
 """
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -465,6 +467,90 @@ moved {
         self.assertEqual(len(got), 5, got)
         for want in ("not 'apigw-public'", "without count", "module.public_apis.aws_apigatewayv2_route.this is not declared", "is still declared", "aws_apigatewayv2_api.again is not declared"):
             self.assertTrue(any(want in p for p in got), (want, got))
+
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+CONSOLE_CHECKS = ("check_console_api", "check_console_signin", "check_console_edge", "check_admin_groups_claim")
+
+
+class Console(unittest.TestCase):
+    """The console checks (contract/console.py) on the repository's terraform/, and on copies of
+    it with one thing changed: each change is named."""
+
+    def problems(self, *edits: tuple[str, str, str]) -> list[str]:
+        """The console checks' problems on terraform/ with each (file, old, new) edit made."""
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(os.path.join(ROOT, "terraform"), os.path.join(tmp, "terraform"), ignore=shutil.ignore_patterns(".terraform"))
+            for d in ("functions", "tier2"):
+                os.symlink(os.path.join(ROOT, d), os.path.join(tmp, d))
+            for path, old, new in edits:
+                full = os.path.join(tmp, path)
+                with open(full, encoding="utf-8") as fh:
+                    text = fh.read()
+                self.assertIn(old, text, path)
+                with open(full, "w", encoding="utf-8") as fh:
+                    fh.write(text.replace(old, new, 1))
+            modules, parse_problems, _ = c.parse_tf(tmp)
+            self.assertEqual(parse_problems, [])
+            out: list[str] = []
+            checks = c.Checks()
+            checks.check = lambda _name, problems: out.extend(problems)  # type: ignore[method-assign]
+            c.check_console_api(tmp, checks, modules)
+            c.check_console_signin(checks, modules)
+            c.check_console_edge(checks, modules)
+            c.check_admin_groups_claim(checks, modules, c.lambda_deployments(modules))
+            return out
+
+    def assertNamed(self, got: list[str], *wants: str) -> None:
+        self.assertTrue(got, "no problem found")
+        for want in wants:
+            self.assertTrue(any(want in p for p in got), (want, got))
+
+    def test_the_repository_passes(self):
+        self.assertEqual(self.problems(), [])
+
+    def test_a_console_route_that_is_not_jwt(self):
+        edit = ("terraform/modules/console/main.tf", 'name => { route_key = key, authorization = "JWT", authorizer = "oidc" } }\n  authorizers', 'name => { route_key = key, authorization = "AWS_IAM", authorizer = "oidc" } }\n  authorizers')
+        self.assertNamed(self.problems(edit), "module.api: routes are 'AWS_IAM'")
+
+    def test_tier_2_routes_with_an_authorizer_of_their_own(self):
+        edit = ("terraform/modules/console/main.tf", 'existing_authorizers   = { oidc = { id = module.api.authorizer_ids["oidc"], type = "JWT" } }', 'authorizers = { oidc = { type = "JWT", identity_sources = [], issuer = "https://x", audience = ["a"] } }')
+        self.assertNamed(self.problems(edit), "module.tier2_routes: its routes must name module.api's authorizer")
+
+    def test_an_admin_route_the_console_lacks(self):
+        # The tier-2 routes come from the public API's map instead of the admin routes.
+        edit = ("terraform/modules/tier2/outputs.tf", "route_keys             = module.admin_routes.route_keys", "route_keys             = module.public_api.route_keys")
+        self.assertNamed(self.problems(edit), "not an admin route map of HTTP_API_ROUTERS")
+
+    def test_routes_served_by_another_lambda(self):
+        edit = ("terraform/modules/tier1/outputs.tf", "invoke_arn             = module.admin.invoke_arn", "invoke_arn             = module.api.invoke_arn")
+        self.assertNamed(self.problems(edit), "admin_routes.invoke_arn")
+
+    def test_a_tier_left_out(self):
+        edit = ("terraform/examples/complete/main.tf", "  tier2_admin = module.tier2.admin_routes\n", "")
+        self.assertNamed(self.problems(edit), "tier2_admin is None", "the code serves admin route PUT /api/queue/admin/threshold/{}")
+
+    def test_groups_and_client(self):
+        got = self.problems(
+            ("terraform/modules/console/cognito.tf", '"vwr-viewer"   = {', '"vwr-reader"   = {'),
+            ("terraform/modules/console/cognito.tf", "generate_secret                      = false", "generate_secret                      = true"),
+            ("terraform/modules/console/cognito.tf", 'allowed_oauth_flows                  = ["code"]', 'allowed_oauth_flows                  = ["code", "implicit"]'),
+            ("terraform/modules/console/cognito.tf", "allow_admin_create_user_only = true", "allow_admin_create_user_only = false"),
+        )
+        self.assertNamed(got, "Cognito groups ['vwr-admin', 'vwr-operator', 'vwr-reader']", "generate_secret is True", "allowed_oauth_flows ['code', 'implicit']", "anyone could sign up")
+
+    def test_the_behaviour_and_its_headers(self):
+        got = self.problems(
+            ("terraform/modules/edge/console.tf", "\"script-src 'self'\",", "\"script-src 'self' 'unsafe-inline'\","),
+            ("terraform/modules/edge/console.tf", 'frame_option = "DENY"', 'frame_option = "SAMEORIGIN"'),
+            ("terraform/modules/edge/behaviours.json", '"responseHeadersPolicy": "console",\n      "viewerRequest": "none"', '"responseHeadersPolicy": "console",\n      "viewerRequest": "verifier"'),
+        )
+        self.assertNamed(got, "console CSP allows 'unsafe-inline'", "frame_options must be DENY", "runs a viewer-request function")
+
+    def test_the_role_claim_from_one_variable(self):
+        edit = ("terraform/examples/complete/main.tf", "admin_groups_claim       = var.admin_oidc_groups_claim", 'admin_groups_claim       = "groups"')
+        self.assertNamed(self.problems(edit), "the tier modules get different admin_groups_claim")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 //! - this file: the options, both tiers put together on local clients as their Lambdas put
 //!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
 //! - [`site`]: the greeting, the waiting and booking pages' files and the demo origin (`demo/`);
+//! - [`console`]: the console at `/console/` and its `config.json` (docs/console.md);
 //! - [`behaviours`]: CloudFront's behaviours, from the file Terraform builds them from;
 //! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
 //! - [`cdn`]: CloudFront's cache of the public documents;
@@ -45,6 +46,7 @@ use vwr_tier2_store::registry::DynamoRegistry;
 pub mod alarms;
 pub mod behaviours;
 pub mod cdn;
+pub mod console;
 pub mod edge;
 pub mod site;
 pub mod state;
@@ -274,6 +276,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         .merge(alarms::router(alarms, auth))
         .merge(site::home_page(Arc::clone(&tier1)))
         .merge(site::waiting_room())
+        .merge(console::router(console::ConsoleConfig::default()))
         .merge(site::demo_pages())
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))

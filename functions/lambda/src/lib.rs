@@ -12,7 +12,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use lambda_http::RequestExt;
 use lambda_http::request::RequestContext;
-use vwr_core::admin_auth::AdminCaller;
+use vwr_core::admin_auth::{AdminCaller, VerifiedClaims};
 use vwr_core::identity::UpstreamUser;
 
 /// Logs a start-up failure with context (Lambda would otherwise only show "dispatch failure")
@@ -59,11 +59,25 @@ fn authorizer_subject(ctx: &RequestContext) -> Option<String> {
     })
 }
 
-async fn identity_layer(mut req: Request, next: Next) -> Response {
+/// The claims a JWT authorizer verified (payload 2.0 `requestContext.authorizer.jwt.claims`,
+/// strings; the console API): the admin guard maps them to a person and a role.
+fn jwt_claims(ctx: &RequestContext) -> Option<VerifiedClaims> {
+    let RequestContext::ApiGatewayV2(c) = ctx else { return None };
+    let claims = &c.authorizer.as_ref()?.jwt.as_ref()?.claims;
+    (!claims.is_empty()).then(|| VerifiedClaims::from_strings(claims.clone()))
+}
+
+/// The request context's identities as request extensions: the IAM caller ([`AdminCaller`]),
+/// a JWT authorizer's claims ([`VerifiedClaims`]) and the authorizer's subject
+/// ([`UpstreamUser`]).
+pub async fn identity_layer(mut req: Request, next: Next) -> Response {
     let ctx = req.request_context_ref().cloned();
     if let Some(ctx) = ctx {
         if let Some(arn) = iam_caller(&ctx).filter(|a| !a.is_empty()) {
             req.extensions_mut().insert(AdminCaller(arn));
+        }
+        if let Some(claims) = jwt_claims(&ctx) {
+            req.extensions_mut().insert(claims);
         }
         if let Some(sub) = authorizer_subject(&ctx).filter(|s| !s.is_empty()) {
             req.extensions_mut().insert(UpstreamUser(sub));
@@ -83,11 +97,21 @@ pub async fn serve_with(
     router: Router,
     origin: Option<vwr_core::http::OriginSecret>,
 ) -> Result<(), lambda_http::Error> {
-    let mut router = router.fallback(vwr_core::error::not_found_fallback);
-    if let Some(secret) = origin {
-        router = router.layer(middleware::from_fn_with_state(secret, vwr_core::http::require_origin_secret));
-    }
+    let router = behind_cdn(router.fallback(vwr_core::error::not_found_fallback), origin);
     lambda_http::run(router.layer(middleware::from_fn(identity_layer))).await
+}
+
+/// `router` with the origin-secret check on its routes when `origin` is set: requests without
+/// CloudFront's secret are refused (IAM-authenticated admin requests excepted). Routes merged
+/// afterwards are not checked (the tier-2 admin routes, reached through the admin and console
+/// APIs, never through CloudFront).
+pub fn behind_cdn(router: Router, origin: Option<vwr_core::http::OriginSecret>) -> Router {
+    match origin {
+        Some(secret) => {
+            router.layer(middleware::from_fn_with_state(secret, vwr_core::http::require_origin_secret))
+        }
+        None => router,
+    }
 }
 
 /// Runs `hook` when Lambda stops this instance, as far as the runtime lets a process know:

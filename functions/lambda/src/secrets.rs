@@ -2,7 +2,7 @@
 //! key rings from the environment or Secrets Manager, the Redis URL, the CloudFront origin
 //! secret, the admin principals. Every failure names the variable at fault.
 
-use vwr_core::admin_auth::{AdminAuth, PrincipalPatterns};
+use vwr_core::admin_auth::{AdminAuth, DEFAULT_GROUPS_CLAIM, PrincipalPatterns};
 use vwr_core::config::{ConfigError, Env, KeySource, KeyVars, LinkSource, TIER1_LINK_SECRET};
 use vwr_core::http::OriginSecret;
 use vwr_core::keys::{KeyMaterial, KeyRing};
@@ -138,8 +138,33 @@ pub async fn origin_values(client: &aws_sdk_secretsmanager::Client, id: &str) ->
     Ok(values)
 }
 
-/// Admin authentication of the Lambdas: IAM, restricted to `VWR_ADMIN_PRINCIPALS` if set.
+/// The variable naming the JWT claim that lists a console user's groups.
+pub const ADMIN_GROUPS_CLAIM: &str = "VWR_ADMIN_GROUPS_CLAIM";
+
+/// Admin authentication of the Lambdas: IAM, restricted to `VWR_ADMIN_PRINCIPALS` if set; or
+/// the console API's verified JWT claims, the role from the groups in the claim
+/// `VWR_ADMIN_GROUPS_CLAIM` (default `cognito:groups`; docs/console.md#roles).
 pub fn iam_admin_auth(env: &Env) -> Result<AdminAuth, ConfigError> {
     let raw = env.get("VWR_ADMIN_PRINCIPALS").unwrap_or("");
-    PrincipalPatterns::parse(raw).map(AdminAuth::Iam).map_err(|r| invalid("VWR_ADMIN_PRINCIPALS", raw, r))
+    let auth = PrincipalPatterns::parse(raw)
+        .map(AdminAuth::iam)
+        .map_err(|r| invalid("VWR_ADMIN_PRINCIPALS", raw, r))?;
+    let claim = env.get(ADMIN_GROUPS_CLAIM).unwrap_or(DEFAULT_GROUPS_CLAIM);
+    auth.with_groups_claim(claim).map_err(|r| invalid(ADMIN_GROUPS_CLAIM, claim, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_groups_claim_is_read_and_checked_at_start() {
+        let auth = iam_admin_auth(&Env::default()).unwrap();
+        assert_eq!(auth.groups_claim(), "cognito:groups");
+        let auth = iam_admin_auth(&Env::from_pairs([(ADMIN_GROUPS_CLAIM, "groups")])).unwrap();
+        assert_eq!(auth.groups_claim(), "groups");
+        let e = iam_admin_auth(&Env::from_pairs([(ADMIN_GROUPS_CLAIM, "my groups")])).unwrap_err();
+        assert!(e.to_string().contains(ADMIN_GROUPS_CLAIM), "{e}");
+        assert!(iam_admin_auth(&Env::from_pairs([("VWR_ADMIN_PRINCIPALS", "ops-*")])).is_err());
+    }
 }

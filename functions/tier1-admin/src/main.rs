@@ -1,6 +1,7 @@
-//! Lambda: the tier-1 admin API. API Gateway authenticates callers with IAM (SigV4); the
-//! router additionally refuses any request that arrives without an IAM identity, or from a
-//! principal outside `VWR_ADMIN_PRINCIPALS`. The composition root.
+//! Lambda: the tier-1 admin API. API Gateway authenticates callers with IAM (SigV4), or on the
+//! console API with a JWT authorizer; the router additionally refuses any request that arrives
+//! with neither identity, from a principal outside `VWR_ADMIN_PRINCIPALS`, or outside the
+//! caller's role (docs/console.md#roles). The composition root.
 
 use std::sync::Arc;
 

@@ -19,6 +19,7 @@
 //! | `VWR_ENQUEUE_JWKS` | — | API/admin: the site's public keys (JWKS, ES256) for enqueue tokens: one place per account (docs/abuse.md#one-place-per-account) |
 //! | `VWR_TIER2_JWKS` / `VWR_ENTRY_ISSUER` | — / `vwr` | API: tier 2's public keys (its JWKS) and issuer, to read the holds tier 2 signs into visitors' identity cookies: a visitor tier 2 holds keeps their tier-1 session however long the tier-2 wait (docs/invariants.md#27) |
 //! | `VWR_ADMIN_PRINCIPALS` | — | admin routes: comma-separated IAM principal ARN patterns (`*` wildcard) allowed to administer; empty = any IAM-authenticated principal |
+//! | `VWR_ADMIN_GROUPS_CLAIM` | `cognito:groups` | admin routes (both tiers' Lambdas): the JWT claim listing a console user's groups; `vwr-viewer`, `vwr-operator`, `vwr-admin` give the role (docs/console.md#roles) |
 
 use std::time::Duration;
 

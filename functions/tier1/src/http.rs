@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Extension, Json, middleware};
 use serde::Deserialize;
-use vwr_core::admin_auth::{AdminAuth, AdminCaller, require_admin};
+use vwr_core::admin_auth::{AdminAuth, AdminIdentity, Role, RouteRoles, require_admin, require_role};
 use vwr_core::http::{EventPath, json_body, no_store, path_error};
 use vwr_core::tiers::StatusExtra;
 use vwr_core::{ApiError, ErrorCode};
@@ -364,12 +364,6 @@ fn public_document<T: serde::Serialize>(
     res
 }
 
-/// Who makes an admin change, for the audit trail: the IAM principal the Lambda entry point
-/// found, else `dev` (the local bearer key).
-fn actor(caller: Option<Extension<AdminCaller>>) -> String {
-    caller.map_or_else(|| "dev".to_owned(), |Extension(AdminCaller(arn))| arn)
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MessageBody {
@@ -405,7 +399,33 @@ struct AdminState {
     extra: Option<Arc<dyn StatusExtra>>,
 }
 
-/// The admin API under `/api/admin/vwr/...`, behind `auth`.
+/// The least role of each tier-1 admin route (docs/console.md#roles), enforced by
+/// [`require_role`] before the handler runs; a route missing here is admin only.
+pub const ADMIN_ROLES: RouteRoles = &[
+    ("GET", "/api/admin/vwr/whoami", Role::Viewer),
+    ("GET", "/api/admin/vwr/events", Role::Viewer),
+    ("GET", "/api/admin/vwr/status/{event_id}", Role::Viewer),
+    ("GET", "/api/admin/vwr/audit/{event_id}", Role::Viewer),
+    ("GET", "/api/admin/vwr/report/{event_id}", Role::Viewer),
+    ("GET", "/api/admin/vwr/pass/{event_id}", Role::Viewer),
+    ("POST", "/api/admin/vwr/pause/{event_id}", Role::Operator),
+    ("POST", "/api/admin/vwr/resume/{event_id}", Role::Operator),
+    ("PUT", "/api/admin/vwr/message/{event_id}", Role::Operator),
+    ("POST", "/api/admin/vwr/advance/{event_id}", Role::Operator),
+    ("PUT", "/api/admin/vwr/health/{event_id}", Role::Operator),
+    ("POST", "/api/admin/vwr/pass/{event_id}", Role::Operator),
+    ("DELETE", "/api/admin/vwr/pass/{event_id}/{pass_id}", Role::Operator),
+    ("POST", "/api/admin/vwr/activate/{event_id}", Role::Admin),
+    ("POST", "/api/admin/vwr/deactivate/{event_id}", Role::Admin),
+    ("PUT", "/api/admin/vwr/schedule/{event_id}", Role::Admin),
+    ("POST", "/api/admin/vwr/close/{event_id}", Role::Admin),
+    ("PUT", "/api/admin/vwr/standby/{event_id}", Role::Admin),
+    ("DELETE", "/api/admin/vwr/standby/{event_id}", Role::Admin),
+    ("PUT", "/api/admin/vwr/page/{event_id}", Role::Admin),
+];
+
+/// The admin API under `/api/admin/vwr/...`, behind `auth`, each route open to the roles
+/// [`ADMIN_ROLES`] gives it.
 pub fn admin_router(svc: Svc, auth: AdminAuth) -> Router {
     admin_router_with(svc, auth, None)
 }
@@ -442,38 +462,46 @@ pub fn admin_router_with(svc: Svc, auth: AdminAuth, extra: Option<Arc<dyn Status
         )
         .route("/api/admin/vwr/pass/{event_id}", post(create_pass).get(list_passes))
         .route("/api/admin/vwr/pass/{event_id}/{pass_id}", delete(revoke_pass))
+        .route("/api/admin/vwr/whoami", get(whoami))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(AdminState { svc, extra })
+        .layer(middleware::from_fn_with_state(ADMIN_ROLES, require_role))
         .layer(middleware::from_fn_with_state(auth, require_admin))
+}
+
+/// `GET /api/admin/vwr/whoami`: the caller's `{name, role, via}`, so the console hides what
+/// the role cannot do.
+async fn whoami(Extension(who): Extension<AdminIdentity>) -> Response {
+    no_store(Json(who).into_response())
 }
 
 async fn activate(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let patch: ConfigPatch = json_body(&body)?;
-    Ok(no_store(Json(svc.activate(&event, patch, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.activate(&event, patch, &who.name).await?).into_response()))
 }
 
 async fn deactivate(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    Ok(no_store(Json(svc.deactivate(&event, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.deactivate(&event, &who.name).await?).into_response()))
 }
 
 async fn schedule(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let req = schedule_request(&body)?;
-    Ok(no_store(Json(svc.schedule(&event, req, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.schedule(&event, req, &who.name).await?).into_response()))
 }
 
 /// `{prequeueAt, openAt, closeAt?, …the fields of activate}`: the times are taken out and the
@@ -498,25 +526,25 @@ fn schedule_request(body: &Bytes) -> Result<ScheduleRequest, ApiError> {
 
 async fn pause(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let body: PauseBody = json_body(&body)?;
-    Ok(no_store(Json(svc.pause(&event, body.message, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.pause(&event, body.message, &who.name).await?).into_response()))
 }
 
 async fn resume(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    Ok(no_store(Json(svc.resume(&event, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.resume(&event, &who.name).await?).into_response()))
 }
 
 async fn close(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -524,12 +552,12 @@ async fn close(
     let reason = body.reason.as_deref().and_then(CloseReason::parse).ok_or_else(|| {
         ApiError::bad_request(ErrorCode::InvalidBody, "reason must be \"sold_out\" or \"ended\"")
     })?;
-    Ok(no_store(Json(svc.close(&event, reason, body.message, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.close(&event, reason, body.message, &who.name).await?).into_response()))
 }
 
 async fn message(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -542,7 +570,7 @@ async fn message(
         ));
     }
     let body: MessageBody = json_body(&body)?;
-    Ok(no_store(Json(svc.set_message(&event, body.message, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.set_message(&event, body.message, &who.name).await?).into_response()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -554,7 +582,7 @@ struct HealthBody {
 
 async fn health(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -562,12 +590,12 @@ async fn health(
     let ok = body.ok.ok_or_else(|| {
         ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"ok\": true|false, \"reason\": \"…\"}")
     })?;
-    Ok(no_store(Json(svc.set_health(&event, ok, body.reason, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.set_health(&event, ok, body.reason, &who.name).await?).into_response()))
 }
 
 async fn standby(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -581,14 +609,14 @@ async fn standby(
     };
     let config: ConfigPatch = serde_json::from_value(serde_json::Value::Object(map))
         .map_err(|e| bad(format!("invalid body: {e}")))?;
-    Ok(no_store(Json(svc.standby(&event, alarm, config, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.standby(&event, alarm, config, &who.name).await?).into_response()))
 }
 
 /// `PUT /api/admin/vwr/page/{eventId}` (docs/brand.md): the settings object, or `null` to go
 /// back to the default page. An empty body is refused: a lost body never wipes a page.
 async fn set_page(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -599,15 +627,15 @@ async fn set_page(
         ));
     }
     let page: Option<PageSettings> = json_body(&body)?;
-    Ok(no_store(Json(svc.set_page(&event, page, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.set_page(&event, page, &who.name).await?).into_response()))
 }
 
 async fn end_standby(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
 ) -> Result<Response, ApiError> {
-    Ok(no_store(Json(svc.end_standby(&event, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.end_standby(&event, &who.name).await?).into_response()))
 }
 
 /// The body of `POST /api/admin/vwr/pass/{eventId}` (docs/passes.md).
@@ -632,12 +660,12 @@ impl Default for PassBody {
 
 async fn create_pass(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let body: PassBody = json_body(&body)?;
-    let created = svc.create_pass(&event, &body.label, body.ttl_seconds, &actor(caller)).await?;
+    let created = svc.create_pass(&event, &body.label, body.ttl_seconds, &who.name).await?;
     Ok(no_store((StatusCode::CREATED, Json(created)).into_response()))
 }
 
@@ -651,12 +679,12 @@ async fn list_passes(
 
 async fn revoke_pass(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     Path(params): Path<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let id = params.iter().find(|(k, _)| k == "pass_id").map(|(_, v)| v.as_str()).unwrap_or_default();
-    Ok(no_store(Json(svc.revoke_pass(&event, id, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.revoke_pass(&event, id, &who.name).await?).into_response()))
 }
 
 /// The report after the sale (docs/operate.md#the-report-after-the-sale).
@@ -691,7 +719,7 @@ async fn status(
 
 async fn advance(
     State(AdminState { svc, .. }): State<AdminState>,
-    caller: Option<Extension<AdminCaller>>,
+    Extension(who): Extension<AdminIdentity>,
     EventPath(event): EventPath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -699,7 +727,7 @@ async fn advance(
     let by = body.by.ok_or_else(|| {
         ApiError::bad_request(ErrorCode::InvalidBody, "body must be {\"by\": <positive integer>}")
     })?;
-    Ok(no_store(Json(svc.advance(&event, by, &actor(caller)).await?).into_response()))
+    Ok(no_store(Json(svc.advance(&event, by, &who.name).await?).into_response()))
 }
 
 /// `GET /api/admin/vwr/events`: the known events (every state but inactive), and what the edge

@@ -337,7 +337,7 @@ async fn admin_routes_need_the_key() {
     }
     assert!(call(&app, "GET", "/api/admin/vwr/events", None, false).await.body["events"].is_null());
     // IAM mode refuses requests that arrive without an IAM identity.
-    let iam = admin_router(Arc::clone(&app.svc), AdminAuth::Iam(Default::default()));
+    let iam = admin_router(Arc::clone(&app.svc), AdminAuth::iam(Default::default()));
     let res = iam.oneshot(Request::get("/api/admin/vwr/events").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert!(AdminAuth::bearer("short").is_err());

@@ -56,6 +56,8 @@ module "tier1" {
   table_deletion_protection = var.table_deletion_protection
   edge_kvs_arn              = module.edge.kvs_arn
   admin_principal_patterns  = var.admin_principal_patterns
+  # The console's roles come from this claim of its people's tokens (docs/console.md).
+  admin_groups_claim = var.admin_oidc_groups_claim
   # The health gate (docs/outflow.md#health-gate): while one of these alarms is in ALARM the
   # advancer lets nobody new in; everybody keeps their place.
   health_alarm_names = concat(
@@ -88,6 +90,7 @@ module "tier2" {
   admin_api_id             = module.tier1.admin_api_id
   admin_api_execution_arn  = module.tier1.admin_api_execution_arn
   admin_principal_patterns = var.admin_principal_patterns
+  admin_groups_claim       = var.admin_oidc_groups_claim
   origin_secret_arn        = module.tier1.origin_secret_arn
   protected_backend_url    = var.protected_backend_url
 }
@@ -122,6 +125,27 @@ module "edge" {
   waf_rate_limit_action       = var.waf_rate_limit_action
   waf_block_anonymous_ips     = var.waf_block_anonymous_ips
   waf_log_destination_arn     = var.waf_log_destination_arn
+  # The console under /vwr-console/ (docs/console.md): its config.json and where it may connect.
+  console_config_json     = module.console.config_json
+  console_connect_origins = module.console.connect_origins
+}
+
+# The console's sign-in and API (docs/console.md, "Sign-in in AWS"): a Cognito user pool with the
+# groups vwr-viewer, vwr-operator and vwr-admin, or the OIDC issuer of admin_oidc_issuer; the
+# console API carries the admin routes of both tiers, a JWT authorizer on each.
+module "console" {
+  source     = "../../modules/console"
+  name       = var.name
+  site_hosts = distinct(concat(var.aliases, [module.edge.distribution_domain]))
+  oidc = var.admin_oidc_issuer == null ? null : {
+    issuer    = var.admin_oidc_issuer
+    client_id = var.admin_oidc_client_id
+    audience  = var.admin_oidc_audience
+  }
+  tier1_admin = module.tier1.admin_routes
+  tier2_admin = module.tier2.admin_routes
+  # Torn down like the table (terraform/README.md): the pool holds the console's people.
+  deletion_protection = var.table_deletion_protection
 }
 
 # The origin's 5xx rate, for the health gate: CloudFront's 5xxErrorRate (the site origin
@@ -171,6 +195,15 @@ check "origin_health_alarm" {
   assert {
     condition     = !var.hold_on_origin_errors || local.origin_5xx != null
     error_message = "hold_on_origin_errors is set, but there is no origin-5xx alarm to hold on: CloudFront's metrics exist in us-east-1 only (region is ${var.region}) and there is no protected_backend_url. Name an alarm of your own origin in this region in health_alarm_names (e.g. your ALB's HTTPCode_Target_5XX_Count), or set hold_on_origin_errors = false."
+  }
+}
+
+# The OIDC client and audience belong to an issuer: without admin_oidc_issuer the console signs in
+# with the Cognito user pool and they are unused.
+check "console_oidc" {
+  assert {
+    condition     = var.admin_oidc_issuer != null || (var.admin_oidc_client_id == null && var.admin_oidc_audience == null)
+    error_message = "admin_oidc_client_id or admin_oidc_audience is set without admin_oidc_issuer: the console uses the Cognito user pool and ignores them. Set admin_oidc_issuer too, or leave them out."
   }
 }
 

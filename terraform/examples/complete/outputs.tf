@@ -72,3 +72,28 @@ output "standby_alarm_name" {
   description = "The alarm a standby event can wait for (`vwr admin standby EVENT --alarm NAME`); null outside us-east-1."
   value       = one(aws_cloudwatch_metric_alarm.standby_spike[*].alarm_name)
 }
+
+output "console_url" {
+  description = "The console (docs/console.md): sign in with a person of the Cognito user pool (or admin_oidc_issuer) in vwr-viewer, vwr-operator or vwr-admin."
+  value       = module.console.console_url
+}
+
+output "console_api_url" {
+  description = "The console API (the admin routes of both tiers, JWT); the console finds it in /vwr-console/config.json."
+  value       = module.console.api_endpoint
+}
+
+output "console_user_pool_id" {
+  description = "Cognito user pool of the console's people (null with admin_oidc_issuer): aws cognito-idp admin-create-user / admin-add-user-to-group --user-pool-id <this> (docs/console.md)."
+  value       = module.console.user_pool_id
+}
+
+output "console_hosted_ui_domain" {
+  description = "Host name of the Cognito sign-in pages (null with admin_oidc_issuer)."
+  value       = module.console.hosted_ui_domain
+}
+
+output "console_client_id" {
+  description = "The console's public client id (Cognito app client, or admin_oidc_client_id)."
+  value       = module.console.client_id
+}

@@ -118,6 +118,52 @@ variable "admin_principal_patterns" {
   default     = []
 }
 
+# The console's sign-in (docs/console.md, "Sign-in in AWS"): a Cognito user pool unless
+# admin_oidc_issuer names another OpenID Connect issuer.
+variable "admin_oidc_issuer" {
+  description = "Another OpenID Connect issuer for the console's sign-in (Okta, Entra ID, …): its `iss`, e.g. https://example.okta.com/oauth2/default. Register the console there as a public client (authorization code with PKCE, redirect and logout URI https://<site>/vwr-console/). null = a Cognito user pool made here."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.admin_oidc_issuer == null ? true : can(regex("^https://[^\\s/?#]+(/[^\\s?#]*)?$", var.admin_oidc_issuer))
+    error_message = "admin_oidc_issuer must be an https:// URL without query or fragment, exactly the tokens' iss."
+  }
+}
+
+variable "admin_oidc_client_id" {
+  description = "The console's client id at admin_oidc_issuer (required with it; written to /vwr-console/config.json)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.admin_oidc_client_id == null ? true : can(regex("^\\S+$", var.admin_oidc_client_id))
+    error_message = "admin_oidc_client_id must not be empty or hold spaces."
+  }
+}
+
+variable "admin_oidc_audience" {
+  description = "The `aud` the console API accepts from admin_oidc_issuer's tokens. null = admin_oidc_client_id (the `aud` of ID tokens)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.admin_oidc_audience == null ? true : can(regex("^\\S+$", var.admin_oidc_audience))
+    error_message = "admin_oidc_audience must not be empty or hold spaces."
+  }
+}
+
+variable "admin_oidc_groups_claim" {
+  description = "The token claim listing a person's groups, of which vwr-viewer, vwr-operator and vwr-admin give the console role (VWR_ADMIN_GROUPS_CLAIM of the admin functions): cognito:groups for the Cognito user pool; e.g. groups (Okta) or roles (Entra ID app roles) for another issuer."
+  type        = string
+  default     = "cognito:groups"
+
+  validation {
+    condition     = can(regex("^\\S+$", var.admin_oidc_groups_claim))
+    error_message = "admin_oidc_groups_claim must be a claim name: not empty, no spaces."
+  }
+}
+
 variable "stall_alarm_event_ids" {
   description = "Events that get a line-stalled alarm (waiting > 0 and nothing served for 5 minutes); add an event before its sale."
   type        = list(string)

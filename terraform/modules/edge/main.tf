@@ -40,7 +40,8 @@ locals {
 
 # ---------------------------------------------------------------------------------------------
 # Waiting page bucket (private; CloudFront reads it through Origin Access Control): the waiting
-# page under vwr/, the booking page under vwr/queue/ (static/README.md, static/queue/README.md)
+# page under vwr/, the booking page under vwr/queue/ (static/README.md, static/queue/README.md),
+# the console under vwr-console/ (console.tf)
 
 resource "aws_s3_bucket" "static" {
   #checkov:skip=CKV_AWS_18:Requests are logged by CloudFront (var.access_log_bucket_domain); the bucket is only read through it.
@@ -123,7 +124,7 @@ data "aws_iam_policy_document" "static" {
   statement {
     sid       = "CloudFrontReadsWaitingPage"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.static.arn}/vwr/*"]
+    resources = ["${aws_s3_bucket.static.arn}/vwr/*", "${aws_s3_bucket.static.arn}/vwr-console/*"]
     principals {
       type        = "Service"
       identifiers = ["cloudfront.amazonaws.com"]
@@ -484,6 +485,7 @@ locals {
   response_headers_policy_ids = {
     "security"     = aws_cloudfront_response_headers_policy.security.id
     "waiting-page" = aws_cloudfront_response_headers_policy.waiting_page.id
+    "console"      = aws_cloudfront_response_headers_policy.console.id
   }
 
   # The viewer-request function of each name, as the function_association and

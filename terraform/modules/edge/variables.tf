@@ -269,6 +269,26 @@ variable "waiting_page_max_age" {
   default     = 60
 }
 
+# --- the console ------------------------------------------------------------------------------
+
+variable "console_config_json" {
+  description = "/vwr-console/config.json, which the console reads at start (module console output config_json: the console API's URL and the sign-in settings)."
+  type        = string
+}
+
+# Apart from console_config_json: the distribution's headers need these before the console API
+# exists (the API allows the distribution's origin).
+variable "console_connect_origins" {
+  description = "https:// origins the console's script may connect to besides the site (module console output connect_origins: the console API, the issuer): its Content-Security-Policy's connect-src."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for o in var.console_connect_origins : can(regex("^https://[A-Za-z0-9*.-]+(:[0-9]+)?$", o))])
+    error_message = "console_connect_origins are https:// origins (scheme and host, a leading *. allowed, no path)."
+  }
+}
+
 variable "tags" {
   description = "Tags for every resource."
   type        = map(string)

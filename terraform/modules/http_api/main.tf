@@ -1,5 +1,5 @@
-# One HTTP API in front of one Lambda function: the API, its $default stage (auto-deployed,
-# throttled, access-logged) and its access log group; the integration, the routes each with its
+# One HTTP API in front of one Lambda function: the API (with CORS when asked), its $default
+# stage (auto-deployed, throttled, access-logged) and its access log group; the integration, the routes each with its
 # authorization, their authorizers and API Gateway's permissions to invoke the function are
 # module http_api/routes (./routes), which also puts routes on an API made elsewhere (tier 2's
 # admin routes on tier 1's admin API).
@@ -34,7 +34,20 @@ resource "aws_apigatewayv2_api" "this" {
   # the execute-api host name, so the default endpoint stays; the origin secret is what refuses
   # calls that skip CloudFront (terraform/README.md, "Locking origins to CloudFront").
   disable_execute_api_endpoint = false
-  tags                         = var.tags
+
+  # A browser calling from another origin (the console, module console): API Gateway answers
+  # the preflight itself and adds the CORS headers to the function's answers.
+  dynamic "cors_configuration" {
+    for_each = var.cors == null ? [] : [var.cors]
+    content {
+      allow_origins = cors_configuration.value.allow_origins
+      allow_methods = cors_configuration.value.allow_methods
+      allow_headers = cors_configuration.value.allow_headers
+      max_age       = cors_configuration.value.max_age_seconds
+    }
+  }
+
+  tags = var.tags
 }
 
 module "routes" {

@@ -27,3 +27,13 @@ output "stage_name" {
   description = "Name of the stage ($default, auto-deployed)."
   value       = aws_apigatewayv2_stage.this.name
 }
+
+output "route_keys" {
+  description = "The API's routes given to this module: route name → route key (\"GET /api/admin/vwr/events\"), for another API that carries the same routes (the console's)."
+  value       = module.routes.route_keys
+}
+
+output "authorizer_ids" {
+  description = "Ids of the authorizers made on the API, by name (for routes put on it by module http_api/routes: its existing_authorizers)."
+  value       = module.routes.authorizer_ids
+}

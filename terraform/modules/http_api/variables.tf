@@ -62,6 +62,22 @@ variable "access_log" {
   })
 }
 
+variable "cors" {
+  description = "CORS of the API, answered by API Gateway itself (preflight OPTIONS included, before any authorizer): the origins, methods and request headers allowed, and how long a browser may cache a preflight. null = no CORS (callers that are not browsers: CloudFront, `vwr admin --sigv4`)."
+  type = object({
+    allow_origins   = list(string)
+    allow_methods   = list(string)
+    allow_headers   = list(string)
+    max_age_seconds = optional(number, 3600)
+  })
+  default = null
+
+  validation {
+    condition     = var.cors == null ? true : alltrue([for o in var.cors.allow_origins : can(regex("^https://[^/*\\s]+$", o))])
+    error_message = "cors.allow_origins are https:// origins (scheme and host, no path, no wildcard)."
+  }
+}
+
 variable "kms_key_arn" {
   description = "Customer managed KMS key for the access log group (null = CloudWatch Logs' own encryption)."
   type        = string

@@ -187,6 +187,7 @@ locals {
     VWR_CACHE_TTL_MS         = tostring(var.cache_ttl_ms)
     VWR_EDGE_KVS_ARN         = var.edge_kvs_arn
     VWR_ADMIN_PRINCIPALS     = local.admin_principals
+    VWR_ADMIN_GROUPS_CLAIM   = var.admin_groups_claim
     VWR_ENQUEUE_JWKS         = var.enqueue_jwks
     RUST_LOG                 = var.log_level
     KEYS_REVISION            = local.keys_revision
@@ -445,6 +446,8 @@ module "admin_api" {
     standby_end = { route_key = "DELETE /api/admin/vwr/standby/{eventId}", authorization = "AWS_IAM" }
     # The page in the site's colours and words (docs/brand.md).
     page = { route_key = "PUT /api/admin/vwr/page/{eventId}", authorization = "AWS_IAM" }
+    # The caller's name, role and way in (docs/console.md#roles).
+    whoami = { route_key = "GET /api/admin/vwr/whoami", authorization = "AWS_IAM" }
   }
   # One permission for every admin path of this function; tier 2's admin routes invoke its own.
   invoke_permissions = { "apigw-admin" = "*/*/api/admin/vwr/*" }

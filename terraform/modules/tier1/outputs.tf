@@ -90,6 +90,16 @@ output "admin_api_execution_arn" {
   value       = module.admin_api.execution_arn
 }
 
+output "admin_routes" {
+  description = "The admin API's routes and the function serving them, for another API that carries the same routes (module console's): {function_name, invoke_arn, integration_timeout_ms, route_keys (route name → route key)}. A route added to the admin API reaches it too."
+  value = {
+    function_name          = module.admin.function_name
+    invoke_arn             = module.admin.invoke_arn
+    integration_timeout_ms = 15000
+    route_keys             = module.admin_api.route_keys
+  }
+}
+
 output "function_names" {
   description = "Lambda function names by role: api, admin, advancer."
   value = {

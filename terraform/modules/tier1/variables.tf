@@ -164,6 +164,17 @@ variable "admin_principal_patterns" {
   }
 }
 
+variable "admin_groups_claim" {
+  description = "The JWT claim holding a console caller's groups (VWR_ADMIN_GROUPS_CLAIM): `vwr-viewer`, `vwr-operator`, `vwr-admin` give the role (docs/console.md). Cognito's is cognito:groups; another OIDC issuer's is its own (e.g. groups); give every tier module the same."
+  type        = string
+  default     = "cognito:groups"
+
+  validation {
+    condition     = can(regex("^\\S+$", var.admin_groups_claim))
+    error_message = "admin_groups_claim is a claim name: not empty, no spaces."
+  }
+}
+
 variable "table_deletion_protection" {
   description = "Refuse to delete the DynamoDB table (turn off only to tear down a test stack)."
   type        = bool

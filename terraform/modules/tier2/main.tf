@@ -73,6 +73,7 @@ locals {
     VWR_COOKIE_PREFIX                    = var.tier1_settings.cookie_prefix
     VWR_ORIGIN_SECRET_ID                 = var.origin_secret_arn
     VWR_ADMIN_PRINCIPALS                 = length(var.admin_principal_patterns) == 0 ? null : join(",", var.admin_principal_patterns)
+    VWR_ADMIN_GROUPS_CLAIM               = var.admin_groups_claim
     RUST_LOG                             = var.log_level
     KEYS_REVISION                        = local.keys_revision
   }

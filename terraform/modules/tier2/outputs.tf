@@ -111,3 +111,13 @@ output "entry_issuer" {
   description = "`iss` of tier 2's tokens (entry tokens and the identity cookie's holds), for the tier1 module's tier2_issuer."
   value       = var.entry_issuer
 }
+
+output "admin_routes" {
+  description = "Tier 2's admin routes (on tier 1's admin API) and the function serving them, for another API that carries the same routes (module console's): {function_name, invoke_arn, integration_timeout_ms, route_keys (route name → route key)}."
+  value = {
+    function_name          = module.api.function_name
+    invoke_arn             = module.api.invoke_arn
+    integration_timeout_ms = 10000
+    route_keys             = module.admin_routes.route_keys
+  }
+}

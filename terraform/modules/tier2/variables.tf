@@ -114,6 +114,17 @@ variable "admin_principal_patterns" {
   }
 }
 
+variable "admin_groups_claim" {
+  description = "The JWT claim holding a console caller's groups (VWR_ADMIN_GROUPS_CLAIM): `vwr-viewer`, `vwr-operator`, `vwr-admin` give the role (docs/console.md). Cognito's is cognito:groups; another OIDC issuer's is its own (e.g. groups); give every tier module the same."
+  type        = string
+  default     = "cognito:groups"
+
+  validation {
+    condition     = can(regex("^\\S+$", var.admin_groups_claim))
+    error_message = "admin_groups_claim is a claim name: not empty, no spaces."
+  }
+}
+
 variable "origin_secret_arn" {
   description = "Secret holding the x-vwr-origin-secret value CloudFront sends (module tier1 output origin_secret_arn): the public tier-2 API refuses requests without it (VWR_ORIGIN_SECRET_ID)."
   type        = string

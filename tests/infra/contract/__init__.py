@@ -57,6 +57,14 @@ Fails when they disagree:
     count its index needs (and, where the keys can be read, the key);
   * the edge verifier, which deletes viewer x-vwr-* headers, runs on every behaviour but those
     of the origins that read them (the waiting page, the tier-1 API, tier 2).
+  * the console in AWS (docs/console.md): its API carries the admin routes of tier 1 and tier 2
+    one to one (followed from the tier modules' admin_routes outputs to the admin API's route
+    maps), each JWT with its one authorizer and served by the same Lambda as on the admin API; the
+    Cognito groups are vwr-viewer, vwr-operator and vwr-admin, nobody signs up alone, MFA is on,
+    and the app client is public (no secret) with the authorization code flow only; the
+    /vwr-console/* behaviour serves the bucket's files with no verifier and a strict CSP, DENY
+    framing and no Referer; VWR_ADMIN_GROUPS_CLAIM reaches every admin-serving Lambda from one
+    variable;
   * the docs stay true to the code: the README's routes → files map names every route the
     routers serve (tier 1, tier 2, the site and health routes of `vwr dev`) and nothing else,
     every file it names exists, and the README stays a front door (≤ 15,000 bytes, ≤ 250
@@ -85,7 +93,7 @@ The package, by subject: tables.py (the reviewed tables), common.py (the tally),
 Rust sources: reads, calls, key builders, the routers' routes), terraform.py (the .tf files
 parsed, the JSON files they read, and dynamic blocks and for_each maps evaluated), lambdas.py (binaries, packaging,
 environment, timeouts, table, routes, the LocalStack kit), iam.py (IAM and keys), edge.py
-(CloudFront behaviours and origins), waf.py (the web ACL), observability.py (the alarms),
+(CloudFront behaviours and origins), console.py (the console's API, sign-in and behaviour), waf.py (the web ACL), observability.py (the alarms),
 docs.py (README, docs/settings.md, docs/data.md, citations, the invariants' count, the
 Markdown's words), openapi.py (docs/openapi.yaml), habits.py (file sizes, the command's error types, commit
 subjects), main.py (runs them all, in this order). Every name is re-exported here: `import
@@ -102,6 +110,7 @@ from .terraform import *  # noqa: F403
 from .lambdas import *  # noqa: F403
 from .iam import *  # noqa: F403
 from .edge import *  # noqa: F403
+from .console import *  # noqa: F403
 from .waf import *  # noqa: F403
 from .observability import *  # noqa: F403
 from .docs import *  # noqa: F403

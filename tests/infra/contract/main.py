@@ -6,6 +6,7 @@ import argparse
 import os
 
 from .common import Checks
+from .console import check_admin_groups_claim, check_console_api, check_console_edge, check_console_signin
 from .docs import (
     check_citations,
     check_data_doc,
@@ -109,6 +110,10 @@ def main() -> int:
     check_alarms(root, checks, modules)
     check_verifier_behaviours(checks, modules)
     check_admin_allow_list(checks, modules, deployments)
+    check_admin_groups_claim(checks, modules, deployments)
+    check_console_api(root, checks, modules)
+    check_console_signin(checks, modules)
+    check_console_edge(checks, modules)
     check_moved(checks, modules)
     check_checkov_skips(root, checks)
     check_readme_routes(root, checks)

@@ -242,6 +242,7 @@ ENV_USERS = {
     "VWR_ADVANCER_TICK_SECONDS": ({"vwr-tier1-advancer"}, "how often the advancer looks for due steps"),
     "VWR_EDGE_KVS_ARN": ({"vwr-tier1-admin", "vwr-tier1-advancer"}, "the edge event list: written on activate/deactivate, reconciled by the advancer"),
     "VWR_ENQUEUE_JWKS": ({"vwr-tier1-api", "vwr-tier1-admin"}, "the site's enqueue-token keys: the API verifies tokens, the admin refuses enqueueTokenRequired without them (docs/abuse.md)"),
+    "VWR_ADMIN_GROUPS_CLAIM": ({"vwr-tier1-admin", "vwr-tier2-api"}, "the console's role claim: read where admin routes are served (docs/console.md)"),
 }
 
 # Set by Terraform ahead of the code that reads it. Remove an entry once the code reads it.

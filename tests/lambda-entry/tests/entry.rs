@@ -71,6 +71,17 @@ fn http_event(method: &str, path: &str, iam_user: Option<&str>) -> Value {
            "requestContext": ctx, "isBase64Encoded": false, "body": ""})
 }
 
+/// [`http_event`] through the console API: its JWT authorizer verified a token of `email`
+/// with the groups `groups` (claims as strings, an array as `[a b]`), and `body`.
+fn console_event(method: &str, path: &str, email: &str, groups: &str, body: &str) -> Value {
+    let mut e = http_event(method, path, None);
+    e["requestContext"]["authorizer"] = json!({"jwt": {"claims": {
+        "sub": "0c5e-user", "email": email, "cognito:groups": groups, "token_use": "id"
+    }, "scopes": null}});
+    e["body"] = json!(body);
+    e
+}
+
 async fn table() -> (DynamoStore, String) {
     let creds = aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "t");
     let conf = aws_sdk_dynamodb::Config::builder()
@@ -128,22 +139,36 @@ async fn tier1_api_admin_and_advancer_lambdas() {
     let (s, b) = status_and_body(&replies[2].1);
     assert_eq!((s, b["error"].as_str()), (400, Some("invalid_event_id")));
 
-    // The admin API: refused without an IAM identity, served with one.
+    // The admin API: refused without an IAM identity, served with one; through the console
+    // API, the JWT authorizer's claims give the person and the role (docs/console.md#roles).
+    let viewer = |method: &str, path: &str, body: &str| {
+        console_event(method, path, "vic@example.com", "[staff vwr-viewer]", body)
+    };
     let rt = FakeRuntime::start(
         vec![
             http_event("GET", "/api/admin/vwr/events", None),
             http_event("GET", "/api/admin/vwr/status/e1", Some("arn:aws:iam::000000000000:user/ops")),
+            viewer("GET", "/api/admin/vwr/whoami", ""),
+            viewer("POST", "/api/admin/vwr/pause/e1", "{}"),
+            console_event("GET", "/api/admin/vwr/status/e1", "guest@example.com", "[staff]", ""),
         ],
         Duration::from_secs(30),
     )
     .await
     .unwrap();
     let _admin = spawn("vwr-tier1-admin", &rt, &tier1_env(&table, &keys));
-    let replies = rt.replies(2, Duration::from_secs(30)).await;
+    let replies = rt.replies(5, Duration::from_secs(30)).await;
     assert_eq!(status_and_body(&replies[0].1).0, 403, "{replies:?}");
     let (s, b) = status_and_body(&replies[1].1);
     assert_eq!((s, b["issued"].as_u64()), (200, Some(2)), "{replies:?}");
+    let (s, b) = status_and_body(&replies[2].1);
+    assert_eq!((s, b), (200, json!({"name": "vic@example.com", "role": "viewer", "via": "oidc"})));
+    let (s, b) = status_and_body(&replies[3].1);
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden_role")), "{replies:?}");
+    let (s, b) = status_and_body(&replies[4].1);
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden_role")), "{replies:?}");
 
+    // The viewer's pause changed nothing: the event is open, and the advancer serves it.
     // The advancer: one scheduled invocation with a short deadline raises the counter.
     let rt =
         FakeRuntime::start(vec![json!({"source": "aws.scheduler"})], Duration::from_secs(6)).await.unwrap();
@@ -297,6 +322,50 @@ async fn tier2_api_worker_and_authorizer_lambdas() {
     assert_eq!(status_and_body(&replies[2].1).1["registered"], true);
     // No identity in AWS without an authorizer or tier-1 token (X-User-Id is dev-only).
     assert_eq!(status_and_body(&replies[3].1).1["error"], "identity_required");
+
+    // Behind CloudFront (origin secret set): the public routes need the secret; the admin
+    // routes, reached through the admin and console APIs, do not — their callers are checked,
+    // with their role.
+    let status_path = format!("/api/queue/admin/status/{event}");
+    let threshold_path = format!("/api/queue/admin/threshold/{event}");
+    let rt = FakeRuntime::start(
+        vec![
+            http_event("GET", "/api/queue/.well-known/jwks.json", None),
+            console_event("GET", &status_path, "vic@example.com", "[vwr-viewer]", ""),
+            console_event("PUT", &threshold_path, "vic@example.com", "[vwr-viewer]", r#"{"threshold": 9}"#),
+            console_event(
+                "PUT",
+                &threshold_path,
+                "olga@example.com",
+                "[vwr-operator]",
+                r#"{"threshold": 3}"#,
+            ),
+            http_event("GET", &status_path, None),
+        ],
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let mut behind_cdn = env.clone();
+    behind_cdn.push(("VWR_ORIGIN_SECRET", "s".repeat(40)));
+    let _api = spawn("vwr-tier2-api", &rt, &behind_cdn);
+    let replies = rt.replies(5, Duration::from_secs(30)).await;
+    assert_eq!(replies.len(), 5, "{replies:?}");
+    let (s, b) = status_and_body(&replies[0].1);
+    assert_eq!((s, b["error"].as_str()), (403, Some("origin_forbidden")), "{replies:?}");
+    let (s, b) = status_and_body(&replies[1].1);
+    assert_eq!((s, b["registered"].as_bool()), (200, Some(true)), "{replies:?}");
+    let (s, b) = status_and_body(&replies[2].1);
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden_role")), "{replies:?}");
+    let (s, b) = status_and_body(&replies[3].1);
+    assert_eq!((s, b["threshold"].as_u64()), (200, Some(3)), "{replies:?}");
+    let (s, b) = status_and_body(&replies[4].1);
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{replies:?}");
+    // Back to the threshold the worker below expects.
+    store
+        .register(&event, 1, vwr_tier2::model::LineOrder::Arrival, vwr_tier2::model::RegisterMode::Admin)
+        .await
+        .unwrap();
 
     // Worker: one scheduled run admits from the line.
     // Store-level checks hand out no entry token, so a's leave frees the slot at once.

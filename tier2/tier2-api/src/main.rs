@@ -1,5 +1,6 @@
 //! Lambda: the tier-2 API (`/api/queue/...`, the JWKS) and the tier-2 admin routes
-//! (`/api/queue/admin/...`, IAM auth at API Gateway, checked again here). The composition
+//! (`/api/queue/admin/...`: IAM auth at API Gateway, or the console API's JWT authorizer;
+//! checked again here, with the caller's role). The composition
 //! root, and one of the two places that wire both tiers: tier 1's DynamoDB table tells tier 2
 //! which events tier 1 gates, and the tier-1 link keys (derived; never the master keys) read
 //! callers' tier-1 tokens.
@@ -10,7 +11,7 @@ use vwr_core::config::{Env, TIER2_KEYS};
 use vwr_core::keys::EcKey;
 use vwr_core::tiers::{ActiveEvents, NoActiveEvents};
 use vwr_core::time::SystemClock;
-use vwr_lambda::{secrets, serve_with, startup_error};
+use vwr_lambda::{behind_cdn, secrets, serve, startup_error};
 use vwr_tier2::config::Tier2Config;
 use vwr_tier2::identity::Identity;
 use vwr_tier2_store::redis::RedisConfig;
@@ -46,7 +47,9 @@ async fn main() -> Result<(), lambda_http::Error> {
     })
     .await;
     let identity = Identity::new(tier1, Some(svc.tokens().verifier()), Arc::new(SystemClock));
-    let router = vwr_tier2::http::public_router(Arc::clone(&svc), identity)
+    // The origin secret guards the public routes only: the admin routes come through the admin
+    // API (IAM) and the console API (JWT), never through CloudFront.
+    let router = behind_cdn(vwr_tier2::http::public_router(Arc::clone(&svc), identity), origin)
         .merge(vwr_tier2::http::admin_router(svc, auth));
-    serve_with(router, origin).await
+    serve(router).await
 }

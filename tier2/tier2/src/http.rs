@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router, middleware};
 use serde::Deserialize;
-use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::admin_auth::{AdminAuth, Role, RouteRoles, require_admin, require_role};
 use vwr_core::hold::Held;
 use vwr_core::http::{EventPath, json_body, no_store};
 use vwr_core::identity::{cleared_cookie, set_cookie};
@@ -256,8 +256,18 @@ struct ThresholdBody {
     line_order: Option<String>,
 }
 
-/// Tier-2 admin routes behind `auth`: `PUT /api/queue/admin/threshold/{eventId}`,
-/// `GET /api/queue/admin/status/{eventId}` and `DELETE /api/queue/admin/event/{eventId}`.
+/// The least role of each tier-2 admin route (docs/console.md#roles), enforced by
+/// [`require_role`] before the handler runs; a route missing here is admin only.
+pub const ADMIN_ROLES: RouteRoles = &[
+    ("GET", "/api/queue/admin/status/{event_id}", Role::Viewer),
+    ("GET", "/api/queue/admin/report/{event_id}", Role::Viewer),
+    ("PUT", "/api/queue/admin/threshold/{event_id}", Role::Operator),
+    ("DELETE", "/api/queue/admin/event/{event_id}", Role::Admin),
+];
+
+/// Tier-2 admin routes behind `auth`, each open to the roles [`ADMIN_ROLES`] gives it:
+/// `PUT /api/queue/admin/threshold/{eventId}`, `GET /api/queue/admin/status/{eventId}`,
+/// `GET /api/queue/admin/report/{eventId}` and `DELETE /api/queue/admin/event/{eventId}`.
 pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
     Router::new()
         .route("/api/queue/admin/threshold/{event_id}", put(set_threshold))
@@ -267,6 +277,7 @@ pub fn admin_router(svc: Arc<Tier2Service>, auth: AdminAuth) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(svc)
+        .layer(middleware::from_fn_with_state(ADMIN_ROLES, require_role))
         .layer(middleware::from_fn_with_state(auth, require_admin))
 }
 

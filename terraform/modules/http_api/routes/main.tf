@@ -1,7 +1,8 @@
 # Routes on an HTTP API to one Lambda function (AWS_PROXY, payload 2.0): the integration, the
 # routes each with its authorization, the authorizers they name, and API Gateway's permissions
 # to invoke the function (and REQUEST authorizers' functions). Module http_api calls it for the
-# API it makes; tier 2 calls it for its admin routes on tier 1's admin API.
+# API it makes; tier 2 calls it for its admin routes on tier 1's admin API, and module console
+# for tier 2's admin routes on the console API (with the authorizer that API already has).
 
 locals {
   # statement id and source ARN of each invoke permission, by route name (one per route) or by
@@ -49,18 +50,19 @@ resource "aws_apigatewayv2_authorizer" "this" {
 
 resource "aws_apigatewayv2_route" "this" {
   #checkov:skip=CKV_AWS_309:Authorization is per route (var.routes), which checkov cannot read: the public waiting-room and queue routes are NONE by design (anyone may join the line; requestIds and tokens are signed and checked by the function), admin routes AWS_IAM; tests/infra checks both.
-  for_each             = var.routes
-  api_id               = var.api_id
-  route_key            = each.value.route_key
-  target               = "integrations/${aws_apigatewayv2_integration.this.id}"
-  authorization_type   = each.value.authorization
-  authorizer_id        = each.value.authorizer == null ? null : aws_apigatewayv2_authorizer.this[each.value.authorizer].id
+  for_each           = var.routes
+  api_id             = var.api_id
+  route_key          = each.value.route_key
+  target             = "integrations/${aws_apigatewayv2_integration.this.id}"
+  authorization_type = each.value.authorization
+  # The authorizer named: one this module made, else one already on the API.
+  authorizer_id        = each.value.authorizer == null ? null : try(aws_apigatewayv2_authorizer.this[each.value.authorizer].id, var.existing_authorizers[each.value.authorizer].id)
   authorization_scopes = each.value.scopes
 
   lifecycle {
     precondition {
-      condition     = each.value.authorizer == null ? true : try(var.authorizers[each.value.authorizer].type == (each.value.authorization == "JWT" ? "JWT" : "REQUEST"), false)
-      error_message = "A JWT route names a JWT authorizer of var.authorizers, a CUSTOM route a REQUEST one."
+      condition     = each.value.authorizer == null ? true : try(var.authorizers[each.value.authorizer].type, var.existing_authorizers[each.value.authorizer].type, "") == (each.value.authorization == "JWT" ? "JWT" : "REQUEST")
+      error_message = "A JWT route names a JWT authorizer of var.authorizers or var.existing_authorizers, a CUSTOM route a REQUEST one."
     }
   }
 }

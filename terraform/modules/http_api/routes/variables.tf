@@ -93,6 +93,20 @@ variable "authorizers" {
   }
 }
 
+variable "existing_authorizers" {
+  description = "Authorizers already on the API (made by another call, e.g. module http_api's output authorizer_ids) that routes may name like those of var.authorizers: name → {id, type (JWT or REQUEST)}. Routes of two Lambdas on one API share one authorizer so."
+  type = map(object({
+    id   = string
+    type = string
+  }))
+  default = {}
+
+  validation {
+    condition     = alltrue([for a in values(var.existing_authorizers) : contains(["JWT", "REQUEST"], a.type)])
+    error_message = "An existing authorizer's type is JWT or REQUEST."
+  }
+}
+
 variable "invoke_permissions" {
   description = "API Gateway's permissions to invoke the function: statement id → the source ARN under the API's execution ARN, `<stage>/<method>/<path>` with `*` wildcards (\"*/*/api/queue/*\"). null = one permission per route, statement id `apigw-<route name>`, limited to the route's method and path (parameters as `*`)."
   type        = map(string)
