@@ -3,7 +3,7 @@
  * the rates read off them, the answers of the API sorted by what the console does next. Plain
  * functions and data, no DOM and no network: static/test/console.test.mjs runs them under Node. */
 
-// The roles, least first: each can do what the ones before it can (SPEC §18).
+// The roles, least first: each can do what the ones before it can (docs/console.md#roles).
 var ROLES = ['viewer', 'operator', 'admin'];
 
 // The least role of each thing the console offers: the server's own table of routes (the
