@@ -55,6 +55,11 @@ pub enum AdminError {
     NotAPassId(String),
     #[error("give the message with --text LANG=TEXT (or --en, --ko), or --clear")]
     NoMessage,
+    #[error(
+        "console tokens come from `vwr dev` (its admin key), not a deployed stack: there, sign in to \
+         the console with the OpenID Connect issuer (docs/console.md)"
+    )]
+    ConsoleTokenDevOnly,
 }
 
 /// Admin operations.
@@ -190,6 +195,19 @@ pub enum AdminCommand {
     /// (docs/passes.md).
     #[command(subcommand)]
     Pass(PassCommand),
+    /// `vwr dev` only: a sign-in token for the console with a role, signed by `vwr dev`'s own
+    /// key; prints it and the console address that takes it (docs/console.md#sign-in-locally).
+    ConsoleToken {
+        /// The role the token gives.
+        #[arg(long, value_parser = ["viewer", "operator", "admin"])]
+        role: String,
+        /// Who it names (the audit's actor); default dev-ROLE.
+        #[arg(long)]
+        name: Option<String>,
+        /// How long it is valid: 30m, 1h, 12h (at most 12 hours).
+        #[arg(long, default_value = "1h", value_parser = parse_ttl)]
+        ttl: u64,
+    },
 }
 
 /// `vwr admin pass …`.
@@ -430,6 +448,18 @@ fn human(cmd: &AdminCommand, v: &Value) -> String {
         AdminCommand::Pass(PassCommand::Create { .. }) => {
             format!("{}\n(the pass is shown once: keep it now)", key_values(v))
         }
+        AdminCommand::ConsoleToken { .. } => {
+            let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default();
+            let until =
+                v.get("expiresAt").and_then(Value::as_u64).map(vwr_watch::zone::both).unwrap_or_default();
+            format!(
+                "console token for {} ({}), valid until {until}:\n{}\n\nopen the console with it:\n{}",
+                text("name"),
+                text("role"),
+                text("token"),
+                text("url")
+            )
+        }
         _ if v.get("eventId").is_some() && v.get("state").is_some() && v.get("servingCounter").is_some() => {
             event_figures(v)
         }
@@ -530,6 +560,16 @@ async fn call(target: &AdminTarget, cmd: AdminCommand) -> Result<Value, AdminErr
                 None => Value::Null,
             };
             (Method::PUT, format!("/api/admin/vwr/page/{event_id}"), Some(body))
+        }
+        AdminCommand::ConsoleToken { role, name, ttl } => {
+            if target.sigv4 {
+                return Err(AdminError::ConsoleTokenDevOnly);
+            }
+            let mut body = json!({ "role": role, "ttlSeconds": ttl });
+            if let Some(n) = name {
+                body["name"] = json!(n);
+            }
+            (Method::POST, "/api/admin/vwr/dev/console-token".to_owned(), Some(body))
         }
         AdminCommand::Alarm { name, state } => {
             (Method::PUT, format!("/api/admin/vwr/alarm/{name}"), Some(json!({ "state": state })))

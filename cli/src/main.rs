@@ -425,4 +425,34 @@ mod tests {
             Cli::try_parse_from(["vwr", "context", "set", "prod", "--url", "https://x", "--sigv4"]).unwrap();
         assert!(cli.global.sigv4);
     }
+
+    #[test]
+    fn console_tokens_take_a_role_a_name_and_a_life() {
+        let cli =
+            Cli::try_parse_from(["vwr", "admin", "console-token", "--role", "operator", "--ttl", "30m"])
+                .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Admin { command: AdminCommand::ConsoleToken { ref role, name: None, ttl: 1800 }, .. }
+                if role == "operator"
+        ));
+        assert!(Cli::try_parse_from(["vwr", "admin", "console-token", "--role", "owner"]).is_err());
+        assert!(Cli::try_parse_from(["vwr", "admin", "console-token"]).is_err());
+        let cli = Cli::try_parse_from([
+            "vwr",
+            "dev",
+            "--admin-oidc-issuer",
+            "https://idp",
+            "--admin-oidc-client-id",
+            "c",
+        ])
+        .unwrap();
+        assert!(
+            matches!(cli.command, Command::Dev(ref o) if o.oidc.admin_oidc_client_id.as_deref() == Some("c"))
+        );
+        assert!(
+            Cli::try_parse_from(["vwr", "dev", "--admin-oidc-audience", "a"]).is_err(),
+            "needs the issuer"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Alarms by hand in `vwr dev` (docs/lifecycle.md#standby): `PUT /api/admin/vwr/alarm/{name}`
 //! `{"state": "ALARM" | "OK"}` sets the alarm a standby event waits for, as CloudWatch would
-//! (the advancer reads it through the same `AlarmStates` trait). Admin key required.
+//! (the advancer reads it through the same `AlarmStates` trait). Admin key or the admin role
+//! required ([`ALARM_ROLES`], docs/console.md#roles).
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::put;
 use axum::{Json, Router, middleware};
 use serde::Deserialize;
-use vwr_core::admin_auth::{AdminAuth, require_admin};
+use vwr_core::admin_auth::{AdminAuth, Role, RouteRoles, require_admin, require_role};
 use vwr_core::http::{json_body, no_store, path_error};
 use vwr_core::{ApiError, ErrorCode};
 use vwr_tier1::lifecycle::validate_alarm_name;
@@ -22,12 +23,16 @@ struct AlarmBody {
     state: Option<String>,
 }
 
-/// The route, behind the admin key.
+/// The least role of the alarm route: setting an alarm opens standby events, an admin's call.
+pub const ALARM_ROLES: RouteRoles = &[("PUT", "/api/admin/vwr/alarm/{name}", Role::Admin)];
+
+/// The route, behind `auth` and [`ALARM_ROLES`].
 pub fn router(alarms: Arc<ManualAlarms>, auth: AdminAuth) -> Router {
     Router::new()
         .route("/api/admin/vwr/alarm/{name}", put(set_alarm))
         .layer(middleware::from_fn(vwr_core::http::json_errors))
         .with_state(alarms)
+        .layer(middleware::from_fn_with_state(ALARM_ROLES, require_role))
         .layer(middleware::from_fn_with_state(auth, require_admin))
 }
 

@@ -9,6 +9,8 @@
 //!   them together (`vwr_tier1::assemble`, `vwr_tier2::assemble`) in [`build`], and [`run`];
 //! - [`site`]: the greeting, the waiting and booking pages' files and the demo origin (`demo/`);
 //! - [`console`]: the console at `/console/` and its `config.json` (docs/console.md);
+//! - [`oidc`]: the console's sign-in: bearer JWTs of `vwr dev`'s own key (minted by
+//!   `vwr admin console-token`) or of `--admin-oidc-issuer` (docs/console.md#sign-in-locally);
 //! - [`behaviours`]: CloudFront's behaviours, from the file Terraform builds them from;
 //! - [`edge`]: the edge check in front of everything, the shipped verifier's decision;
 //! - [`cdn`]: CloudFront's cache of the public documents;
@@ -48,6 +50,7 @@ pub mod behaviours;
 pub mod cdn;
 pub mod console;
 pub mod edge;
+pub mod oidc;
 pub mod site;
 pub mod state;
 
@@ -95,6 +98,9 @@ pub struct DevOptions {
     /// verifier) or `off` (when `node edge/local/proxy.mjs` runs the shipped JS in front).
     #[arg(long, value_enum, default_value = "native")]
     pub edge: EdgeMode,
+    /// The console's sign-in (docs/console.md#sign-in-locally).
+    #[command(flatten)]
+    pub oidc: oidc::OidcArgs,
 }
 
 /// Who gates the site paths locally.
@@ -121,6 +127,8 @@ pub enum DevError {
     Serve(std::io::Error),
     #[error(transparent)]
     Behaviours(#[from] behaviours::BehavioursError),
+    #[error(transparent)]
+    Oidc(#[from] oidc::OidcError),
 }
 
 /// Everything the local server runs.
@@ -213,12 +221,30 @@ async fn notice_sink(cfg: &Tier2Config) -> Arc<dyn NoticeSink> {
     }
 }
 
+/// The console's sign-in: `vwr dev`'s own issuer (named by its base URL, `opts.addr`; its key
+/// from the state file) and `--admin-oidc-issuer`'s, checked.
+fn sign_in(opts: &DevOptions, state: &state::DevState) -> Result<oidc::SignIn, DevError> {
+    let keys = state
+        .console_keys
+        .as_deref()
+        .ok_or_else(|| oidc::OidcError::DevKey(format!("none in {}", state::path().display())))?;
+    let issuer = state::reachable_url(opts.addr);
+    let dev = oidc::dev_key::DevIssuer::from_text(keys, &issuer, opts.oidc.admin_oidc_groups_claim.trim())?;
+    Ok(oidc::SignIn::new(&opts.oidc, dev)?)
+}
+
 /// Builds the all-in-one router and services: each tier assembled as its Lambdas assemble it
-/// (`vwr_tier1::assemble`, `vwr_tier2::assemble`), on the local clients.
+/// (`vwr_tier1::assemble`, `vwr_tier2::assemble`), on the local clients. `opts.addr` is where
+/// it listens (the console tokens' issuer).
 pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
     let state = state::load_or_create()?;
     let admin_key = env.get("VWR_ADMIN_KEY").map(str::to_owned).unwrap_or_else(|| state.admin_key.clone());
-    let auth = AdminAuth::bearer(&admin_key).map_err(|e| DevError::Config(format!("VWR_ADMIN_KEY: {e}")))?;
+    let auth = AdminAuth::bearer(&admin_key)
+        .map_err(|e| DevError::Config(format!("VWR_ADMIN_KEY: {e}")))?
+        .with_groups_claim(&opts.oidc.admin_oidc_groups_claim)
+        .map_err(|e| DevError::Config(format!("--admin-oidc-groups-claim: {e}")))?;
+    let sign_in = sign_in(opts, &state)?;
+    let auth = auth.with_verifier(sign_in.verifier());
     // The keys of the state file unless the environment gives them, read as the Lambdas read
     // theirs.
     let ring = tier1_ring(env, &state)?;
@@ -273,10 +299,11 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
         ))
         .merge(vwr_tier2::http::public_router(Arc::clone(&tier2), identity))
         .merge(vwr_tier2::http::admin_router(Arc::clone(&tier2), auth.clone()))
-        .merge(alarms::router(alarms, auth))
+        .merge(alarms::router(alarms, auth.clone()))
         .merge(site::home_page(Arc::clone(&tier1)))
         .merge(site::waiting_room())
-        .merge(console::router(console::ConsoleConfig::default()))
+        .merge(console::router(sign_in.console_config()))
+        .merge(oidc::dev_key::router(Arc::clone(&sign_in.dev), auth.clone()))
         .merge(site::demo_pages())
         .merge(site::demo_seats().layer(axum::middleware::from_fn_with_state(protector, require_entry_token)))
         .route("/healthz", get(|| async { "ok" }))
@@ -298,7 +325,7 @@ pub async fn build(opts: &DevOptions, env: &Env) -> Result<DevApp, DevError> {
 }
 
 /// Runs the local server until Ctrl-C.
-pub async fn run(opts: DevOptions) -> Result<(), DevError> {
+pub async fn run(mut opts: DevOptions) -> Result<(), DevError> {
     let env = Env::from_process();
     if !opts.addr.ip().is_loopback() && !opts.no_dev_user_header {
         tracing::warn!(
@@ -308,12 +335,14 @@ pub async fn run(opts: DevOptions) -> Result<(), DevError> {
              anyone who can reach it can act as any user. Pass --no-dev-user-header, or bind 127.0.0.1"
         );
     }
-    let app = build(&opts, &env).await?;
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
         .map_err(|source| DevError::Bind { addr: opts.addr, source })?;
-    // The address the other commands use when none is given (docs/cli.md#addressing-a-stack).
+    // The address the other commands use when none is given (docs/cli.md#addressing-a-stack),
+    // and the console tokens' issuer (`--addr 127.0.0.1:0` names its port).
     let bound = listener.local_addr().unwrap_or(opts.addr);
+    opts.addr = bound;
+    let app = build(&opts, &env).await?;
     state::record_url(&state::reachable_url(bound))?;
     let advancer = tokio::spawn(vwr_tier1::advancer::run_forever(
         Arc::clone(&app.tier1),

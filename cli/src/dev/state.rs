@@ -18,6 +18,10 @@ pub struct DevState {
     /// The keys the edge verifier gets (derived from `tier1_keys`), for the local edge proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edge_keys: Option<String>,
+    /// The ES256 key `vwr dev` signs console tokens with (`vwr admin console-token`), published
+    /// in its JWKS (docs/console.md#sign-in-locally): kept so tokens outlive a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_keys: Option<String>,
     /// Where the last `vwr dev` of this directory listens: the address `vwr admin`, `watch`,
     /// `report`, `preview` and `loadtest` use when none is given (docs/cli.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,19 +67,28 @@ pub fn random_secret(bytes: usize) -> Result<String, DevStateError> {
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
 }
 
+/// Key id of the tier-2 key a fresh state gets.
+const TIER2_KID: &str = "dev2";
+/// Key id of the console-token key a fresh state gets.
+pub const CONSOLE_KID: &str = "devconsole";
+
 /// Reads the state, creating it with fresh keys when missing.
 pub fn load_or_create() -> Result<DevState, DevStateError> {
-    let tier2 = || -> Result<String, DevStateError> {
-        Ok(vwr_core::EcKeyring::generate("dev2").map_err(|e| DevStateError::Keys(e.to_string()))?.to_text())
+    let ec = |kid: &str| -> Result<String, DevStateError> {
+        Ok(vwr_core::EcKeyring::generate(kid).map_err(|e| DevStateError::Keys(e.to_string()))?.to_text())
     };
     if let Some(mut s) = read()? {
         let ring = HmacKeyring::from_text(&s.tier1_keys, None)
             .map_err(|e| DevStateError::Invalid { path: path(), reason: e.to_string() })?;
         let edge = Some(ring.edge_ring().to_text());
-        if s.tier2_keys.is_none() || s.edge_keys != edge {
+        if s.tier2_keys.is_none() || s.console_keys.is_none() || s.edge_keys != edge {
             s.tier2_keys = match s.tier2_keys.take() {
                 Some(k) => Some(k),
-                None => Some(tier2()?),
+                None => Some(ec(TIER2_KID)?),
+            };
+            s.console_keys = match s.console_keys.take() {
+                Some(k) => Some(k),
+                None => Some(ec(CONSOLE_KID)?),
             };
             s.edge_keys = edge;
             write(&s)?;
@@ -86,8 +99,9 @@ pub fn load_or_create() -> Result<DevState, DevStateError> {
     let state = DevState {
         admin_key: random_secret(24)?,
         tier1_keys: ring.to_text(),
-        tier2_keys: Some(tier2()?),
+        tier2_keys: Some(ec(TIER2_KID)?),
         edge_keys: Some(ring.edge_ring().to_text()),
+        console_keys: Some(ec(CONSOLE_KID)?),
         url: None,
     };
     write(&state)?;
